@@ -1,0 +1,74 @@
+import { z } from 'zod';
+
+/**
+ * Stable error codes. The apiserver maps each to its HTTP status in one place; every
+ * process raises these instead of ad-hoc strings.
+ */
+export const ErrorCode = z.enum([
+  'bad_request',
+  'validation_failed',
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'conflict',
+  'draining',
+  'precondition_failed',
+  'timeout',
+  'internal',
+  'unavailable',
+]);
+export type ErrorCode = z.infer<typeof ErrorCode>;
+
+export const statusForCode: Record<ErrorCode, number> = {
+  bad_request: 400,
+  validation_failed: 400,
+  precondition_failed: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  draining: 409,
+  internal: 500,
+  timeout: 504,
+  unavailable: 503,
+};
+
+/** The one error body of every 4xx/5xx response (docs/errors.md). */
+export const ErrorBody = z.object({
+  error: z.object({
+    code: ErrorCode,
+    message: z.string(),
+    details: z.record(z.string(), z.unknown()).optional(),
+  }),
+});
+export type ErrorBody = z.infer<typeof ErrorBody>;
+
+/** An error that carries a stable code, a message saying what to do, and optional details. */
+export class VtlError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = 'VtlError';
+  }
+
+  get status(): number {
+    return statusForCode[this.code];
+  }
+
+  toBody(): ErrorBody {
+    return { error: { code: this.code, message: this.message, ...(this.details ? { details: this.details } : {}) } };
+  }
+
+  static fromBody(body: ErrorBody['error']): VtlError {
+    return new VtlError(body.code, body.message, body.details);
+  }
+}
+
+export const badRequest = (message: string, details?: Record<string, unknown>) =>
+  new VtlError('bad_request', message, details);
+export const notFound = (message: string) => new VtlError('not_found', message);
+export const conflict = (message: string, details?: Record<string, unknown>) =>
+  new VtlError('conflict', message, details);

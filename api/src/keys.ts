@@ -1,0 +1,56 @@
+/**
+ * The one place that defines the etcd key space. Every process reads and writes records
+ * only through these helpers, so a rename happens here and nowhere else.
+ */
+export const ROOT = '/vtl/';
+
+const pad = (n: number) => String(n).padStart(12, '0');
+
+export const keys = {
+  pools: { prefix: `${ROOT}spec/pools/`, one: (id: number) => `${ROOT}spec/pools/${pad(id)}` },
+  libraries: { prefix: `${ROOT}spec/libraries/`, one: (id: number) => `${ROOT}spec/libraries/${pad(id)}` },
+  cartridges: { prefix: `${ROOT}spec/cartridges/`, one: (label: string) => `${ROOT}spec/cartridges/${label}` },
+  initiators: { prefix: `${ROOT}spec/initiators/`, one: (wwpn: string) => `${ROOT}spec/initiators/${wwpn}` },
+  remotes: { prefix: `${ROOT}spec/remotes/`, one: (id: number) => `${ROOT}spec/remotes/${pad(id)}` },
+
+  /** Controller-owned library lifecycle status (pending_restart / active). */
+  libraryStatus: {
+    prefix: `${ROOT}status/libraries/`,
+    one: (id: number) => `${ROOT}status/libraries/${pad(id)}`,
+  },
+  /** Nodeagent-owned pool figures, written under the nodeagent's lease. */
+  poolStatus: { prefix: `${ROOT}status/pools/`, one: (id: number) => `${ROOT}status/pools/${pad(id)}` },
+  /** Nodeagent-owned live view of one node (data plane, drives, slots, cartridges), leased. */
+  nodeStatus: { prefix: `${ROOT}status/nodes/`, one: (node: string) => `${ROOT}status/nodes/${node}` },
+
+  jobs: { prefix: `${ROOT}jobs/`, one: (id: number) => `${ROOT}jobs/${pad(id)}` },
+  ops: { prefix: `${ROOT}ops/`, one: (id: number) => `${ROOT}ops/${pad(id)}` },
+  catalog: { prefix: `${ROOT}catalog/` },
+  events: { prefix: `${ROOT}events/`, one: (seq: number) => `${ROOT}events/${pad(seq)}` },
+  audit: { prefix: `${ROOT}audit/`, one: (seq: number) => `${ROOT}audit/${pad(seq)}` },
+
+  settings: `${ROOT}settings`,
+  /** Appliance identity: system UUID created once. */
+  identity: `${ROOT}system/identity`,
+  /** What the data plane should serve: bumped by apply / data-plane restart. */
+  dataplane: `${ROOT}system/dataplane`,
+  /** Control-plane drain state (graceful restart). */
+  drain: `${ROOT}system/drain`,
+  /** Atomic integer id counters. */
+  counter: (name: string) => `${ROOT}system/counters/${name}`,
+  /** Election prefix for the controller. */
+  controllerElection: `${ROOT}system/election/controller`,
+  /** Name index so two pools can never share a name. */
+  poolName: (name: string) => `${ROOT}system/names/pools/${name}`,
+} as const;
+
+/** Parses the numeric id at the end of a key written by `keys.*.one(id)`. */
+export function idFromKey(key: string): number {
+  const last = key.slice(key.lastIndexOf('/') + 1);
+  return Number.parseInt(last, 10);
+}
+
+/** The last path segment of a key. */
+export function nameFromKey(key: string): string {
+  return key.slice(key.lastIndexOf('/') + 1);
+}

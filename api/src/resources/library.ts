@@ -1,0 +1,110 @@
+import { z } from 'zod';
+import { LABEL_PREFIX } from '../identifiers.js';
+
+export const LibraryState = z.enum(['pending_restart', 'active']);
+export type LibraryState = z.infer<typeof LibraryState>;
+
+/** Desired library configuration. Written by the apiserver (declare, delete request). */
+export const LibrarySpec = z.object({
+  id: z.number().int().positive(),
+  name: z.string(),
+  vendor: z.string(),
+  product: z.string(),
+  variant: z.string(),
+  serial: z.string(),
+  drive_model: z.string(),
+  drive_serials: z.array(z.string()),
+  num_drives: z.number().int(),
+  num_slots: z.number().int(),
+  num_ie: z.number().int(),
+  label_prefix: z.string(),
+  media_dir: z.string(),
+  home_pool: z.number().int(),
+  created_at: z.string(),
+  /** Set when a delete was requested; the controller finishes it (a retry resumes it). */
+  deleting: z.boolean().default(false),
+});
+export type LibrarySpec = z.infer<typeof LibrarySpec>;
+
+/** Library lifecycle status. Written by the controller. */
+export const LibraryStatus = z.object({
+  id: z.number().int(),
+  state: LibraryState,
+  activated_at: z.string().optional(),
+});
+export type LibraryStatus = z.infer<typeof LibraryStatus>;
+
+/** Row of GET /api/libraries (§2.14). */
+export const LibraryRow = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  vendor: z.string(),
+  product: z.string(),
+  variant: z.string(),
+  serial: z.string(),
+  drive_model: z.string(),
+  num_drives: z.number().int(),
+  label_prefix: z.string(),
+  media_dir: z.string(),
+  home_pool: z.number().int(),
+  state: LibraryState,
+  created_at: z.string(),
+});
+export type LibraryRow = z.infer<typeof LibraryRow>;
+
+const int = (what: string) => z.number({ error: `${what} must be an integer` }).int(`${what} must be an integer`);
+
+/** Body of POST /api/libraries (§4.6). Range checks that depend on the model are in the route. */
+export const DeclareLibraryRequest = z.strictObject({
+  name: z
+    .string()
+    .max(64, 'name: at most 64 characters')
+    .regex(/^[\w .-]*$/, 'name: letters, digits, space, _ . -')
+    .default(''),
+  product: z.string().min(1, 'product is required (3573-TL or 03584L32)'),
+  drive_product: z.string().min(1, 'drive_product is required, e.g. ULT3580-TD8'),
+  num_drives: int('num_drives').min(1, 'num_drives must be at least 1'),
+  num_slots: int('num_slots').min(0).max(400, 'num_slots must be 1 to 400 (0 = default 100)').default(0),
+  num_map: int('num_map').min(0).max(32, 'num_map must be 1 to 32 (0 = default 4)').default(0),
+  label_prefix: z.string().regex(LABEL_PREFIX, 'label_prefix must be exactly three characters A-Z or 0-9'),
+  pool_id: int('pool_id').positive('pool_id must name a pool'),
+});
+export type DeclareLibraryRequest = z.infer<typeof DeclareLibraryRequest>;
+
+export const DeclareLibraryResponse = z.object({
+  library: z.number().int(),
+  serial: z.string(),
+  drive_serials: z.array(z.string()),
+  state: z.literal('pending_restart'),
+  note: z.string(),
+});
+
+export const ConfirmRequest = (word: string) =>
+  z.strictObject({ confirm: z.literal(word, { error: `confirm must be the word "${word}"` }) });
+
+export const ApplyResponse = z.object({
+  steps: z.array(z.string()),
+  fc: z.object({ OK: z.boolean(), Detail: z.string() }),
+});
+export type ApplyResponse = z.infer<typeof ApplyResponse>;
+
+export const DeleteLibraryRequest = z.strictObject({
+  confirm: z.string({ error: 'confirm must be the library name or serial' }),
+  acknowledge: z.literal('I understand', { error: 'acknowledge must be the literal string "I understand"' }),
+});
+
+export const DeleteLibraryResponse = z.object({
+  ok: z.boolean(),
+  library: z.number().int(),
+  name: z.string(),
+  cartridges_deleted: z.number().int(),
+  skipped: z.array(z.string()),
+  rebooting: z.boolean(),
+});
+export type DeleteLibraryResponse = z.infer<typeof DeleteLibraryResponse>;
+
+export const NextLabelResponse = z.object({ label: z.string(), prefix: z.string(), suffix: z.string() });
+
+export const LoadRequest = z.strictObject({ label: z.string().min(1, 'label is required') });
+export const LoadResponse = z.object({ ok: z.boolean(), detail: z.string() });
+export const UnloadResponse = z.object({ ok: z.boolean(), detail: z.string(), slot: z.number().int() });

@@ -1,0 +1,94 @@
+import { z } from 'zod';
+
+export const DriveActivity = z.enum(['idle', 'reading', 'writing', 'mounting']);
+export type DriveActivity = z.infer<typeof DriveActivity>;
+
+/** §2.5 */
+export const Drive = z.object({
+  index: z.number().int(),
+  library: z.number().int(),
+  queue_id: z.number().int(),
+  serial: z.string(),
+  product: z.string(),
+  sg: z.string(),
+  st: z.string(),
+  loaded: z.string(),
+  source_slot: z.number().int(),
+  activity: DriveActivity,
+  blocks_written: z.number().int(),
+  blocks_read: z.number().int(),
+  last_active: z.string(),
+});
+export type Drive = z.infer<typeof Drive>;
+
+export const SlotKind = z.enum(['storage', 'ie']);
+/** §2.6 */
+export const Slot = z.object({ kind: SlotKind, num: z.number().int(), label: z.string() });
+export type Slot = z.infer<typeof Slot>;
+
+/** §2.4 */
+export const LiveLibrary = z.object({
+  id: z.number().int(),
+  product: z.string(),
+  serial: z.string(),
+  home_dir: z.string(),
+  num_slots: z.number().int(),
+  num_ie: z.number().int(),
+  num_drives: z.number().int(),
+  changer_sg: z.string(),
+  live: z.boolean(),
+  name: z.string(),
+});
+export type LiveLibrary = z.infer<typeof LiveLibrary>;
+
+export const LocalState = z.enum(['resident', 'evicted']);
+export type LocalState = z.infer<typeof LocalState>;
+
+/** What a nodeagent observes of one cartridge image. */
+export const ObservedCartridge = z.object({
+  label: z.string(),
+  library: z.number().int(),
+  size_bytes: z.number().int(),
+  phys_bytes: z.number().int(),
+  modified: z.string(),
+  location: z.string(),
+  local_state: LocalState,
+});
+export type ObservedCartridge = z.infer<typeof ObservedCartridge>;
+
+/** One served library as a nodeagent observes it through the emulator. */
+export const ObservedLibrary = z.object({
+  id: z.number().int(),
+  serial: z.string(),
+  changer_sg: z.string(),
+  drives: z.array(Drive),
+  slots: z.array(Slot),
+});
+export type ObservedLibrary = z.infer<typeof ObservedLibrary>;
+
+export const DataplaneState = z.enum(['stopped', 'starting', 'running', 'failed']);
+
+/** Leased record a nodeagent publishes for its node. Disappears when the node dies. */
+export const NodeStatus = z.object({
+  node: z.string(),
+  updated_at: z.string(),
+  dataplane: z.object({
+    state: DataplaneState,
+    generation: z.number().int(),
+    pid: z.number().int(),
+    detail: z.string(),
+    started_at: z.string(),
+    iscsi_portal: z.string(),
+  }),
+  libraries: z.array(ObservedLibrary),
+  cartridges: z.array(ObservedCartridge),
+});
+export type NodeStatus = z.infer<typeof NodeStatus>;
+
+/** What the data plane serves: written by the controller on apply / data-plane restart. */
+export const DataplaneSpec = z.object({
+  generation: z.number().int(),
+  libraries: z.array(z.number().int()),
+  requested_at: z.string(),
+});
+export type DataplaneSpec = z.infer<typeof DataplaneSpec>;

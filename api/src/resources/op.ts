@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { ErrorBody } from '../errors.js';
+
+/**
+ * A maintenance operation or an imperative request (apply, data-plane restart, library delete,
+ * load, unload). The apiserver writes it; its executor (the controller, or the nodeagent named
+ * in `executor`) runs it and records the outcome, so the request survives a client disconnect.
+ */
+export const OpKind = z.enum(['apply', 'dataplane_restart', 'delete_library', 'load', 'unload']);
+export type OpKind = z.infer<typeof OpKind>;
+
+export const OpState = z.enum(['pending', 'running', 'succeeded', 'failed']);
+export type OpState = z.infer<typeof OpState>;
+
+export const Op = z.object({
+  id: z.number().int(),
+  kind: OpKind,
+  /** `controller`, or `node:<name>` for work on one node's data plane. */
+  executor: z.string(),
+  params: z.record(z.string(), z.unknown()),
+  state: OpState,
+  steps: z.array(z.string()).default([]),
+  result: z.unknown().optional(),
+  error: ErrorBody.shape.error.optional(),
+  requested_by: z.string().default(''),
+  created_at: z.string(),
+  finished_at: z.string().optional(),
+});
+export type Op = z.infer<typeof Op>;
+
+export const isOpFinished = (op: Op) => op.state === 'succeeded' || op.state === 'failed';

@@ -1,0 +1,41 @@
+import { z } from 'zod';
+import { Drive, LiveLibrary, Slot } from './live.js';
+import { Cartridge, LibraryCartridge } from './cartridge.js';
+import { PoolFigures } from './pool.js';
+
+/** §2.9 GET /api/status */
+export const StatusView = z.object({
+  updated_at: z.string(),
+  libraries: z.array(
+    z.object({
+      library: LiveLibrary,
+      drives: z.array(Drive),
+      slots: z.array(Slot),
+      cartridges: z.array(LibraryCartridge),
+    }),
+  ),
+  pools: z.array(PoolFigures),
+  fc: z.object({
+    target_wwn: z.literal(''),
+    verified: z.boolean(),
+    no_hba: z.boolean(),
+    detail: z.string(),
+    verified_at: z.string(),
+  }),
+  cartridges: z.array(Cartridge),
+  fabrics: z.object({
+    fc: z.object({ present: z.boolean(), verified: z.boolean(), detail: z.string(), sessions: z.number().int() }),
+  }),
+});
+export type StatusView = z.infer<typeof StatusView>;
+
+/** GET /api/library: the older shape, without display names or the cartridge state join. */
+export const LegacyLibraryView = z.object({
+  libraries: z.array(
+    z.object({
+      library: LiveLibrary.omit({ name: true }),
+      drives: z.array(Drive),
+      slots: z.array(Slot),
+    }),
+  ),
+});
