@@ -42,6 +42,10 @@ export const keys = {
   controllerElection: `${ROOT}system/election/controller`,
   /** Name index so two pools can never share a name. */
   poolName: (name: string) => `${ROOT}system/names/pools/${name}`,
+  /** Claim of a pool by the one library it homes (declare and pool delete race on it). */
+  poolHome: (poolId: number) => `${ROOT}system/names/pool-home/${pad(poolId)}`,
+  /** Library serials are unique on an appliance (recover refuses an existing one). */
+  librarySerial: (serial: string) => `${ROOT}system/names/library-serials/${serial}`,
 } as const;
 
 /** Parses the numeric id at the end of a key written by `keys.*.one(id)`. */

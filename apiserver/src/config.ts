@@ -1,0 +1,31 @@
+import path from 'node:path';
+
+/** Apiserver settings, from the environment (README lists every variable). */
+export interface ApiserverConfig {
+  stateDir: string;
+  etcdEndpoints: string[];
+  bind: string;
+  httpsPort: number;
+  /** 0 disables the plaintext listener. */
+  plainPort: number;
+  /** How long a request waits for the process that carries it out before answering 504. */
+  opTimeoutMs: number;
+}
+
+const int = (value: string | undefined, fallback: number) => {
+  if (value === undefined || value === '') return fallback;
+  const n = Number.parseInt(value, 10);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`expected a non-negative integer, got "${value}"`);
+  return n;
+};
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiserverConfig {
+  return {
+    stateDir: path.resolve(env.VTL_STATE_DIR ?? 'var'),
+    etcdEndpoints: (env.VTL_ETCD_ENDPOINTS ?? 'http://127.0.0.1:2379').split(','),
+    bind: env.VTL_BIND ?? '127.0.0.1',
+    httpsPort: int(env.VTL_HTTPS_PORT, 8443),
+    plainPort: int(env.VTL_PLAIN_PORT, 8080),
+    opTimeoutMs: int(env.VTL_OP_TIMEOUT_MS, 120_000),
+  };
+}

@@ -1,0 +1,13 @@
+import type { Logger } from 'pino';
+import type { EventJournal, Store } from '@vtl/store';
+import type { ApiserverConfig } from './config.js';
+
+/** What every route needs: the records, the journal, the settings of this process. */
+export interface AppContext {
+  store: Store;
+  journal: EventJournal;
+  config: ApiserverConfig;
+  logger: Logger;
+  version: string;
+  startedAt: Date;
+}

@@ -1,0 +1,151 @@
+import type { FastifyInstance } from 'fastify';
+import {
+  CARTRIDGE_LABEL,
+  Cartridge,
+  CartridgeSpec,
+  DeleteCartridgeRequest,
+  DeleteCartridgeResponse,
+  MintRequest,
+  MintResponse,
+  VtlError,
+  badRequest,
+  findDriveModel,
+  isJobActive,
+  isoNow,
+  keys,
+  notFound,
+  type LibrarySpec,
+} from '@vtl/api';
+import { waitFor } from '@vtl/reconcile';
+import type { AppContext } from '../context.js';
+import { parse } from '../plugins/validate.js';
+import { liveLibraryIds, loadSnapshot, observedCartridges, observedLibrary, type Snapshot } from '@vtl/store';
+import { cartridgeView } from '../services/status-view.js';
+import { nextLabels, usedVolsers, volser } from '../services/labels.js';
+import { findLibrary } from './libraries.js';
+
+/** How long mint and delete wait for the nodeagent to realise the change on disk. */
+const REALISE_WAIT_MS = 30_000;
+
+/** `library` 0 means the only live library. */
+function mintTarget(s: Snapshot, library: number): LibrarySpec {
+  if (library === 0) {
+    const live = liveLibraryIds(s);
+    if (live.length !== 1)
+      throw badRequest(
+        live.length === 0
+          ? 'No library is live; apply a declared library first (POST /api/libraries/apply).'
+          : `library is required: ${live.length} libraries are live (${live.join(', ')}).`,
+      );
+    return findLibrary(s, live[0] as number);
+  }
+  const lib = s.libraries.find((l) => l.id === library && !l.deleting);
+  if (!lib) throw badRequest(`library ${library} does not exist; GET /api/libraries lists them.`);
+  if (!observedLibrary(s, lib.id))
+    throw badRequest(`Library ${lib.id} is not live; apply it first (POST /api/libraries/apply).`);
+  return lib;
+}
+
+/** Storage slots that are empty now and not promised to a cartridge still being minted. */
+function freeSlots(s: Snapshot, lib: LibrarySpec): number[] {
+  const seen = observedLibrary(s, lib.id);
+  const observed = observedCartridges(s);
+  const promised = new Set(
+    s.cartridges.filter((c) => c.library === lib.id && !observed.has(c.label)).map((c) => c.home_slot),
+  );
+  return (seen?.slots ?? [])
+    .filter((slot) => slot.kind === 'storage' && slot.label === '' && !promised.has(slot.num))
+    .map((slot) => slot.num);
+}
+
+export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
+  const { store } = ctx;
+
+  app.get('/api/cartridges', { config: { role: 'read-only' } }, async () =>
+    cartridgeView(await loadSnapshot(store)).map((c) => Cartridge.parse(c)),
+  );
+
+  app.get<{ Params: { label: string } }>('/api/cartridges/:label', { config: { role: 'read-only' } }, async (request) => {
+    const label = request.params.label.toUpperCase();
+    const found = cartridgeView(await loadSnapshot(store)).find((c) => c.label === label);
+    if (!found) throw notFound(`No cartridge ${label}; GET /api/cartridges lists them.`);
+    return Cartridge.parse(found);
+  });
+
+  app.post('/api/cartridges', { config: { role: 'admin' } }, async (request) => {
+    const body = parse(MintRequest, request.body);
+    const s = await loadSnapshot(store);
+    const lib = mintTarget(s, body.library);
+    const drive = findDriveModel(lib.drive_model);
+    if (!drive) throw new VtlError('internal', `Library ${lib.id} names an unknown drive model ${lib.drive_model}.`);
+    const label = body.label.trim().toUpperCase();
+    if (label && body.count > 1) throw badRequest('label must be empty when count is more than 1.');
+    if (label && !CARTRIDGE_LABEL.test(label))
+      throw badRequest('label must be six A-Z0-9 characters plus the media suffix, e.g. ' + `${lib.label_prefix}001${drive.suffix}.`);
+    if (label && !label.endsWith(drive.suffix))
+      throw badRequest(`label must end with ${drive.suffix}, the media suffix of ${drive.product}.`);
+
+    const used = await usedVolsers(store, s);
+    if (label && used.has(volser(label)))
+      throw badRequest(`Volume ${volser(label)} exists here or in a bucket catalog; pick another label.`);
+    const slots = freeSlots(s, lib);
+    if (slots.length === 0) throw badRequest(`Library ${lib.id} has no free storage slot; delete or export cartridges first.`);
+    const count = Math.min(body.count, slots.length);
+    const labels = label ? [label] : nextLabels(lib.label_prefix, drive.suffix, used, count);
+
+    const specs: CartridgeSpec[] = labels.map((l, i) => ({
+      label: l,
+      library: lib.id,
+      home_slot: slots[i] as number,
+      created_at: isoNow(),
+      deleting: false,
+      last_export_gen: '',
+    }));
+    const txn = store.transaction();
+    for (const c of specs) txn.ifAbsent(keys.cartridges.one(c.label)).put(keys.cartridges.one(c.label), c);
+    if (!(await txn.commit())) throw badRequest('A label was taken by a concurrent mint; retry.');
+
+    const created = async () => {
+      const seen = observedCartridges(await loadSnapshot(store));
+      return specs.filter((c) => seen.has(c.label));
+    };
+    try {
+      await waitFor(async () => (await created()).length === specs.length, { timeoutMs: REALISE_WAIT_MS });
+    } catch {
+      const done = await created();
+      throw new VtlError(
+        'internal',
+        `Only ${done.length} of ${specs.length} cartridges came up; the rest are still being created (GET /api/cartridges).`,
+        { created: done.map((c) => ({ label: c.label, slot: c.home_slot })) },
+      );
+    }
+    return MintResponse.parse({
+      library: lib.id,
+      size_gb: Math.round(drive.capacity_mb / 1000),
+      created: specs.map((c) => ({ label: c.label, slot: c.home_slot })),
+    });
+  });
+
+  app.delete<{ Params: { label: string } }>('/api/cartridges/:label', { config: { role: 'admin' } }, async (request) => {
+    const label = request.params.label.toUpperCase();
+    const body = parse(DeleteCartridgeRequest, request.body);
+    const s = await loadSnapshot(store);
+    const spec = s.cartridges.find((c) => c.label === label);
+    if (!spec) throw notFound(`No cartridge ${label}; GET /api/cartridges lists them.`);
+    if (body.confirm.toUpperCase() !== label) throw badRequest(`confirm must be the label ${label}.`);
+    const location = observedCartridges(s).get(label)?.location ?? '';
+    if (location.startsWith('drive:'))
+      throw badRequest(`${label} is in ${location.replace(':', ' ')}; unload it first.`);
+    const jobs = s.jobs.filter((j) => j.label === label && isJobActive(j.state));
+    if (jobs.length > 0)
+      throw badRequest(`${label} is referenced by job(s) ${jobs.map((j) => j.id).join(', ')}; wait for or cancel them.`);
+
+    await store.update(keys.cartridges.one(label), CartridgeSpec, (cur) => (cur ? { ...cur, deleting: true } : undefined));
+    await waitFor(async () => !(await store.get(keys.cartridges.one(label), CartridgeSpec)), {
+      timeoutMs: REALISE_WAIT_MS,
+    }).catch(() => {
+      throw new VtlError('timeout', `${label} is being deleted; its node has not finished yet. GET /api/cartridges shows when it is gone.`);
+    });
+    return DeleteCartridgeResponse.parse({ ok: true, label });
+  });
+}

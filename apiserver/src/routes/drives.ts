@@ -1,0 +1,51 @@
+import type { FastifyInstance } from 'fastify';
+import { LoadRequest, LoadResponse, UnloadResponse, badRequest } from '@vtl/api';
+import type { AppContext } from '../context.js';
+import { idParam, indexParam, parse } from '../plugins/validate.js';
+import { loadSnapshot, nodeOfLibrary, observedLibrary } from '@vtl/store';
+import { runOp } from '../services/ops.js';
+import { findLibrary } from './libraries.js';
+
+type DriveParams = { Params: { lib: string; index: string } };
+
+/** Load and unload (§4.6 rules 6 and 7); the nodeagent of the library's pool moves the media. */
+export async function driveRoutes(app: FastifyInstance, ctx: AppContext) {
+  const { store } = ctx;
+
+  async function target(params: DriveParams['Params']) {
+    const s = await loadSnapshot(store);
+    const lib = findLibrary(s, idParam(params.lib, 'library'));
+    const index = indexParam(params.index, 'drive index');
+    const live = observedLibrary(s, lib.id);
+    if (!live) throw badRequest(`Library ${lib.id} is not live; apply it first (POST /api/libraries/apply).`);
+    const drive = live.drives.find((d) => d.index === index);
+    if (!drive) throw badRequest(`Library ${lib.id} has drives 0 to ${live.drives.length - 1}; there is no drive ${index}.`);
+    return { lib, live, drive, executor: `node:${nodeOfLibrary(s, lib)}` };
+  }
+
+  app.post<DriveParams>('/api/libraries/:lib/drives/:index/load', { config: { role: 'admin' } }, async (request) => {
+    const { label } = parse(LoadRequest, request.body);
+    const { lib, live, drive, executor } = await target(request.params);
+    const wanted = label.trim().toUpperCase();
+    if (drive.loaded) throw badRequest(`Drive ${drive.index} holds ${drive.loaded}; unload it first.`);
+    if (!live.slots.some((s) => s.label === wanted))
+      throw badRequest(`${wanted} is not in a slot of library ${lib.id}; GET /api/status shows its slots.`);
+    const result = await runOp(
+      store,
+      { kind: 'load', executor, params: { library: lib.id, drive: drive.index, label: wanted } },
+      ctx.config.opTimeoutMs,
+    );
+    return LoadResponse.parse(result);
+  });
+
+  app.post<DriveParams>('/api/libraries/:lib/drives/:index/unload', { config: { role: 'admin' } }, async (request) => {
+    const { lib, drive, executor } = await target(request.params);
+    if (!drive.loaded) throw badRequest(`Drive ${drive.index} of library ${lib.id} is empty; nothing to unload.`);
+    const result = await runOp(
+      store,
+      { kind: 'unload', executor, params: { library: lib.id, drive: drive.index } },
+      ctx.config.opTimeoutMs,
+    );
+    return UnloadResponse.parse(result);
+  });
+}

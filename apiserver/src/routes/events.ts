@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify';
+import { Event } from '@vtl/api';
+import { z } from 'zod';
+import type { AppContext } from '../context.js';
+import { parse } from '../plugins/validate.js';
+
+const RECENT = 200;
+const SEARCH_DEFAULT_LIMIT = 500;
+
+const SearchQuery = z.object({
+  q: z.string().default(''),
+  kind: z.string().default('all'),
+  limit: z.coerce.number().int().min(1).max(10_000).default(SEARCH_DEFAULT_LIMIT),
+});
+
+const toEvent = (e: unknown) => Event.parse(e);
+
+export async function eventRoutes(app: FastifyInstance, ctx: AppContext) {
+  app.get('/api/events/recent', { config: { role: 'read-only' } }, async () =>
+    (await ctx.journal.recent(RECENT)).map(toEvent),
+  );
+
+  app.get('/api/events/search', { config: { role: 'read-only' } }, async (request) => {
+    const query = parse(SearchQuery, request.query);
+    const kind = query.kind === 'all' ? '' : query.kind;
+    return (await ctx.journal.search({ q: query.q, kind, limit: query.limit })).map(toEvent);
+  });
+}

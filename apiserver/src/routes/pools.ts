@@ -1,0 +1,92 @@
+import type { FastifyInstance } from 'fastify';
+import {
+  CreatePoolRequest,
+  PoolRow,
+  PoolSpec,
+  PoolStatus,
+  badRequest,
+  conflict,
+  isoNow,
+  keys,
+  notFound,
+} from '@vtl/api';
+import { waitFor } from '@vtl/reconcile';
+import type { AppContext } from '../context.js';
+import { loadSnapshot, type Snapshot } from '@vtl/store';
+import { idParam, parse } from '../plugins/validate.js';
+
+/** How long POST /api/pools waits for the owning nodeagent to report the new pool active. */
+const POOL_ACTIVATION_WAIT_MS = 10_000;
+
+function poolRow(s: Snapshot, pool: PoolSpec): PoolRow {
+  const status = s.poolStatus.get(pool.id);
+  const home = s.libraries.find((l) => l.home_pool === pool.id);
+  return {
+    ...pool,
+    state: status?.state ?? 'offline',
+    detail: status?.detail ?? `No nodeagent on node "${pool.node}" reports this pool; check that the node is up.`,
+    library: home?.id ?? null,
+    figures: status?.figures ?? null,
+  };
+}
+
+const within = (child: string, parent: string) => child === parent || child.startsWith(parent.replace(/\/$/, '') + '/');
+
+/** Pools: the spec names pools but shows no endpoint; docs/api.md documents these. */
+export async function poolRoutes(app: FastifyInstance, ctx: AppContext) {
+  app.get('/api/pools', { config: { role: 'read-only' } }, async () => {
+    const s = await loadSnapshot(ctx.store);
+    return s.pools.map((p) => PoolRow.parse(poolRow(s, p)));
+  });
+
+  app.post('/api/pools', { config: { role: 'admin' } }, async (request, reply) => {
+    const body = parse(CreatePoolRequest, request.body);
+    const s = await loadSnapshot(ctx.store);
+    let node = body.node;
+    if (!node) {
+      const nodes = s.nodes.map((n) => n.node);
+      if (nodes.length !== 1)
+        throw badRequest(`node is required: ${nodes.length} nodes are up (${nodes.join(', ') || 'none'}).`);
+      node = nodes[0] as string;
+    }
+    if (s.pools.some((p) => p.name === body.name)) throw conflict(`A pool named "${body.name}" exists already.`);
+    const clash = s.pools.find((p) => p.node === node && (within(body.path, p.path) || within(p.path, body.path)));
+    if (clash) throw badRequest(`Path ${body.path} overlaps pool "${clash.name}" (${clash.path}) on node ${node}.`);
+
+    const id = await ctx.store.nextId('pools');
+    const pool: PoolSpec = { id, name: body.name, node, path: body.path, created_at: isoNow() };
+    const ok = await ctx.store
+      .transaction()
+      .ifAbsent(keys.poolName(body.name))
+      .put(keys.poolName(body.name), id)
+      .put(keys.pools.one(id), pool)
+      .commit();
+    if (!ok) throw conflict(`A pool named "${body.name}" exists already.`);
+    await ctx.journal.emit({ kind: 'pool_created', subject: body.name, detail: `${node}:${body.path}` });
+    await waitFor(async () => (await ctx.store.get(keys.poolStatus.one(id), PoolStatus))?.value.state === 'active', {
+      timeoutMs: POOL_ACTIVATION_WAIT_MS,
+    }).catch(() => undefined);
+    reply.status(201);
+    return PoolRow.parse(poolRow(await loadSnapshot(ctx.store), pool));
+  });
+
+  app.delete<{ Params: { id: string } }>('/api/pools/:id', { config: { role: 'admin' } }, async (request) => {
+    const id = idParam(request.params.id, 'pool');
+    const s = await loadSnapshot(ctx.store);
+    const pool = s.pools.find((p) => p.id === id);
+    if (!pool) throw notFound(`No pool ${id}; GET /api/pools lists the pools.`);
+    const home = s.libraries.find((l) => l.home_pool === id);
+    if (home)
+      throw badRequest(`Pool "${pool.name}" homes library ${home.id} (${home.name}); delete that library first.`);
+    const removed = await ctx.store
+      .transaction()
+      .ifAbsent(keys.poolHome(id))
+      .delete(keys.pools.one(id))
+      .delete(keys.poolName(pool.name))
+      .delete(keys.poolStatus.one(id))
+      .commit();
+    if (!removed) throw badRequest(`Pool "${pool.name}" was just claimed by a library; delete that library first.`);
+    await ctx.journal.emit({ kind: 'pool_removed', subject: pool.name, detail: `${pool.node}:${pool.path}` });
+    return { ok: true, id, name: pool.name };
+  });
+}

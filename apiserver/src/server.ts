@@ -1,0 +1,36 @@
+import { pino } from 'pino';
+import { EventJournal, Store } from '@vtl/store';
+import { buildApp, buildPlainApp } from './app.js';
+import { loadConfig } from './config.js';
+import { ensureCertificate } from './tls.js';
+import { ensureIdentity } from './services/identity.js';
+import { VERSION } from './version.js';
+
+/** Entry point: listens on HTTPS and, unless disabled, on the plaintext port. */
+async function main() {
+  const config = loadConfig();
+  const logger = pino({ name: 'apiserver' });
+  const store = await Store.connect({ endpoints: config.etcdEndpoints, logger });
+  await ensureIdentity(store);
+  const ctx = { store, journal: new EventJournal(store), config, logger, version: VERSION, startedAt: new Date() };
+  const https = await ensureCertificate(config.stateDir, ['localhost', '127.0.0.1', config.bind]);
+  const app = await buildApp(ctx, { https });
+  await app.listen({ host: config.bind, port: config.httpsPort });
+  const plain = config.plainPort === 0 ? undefined : await buildPlainApp(ctx);
+  await plain?.listen({ host: config.bind, port: config.plainPort });
+  logger.info({ https: config.httpsPort, plain: config.plainPort || 'disabled' }, 'apiserver listening');
+
+  const stop = async (signal: string) => {
+    logger.info({ signal }, 'apiserver stopping');
+    await Promise.allSettled([app.close(), plain?.close()]);
+    await store.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err) => {
+  console.error(JSON.stringify({ level: 60, name: 'apiserver', msg: 'apiserver failed to start', err: String(err?.stack ?? err) }));
+  process.exit(1);
+});

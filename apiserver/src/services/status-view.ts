@@ -1,0 +1,95 @@
+import {
+  isoNow,
+  type Cartridge,
+  type Drive,
+  type LibrarySpec,
+  type LiveLibrary,
+  type PoolFigures,
+  type Slot,
+  type StatusView,
+} from '@vtl/api';
+import { observedCartridges, observedLibrary, type Snapshot } from '@vtl/store';
+
+const NO_HBA_DETAIL = 'No Fibre Channel HBA on this appliance; hosts reach the libraries over iSCSI.';
+
+interface LibraryLive {
+  library: LiveLibrary;
+  drives: Drive[];
+  slots: Slot[];
+}
+
+/** One library as the status view shows it: configuration joined with what the data plane serves. */
+export function liveLibrary(s: Snapshot, lib: LibrarySpec): LibraryLive {
+  const seen = observedLibrary(s, lib.id);
+  const pool = s.pools.find((p) => p.id === lib.home_pool);
+  return {
+    library: {
+      id: lib.id,
+      product: lib.product,
+      serial: lib.serial,
+      home_dir: pool?.path ?? '',
+      num_slots: lib.num_slots,
+      num_ie: lib.num_ie,
+      num_drives: lib.num_drives,
+      changer_sg: seen?.changer_sg ?? '',
+      live: seen !== undefined,
+      name: lib.name,
+    },
+    drives: seen?.drives ?? [],
+    slots: seen?.slots ?? [],
+  };
+}
+
+/** All cartridges, §2.7: the records joined with what the nodeagents observe on disk. */
+export function cartridgeView(s: Snapshot): Cartridge[] {
+  const seen = observedCartridges(s);
+  return s.cartridges
+    .filter((c) => !c.deleting)
+    .map((c) => {
+      const o = seen.get(c.label);
+      return {
+        label: c.label,
+        library: c.library,
+        size_bytes: o?.size_bytes ?? 0,
+        phys_bytes: o?.phys_bytes ?? 0,
+        modified: o?.modified ?? c.created_at,
+        location: o?.location ?? 'missing',
+        local_state: o?.local_state ?? 'resident',
+        last_export_gen: c.last_export_gen,
+      };
+    })
+    .sort((a, b) => a.label.localeCompare(b.label));
+}
+
+export function poolFigures(s: Snapshot): PoolFigures[] {
+  return s.pools.flatMap((p) => {
+    const figures = s.poolStatus.get(p.id)?.figures;
+    return figures ? [figures] : [];
+  });
+}
+
+export function statusView(s: Snapshot): StatusView {
+  const cartridges = cartridgeView(s);
+  return {
+    updated_at: isoNow(),
+    libraries: s.libraries
+      .filter((l) => !l.deleting)
+      .map((lib) => ({
+        ...liveLibrary(s, lib),
+        cartridges: cartridges
+          .filter((c) => c.library === lib.id)
+          .map(({ label, library, size_bytes, phys_bytes, modified, location }) => ({
+            label,
+            library,
+            size_bytes,
+            phys_bytes,
+            modified,
+            location,
+          })),
+      })),
+    pools: poolFigures(s),
+    fc: { target_wwn: '', verified: false, no_hba: true, detail: NO_HBA_DETAIL, verified_at: '' },
+    cartridges,
+    fabrics: { fc: { present: false, verified: false, detail: NO_HBA_DETAIL, sessions: 0 } },
+  };
+}

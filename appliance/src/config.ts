@@ -1,0 +1,37 @@
+import os from 'node:os';
+import path from 'node:path';
+
+/** Single-node appliance settings; every one has a built-in default (README lists them). */
+export interface ApplianceConfig {
+  stateDir: string;
+  bind: string;
+  node: string;
+  httpsPort: number;
+  plainPort: number;
+  iscsiPort: number;
+  /** External etcd endpoints; empty means the appliance runs its own etcd. */
+  etcdEndpoints: string[];
+  etcdClientPort: number;
+  etcdPeerPort: number;
+}
+
+const port = (value: string | undefined, fallback: number, name: string) => {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${name} must be a TCP port, got "${value}"`);
+  return n;
+};
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApplianceConfig {
+  return {
+    stateDir: path.resolve(env.VTL_STATE_DIR ?? 'var'),
+    bind: env.VTL_BIND ?? '127.0.0.1',
+    node: env.VTL_NODE ?? os.hostname(),
+    httpsPort: port(env.VTL_HTTPS_PORT, 8443, 'VTL_HTTPS_PORT'),
+    plainPort: port(env.VTL_PLAIN_PORT, 8080, 'VTL_PLAIN_PORT'),
+    iscsiPort: port(env.VTL_ISCSI_PORT, 3260, 'VTL_ISCSI_PORT'),
+    etcdEndpoints: env.VTL_ETCD_ENDPOINTS ? env.VTL_ETCD_ENDPOINTS.split(',') : [],
+    etcdClientPort: port(env.VTL_ETCD_CLIENT_PORT, 2379, 'VTL_ETCD_CLIENT_PORT'),
+    etcdPeerPort: port(env.VTL_ETCD_PEER_PORT, 2380, 'VTL_ETCD_PEER_PORT'),
+  };
+}

@@ -1,0 +1,2 @@
+export { loadConfig, type ApplianceConfig } from './config.js';
+export { SupervisedProcess } from './supervised-process.js';

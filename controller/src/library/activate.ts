@@ -1,0 +1,95 @@
+import {
+  DataplaneSpec,
+  LibraryStatus,
+  NodeStatus,
+  VtlError,
+  isoNow,
+  keys,
+  type ApplyResponse,
+} from '@vtl/api';
+import {
+  loadSnapshot,
+  observedLibrary,
+  refuseWithActiveJobs,
+  refuseWithLoadedDrives,
+  type Store,
+} from '@vtl/store';
+import { waitFor, type OpContext } from '@vtl/reconcile';
+
+/** How long activation waits for every node's tape emulator to come back. */
+export const DATAPLANE_RESTART_TIMEOUT_MS = 90_000;
+
+/** FC result of an appliance without HBAs: nothing to build, which is the healthy state. */
+const NO_HBA = { OK: true, Detail: 'No Fibre Channel HBA present; hosts reach the libraries over iSCSI.' };
+
+/**
+ * Apply and data-plane restart (§4.6 rule 3, §4.2 rule 3): restart every node's tape emulator
+ * with every declared library, then mark the libraries that came up live as active.
+ */
+export async function activate(store: Store, what: string, ctx: OpContext): Promise<ApplyResponse> {
+  const steps: string[] = [];
+  const step = async (text: string) => {
+    steps.push(text);
+    await ctx.step(text);
+  };
+  const before = await loadSnapshot(store);
+  refuseWithActiveJobs(before, what);
+  refuseWithLoadedDrives(before, what);
+  await step('Checked: no job is active or queued and every drive is empty');
+
+  const libraries = before.libraries.filter((l) => !l.deleting).map((l) => l.id);
+  const nodes = new Set([
+    ...before.nodes.map((n) => n.node),
+    ...before.pools.filter((p) => before.libraries.some((l) => l.home_pool === p.id)).map((p) => p.node),
+  ]);
+  const spec = await store.update(keys.dataplane, DataplaneSpec, (cur) => ({
+    generation: (cur?.generation ?? 0) + 1,
+    libraries,
+    requested_at: isoNow(),
+  }));
+  const generation = spec?.value.generation ?? 0;
+  await step(`Restarting the tape emulator on ${[...nodes].join(', ') || 'no node'} with ${libraries.length} libraries`);
+
+  for (const node of nodes) {
+    let last: NodeStatus | undefined;
+    try {
+      await waitFor(
+        async () => {
+          last = (await store.get(keys.nodeStatus.one(node), NodeStatus))?.value;
+          return (
+            last !== undefined &&
+            last.dataplane.generation >= generation &&
+            (last.dataplane.state === 'running' || last.dataplane.state === 'failed')
+          );
+        },
+        { timeoutMs: DATAPLANE_RESTART_TIMEOUT_MS, intervalMs: 200 },
+      );
+    } catch {
+      last = undefined;
+    }
+    if (!last || last.dataplane.state !== 'running')
+      throw new VtlError(
+        'internal',
+        `The tape emulator on node ${node} did not come back: ${last?.dataplane.detail ?? 'no status from its nodeagent'}. Check the node, then retry.`,
+        { steps },
+      );
+    await step(`Tape emulator running on ${node} (iSCSI portal ${last.dataplane.iscsi_portal})`);
+  }
+  await step(`FC target: ${NO_HBA.Detail}`);
+
+  const after = await loadSnapshot(store);
+  for (const lib of after.libraries.filter((l) => libraries.includes(l.id))) {
+    if (!observedLibrary(after, lib.id)) {
+      await step(`Library ${lib.id} (${lib.name}) did not come up; it stays pending_restart`);
+      continue;
+    }
+    const status: LibraryStatus = {
+      id: lib.id,
+      state: 'active',
+      activated_at: after.libraryStatus.get(lib.id)?.activated_at ?? isoNow(),
+    };
+    await store.put(keys.libraryStatus.one(lib.id), status);
+    await step(`Library ${lib.id} (${lib.name}) is live: active`);
+  }
+  return { steps, fc: NO_HBA };
+}

@@ -1,0 +1,55 @@
+import os from 'node:os';
+import { pino } from 'pino';
+import { EventJournal, Store } from '@vtl/store';
+import { runWhileLeader, startOpRunner } from '@vtl/reconcile';
+import { activate } from './library/activate.js';
+
+/** Lease of the controller's leadership; a standby takes over about this long after a crash. */
+const LEADER_TTL_SEC = 5;
+
+/** Entry point: campaigns for leadership, then carries out the controller's operations. */
+async function main() {
+  const logger = pino({ name: 'controller' });
+  const store = await Store.connect({
+    endpoints: (process.env.VTL_ETCD_ENDPOINTS ?? 'http://127.0.0.1:2379').split(','),
+    logger,
+  });
+  const journal = new EventJournal(store);
+  const candidateId = `${process.env.VTL_NODE ?? os.hostname()}:${process.pid}`;
+  const leader = runWhileLeader({
+    store,
+    election: 'controller',
+    candidateId,
+    ttlSec: LEADER_TTL_SEC,
+    logger,
+    lead: async (signal) => {
+      logger.info({ candidateId }, 'controller leading');
+      const runner = await startOpRunner({
+        store,
+        journal,
+        executor: 'controller',
+        logger,
+        handlers: {
+          apply: (_op, ctx) => activate(store, 'Apply', ctx),
+          dataplane_restart: (_op, ctx) => activate(store, 'A data-plane restart', ctx),
+        },
+      });
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      await runner.stop();
+    },
+  });
+
+  const stop = async (signal: string) => {
+    logger.info({ signal }, 'controller stopping');
+    await leader.stop();
+    await store.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err) => {
+  console.error(JSON.stringify({ level: 60, name: 'controller', msg: 'controller failed', err: String(err?.stack ?? err) }));
+  process.exit(1);
+});

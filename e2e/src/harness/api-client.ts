@@ -1,0 +1,63 @@
+import https from 'node:https';
+import http from 'node:http';
+
+export interface ApiResponse<T = unknown> {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: T;
+  text: string;
+}
+
+/** A JSON client for the control API; the appliance's certificate is self-signed. */
+export class ApiClient {
+  private readonly agent: https.Agent | http.Agent;
+
+  constructor(
+    readonly baseUrl: string,
+    private token = '',
+  ) {
+    this.agent = baseUrl.startsWith('https:')
+      ? new https.Agent({ rejectUnauthorized: false, keepAlive: true })
+      : new http.Agent({ keepAlive: true });
+  }
+
+  withToken(token: string): ApiClient {
+    return new ApiClient(this.baseUrl, token);
+  }
+
+  request<T = any>(method: string, path: string, body?: unknown): Promise<ApiResponse<T>> {
+    const url = new URL(path, this.baseUrl);
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const headers: Record<string, string> = {};
+    if (payload) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = String(payload.length);
+    }
+    if (this.token) headers.authorization = `Bearer ${this.token}`;
+    const lib = url.protocol === 'https:' ? https : http;
+    return new Promise((resolve, reject) => {
+      const req = lib.request(url, { method, headers, agent: this.agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown = text;
+          if ((res.headers['content-type'] ?? '').includes('json') && text) parsed = JSON.parse(text);
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parsed as T, text });
+        });
+      });
+      req.on('error', reject);
+      if (payload) req.write(payload);
+      req.end();
+    });
+  }
+
+  get = <T = any>(path: string) => this.request<T>('GET', path);
+  post = <T = any>(path: string, body: unknown = {}) => this.request<T>('POST', path, body);
+  put = <T = any>(path: string, body: unknown = {}) => this.request<T>('PUT', path, body);
+  delete = <T = any>(path: string, body?: unknown) => this.request<T>('DELETE', path, body);
+
+  close() {
+    this.agent.destroy();
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * The control socket between the emulator and its nodeagent: newline-delimited JSON over a
+ * Unix socket. Requests carry an id; each gets one Response with that id. Notifications
+ * (no id) are pushed to every connected client. Error codes are @vtl/api ErrorCode values.
+ */
+
+export interface EmulatorLibraryConfig {
+  id: number;
+  name: string;
+  serial: string;
+  product: string;
+  vendor: string;
+  drive_product: string;
+  drive_serials: string[];
+  num_slots: number;
+  num_ie: number;
+  media_dir: string;
+  generation: number /* LTO generation of the drives */;
+}
+
+export interface EmulatorConfig {
+  node: string;
+  generation: number /* data-plane generation */;
+  socket: string;
+  iscsi: { bind: string; port: number; open: boolean; allowed_initiators: string[] };
+  libraries: EmulatorLibraryConfig[];
+}
+
+export interface EmuDrive {
+  index: number;
+  queue_id: number;
+  serial: string;
+  product: string;
+  loaded: string;
+  source_slot: number;
+  activity: 'idle' | 'reading' | 'writing' | 'mounting';
+  blocks_written: number;
+  blocks_read: number;
+  last_active: string;
+}
+
+export interface EmuLibrary {
+  id: number;
+  serial: string;
+  changer: string /* e.g. "iqn...:lun0" device description */;
+  drives: EmuDrive[];
+  slots: { kind: 'storage' | 'ie'; num: number; label: string }[];
+  cartridges: {
+    label: string;
+    size_bytes: number;
+    phys_bytes: number;
+    modified: string;
+    stub: boolean;
+    location: string /* slot:N | ie:N | drive:N */;
+  }[];
+}
+
+export interface EmuEvent {
+  kind: string;
+  subject: string;
+  detail: string;
+  data: Record<string, unknown>;
+}
+
+export type Request =
+  | { id: number; method: 'hello' } // → { pid, generation, started_at, iscsi_portal }
+  | { id: number; method: 'status' } // → { libraries: EmuLibrary[] }
+  | { id: number; method: 'mint'; params: { library: number; label: string; slot: number } } // → { label, slot }; creates the VOL1 image and places it; idempotent if that label already sits in that slot
+  | { id: number; method: 'remove'; params: { library: number; label: string } } // → {} ; deletes image + inventory entry; refused while loaded
+  | { id: number; method: 'load'; params: { library: number; drive: number; label: string } } // → { detail }
+  | { id: number; method: 'unload'; params: { library: number; drive: number } } // → { detail, slot }
+  | { id: number; method: 'shutdown' }; // → {} then the process exits cleanly
+
+export type Response =
+  | { id: number; ok: true; result: unknown }
+  | { id: number; ok: false; error: { code: string; message: string } };
+
+export type Notification = { event: EmuEvent }; // pushed to every connected client
+
+/** Result shapes of the methods above, for the typed client and the server handlers. */
+export interface HelloResult {
+  pid: number;
+  generation: number;
+  started_at: string;
+  iscsi_portal: string;
+}
+export interface StatusResult {
+  libraries: EmuLibrary[];
+}
+export interface MintResult {
+  label: string;
+  slot: number;
+}
+export interface LoadResult {
+  detail: string;
+}
+export interface UnloadResult {
+  detail: string;
+  slot: number;
+}
+
+export type Method = Request['method'];
+export type ParamsOf<M extends Method> = Extract<Request, { method: M }> extends { params: infer P } ? P : undefined;

@@ -1,0 +1,334 @@
+import { open, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
+import { SerialQueue } from '../util/serial-queue.js';
+import { MediaError, isErrno } from './errors.js';
+import { IndexFile, type IndexEntry } from './index-file.js';
+import { IMAGE_FILES, earlyWarningAt, readMeta, writeMeta, type CartridgeMeta } from './layout.js';
+import { readMam, updateMam, type MamAttributes } from './mam.js';
+import { recoverImage } from './recovery.js';
+import { spaceBlocks, spaceFilemarks, type SpaceResult, type TapeView } from './space.js';
+
+export type { SpaceResult } from './space.js';
+
+/** Logical position as LTO reports it: data blocks and filemarks both count as objects. */
+export interface TapePosition {
+  object: number;
+  filemarksBefore: number;
+  /** At beginning of partition (object 0). */
+  bop: boolean;
+  /** At end of data: the next read gets BLANK CHECK, the next write appends. */
+  eod: boolean;
+}
+
+export type ReadResult =
+  | { kind: 'data'; data: Buffer; /** Full block length; more than data.length when maxLen cut it. */ length: number }
+  | { kind: 'filemark' }
+  | { kind: 'eod' };
+
+export interface WriteResult {
+  /** The write landed in the early-warning zone (the last 1% of capacity): report EOM/EW. */
+  earlyWarning: boolean;
+}
+
+/**
+ * An open cartridge image: the tape a drive has threaded. Operations run one at a time in
+ * call order. Writes go to the OS at once; `sync()` makes them durable and is what the drive
+ * calls at WRITE FILEMARKS, REWIND and UNLOAD.
+ */
+export class Cartridge {
+  private pos = 0;
+  private posFilemarks = 0;
+  private closed = false;
+  private readonly queue = new SerialQueue();
+
+  private constructor(
+    readonly dir: string,
+    private meta: CartridgeMeta,
+    private readonly index: IndexFile,
+    private readonly data: FileHandle,
+    private dataEnd: number,
+    private filemarks: number,
+  ) {}
+
+  /** Opens an image for I/O, repairing a torn tail left by a crash. A stub raises `stub`. */
+  static async open(dir: string): Promise<Cartridge> {
+    const meta = await readMeta(dir);
+    if (meta.stub) {
+      throw new MediaError('stub', `${meta.label} is evicted (labelled stub); import it back before use`);
+    }
+    let data: FileHandle;
+    try {
+      data = await open(join(dir, IMAGE_FILES.data), 'r+');
+    } catch (err) {
+      if (isErrno(err, 'ENOENT')) throw new MediaError('corrupt', `${meta.label} has no data file`);
+      throw err;
+    }
+    let index: IndexFile | undefined;
+    try {
+      index = await IndexFile.open(join(dir, IMAGE_FILES.index), false);
+      const state = await recoverImage(index, data);
+      return new Cartridge(dir, meta, index, data, state.dataEnd, state.filemarks);
+    } catch (err) {
+      await index?.close();
+      await data.close();
+      if (isErrno(err, 'ENOENT')) throw new MediaError('corrupt', `${meta.label} has no block index`);
+      throw err;
+    }
+  }
+
+  get label(): string {
+    return this.meta.label;
+  }
+  get generation(): number {
+    return this.meta.generation;
+  }
+  get density(): number {
+    return this.meta.density;
+  }
+  get capacityBytes(): number {
+    return this.meta.capacity_bytes;
+  }
+  get writeProtected(): boolean {
+    return this.meta.write_protected;
+  }
+  /** Bytes the host has written (the logical image size). */
+  get sizeBytes(): number {
+    return this.dataEnd;
+  }
+  /** Blocks plus filemarks on the tape; the object number of end of data. */
+  get objectCount(): number {
+    return this.index.count;
+  }
+
+  position(): TapePosition {
+    return {
+      object: this.pos,
+      filemarksBefore: this.posFilemarks,
+      bop: this.pos === 0,
+      eod: this.pos === this.index.count,
+    };
+  }
+
+  /** Appends one data block at the current position, discarding anything after it. */
+  writeBlock(block: Buffer): Promise<WriteResult> {
+    return this.exclusive(async () => {
+      this.assertWritable();
+      if (block.length === 0) throw new MediaError('invalid', 'a data block needs at least one byte');
+      const start = await this.writeOffset();
+      if (start + block.length > this.capacityBytes) {
+        throw new MediaError('end_of_medium', `${this.label} is full (${this.capacityBytes} bytes)`);
+      }
+      await this.cutAtPosition(start);
+      let done = 0;
+      while (done < block.length) {
+        const { bytesWritten } = await this.data.write(block, done, block.length - done, start + done);
+        done += bytesWritten;
+      }
+      // Data first, index second: an index entry never points at bytes that were not written.
+      const entry: IndexEntry = {
+        kind: 'block',
+        offset: start,
+        length: block.length,
+        filemarksBefore: this.posFilemarks,
+        crc: crc32(block),
+      };
+      await this.index.append(entry);
+      this.dataEnd = start + block.length;
+      this.pos += 1;
+      return this.writeResult();
+    });
+  }
+
+  /** Writes n filemarks at the current position, discarding anything after it. */
+  writeFilemarks(n: number): Promise<WriteResult> {
+    return this.exclusive(async () => {
+      this.assertWritable();
+      if (!Number.isInteger(n) || n < 0) throw new MediaError('invalid', `filemark count ${n} is invalid`);
+      if (n === 0) return this.writeResult();
+      const start = await this.writeOffset();
+      await this.cutAtPosition(start);
+      for (let k = 0; k < n; k++) {
+        await this.index.append({
+          kind: 'filemark',
+          offset: start,
+          length: 0,
+          filemarksBefore: this.posFilemarks,
+          crc: 0,
+        });
+        this.pos += 1;
+        this.posFilemarks += 1;
+        this.filemarks = this.posFilemarks;
+      }
+      return this.writeResult();
+    });
+  }
+
+  /** Reads the object at the position and moves past it; a block longer than maxLen is cut. */
+  readBlock(maxLen: number): Promise<ReadResult> {
+    return this.exclusive(async () => {
+      if (this.pos === this.index.count) return { kind: 'eod' };
+      const e = await this.index.get(this.pos);
+      this.pos += 1;
+      if (e.kind === 'filemark') {
+        this.posFilemarks += 1;
+        return { kind: 'filemark' };
+      }
+      const n = Math.max(0, Math.min(maxLen, e.length));
+      const buf = Buffer.alloc(n);
+      const { bytesRead } = await this.data.read(buf, 0, n, e.offset);
+      if (bytesRead !== n || (n === e.length && crc32(buf) !== e.crc)) {
+        throw new MediaError('corrupt', `${this.label}: block ${this.pos - 1} fails its checksum`);
+      }
+      return { kind: 'data', data: buf, length: e.length };
+    });
+  }
+
+  /** Moves to an object number; beyond end of data it stops at end of data (check `eod`). */
+  locate(object: number): Promise<TapePosition> {
+    return this.exclusive(async () => {
+      const target = Math.max(0, Math.min(Math.trunc(object), this.index.count));
+      await this.moveTo(target);
+      return this.position();
+    });
+  }
+
+  /** SPACE blocks (n < 0 backwards). Stops early at a filemark, end of data or BOP. */
+  spaceBlocks(n: number): Promise<SpaceResult> {
+    return this.exclusive(() => this.space(spaceBlocks, n));
+  }
+
+  /** SPACE filemarks (n < 0 backwards); backwards ends on the BOP side of the last one crossed. */
+  spaceFilemarks(n: number): Promise<SpaceResult> {
+    return this.exclusive(() => this.space(spaceFilemarks, n));
+  }
+
+  spaceToEod(): Promise<TapePosition> {
+    return this.exclusive(async () => {
+      this.pos = this.index.count;
+      this.posFilemarks = this.filemarks;
+      return this.position();
+    });
+  }
+
+  rewind(): Promise<TapePosition> {
+    return this.exclusive(async () => {
+      this.pos = 0;
+      this.posFilemarks = 0;
+      return this.position();
+    });
+  }
+
+  /** ERASE: everything from the current position to the end of the tape is gone. */
+  erase(): Promise<void> {
+    return this.exclusive(async () => {
+      this.assertWritable();
+      await this.cutAtPosition(await this.writeOffset());
+    });
+  }
+
+  /** Makes every write so far durable (data, then index, then the synced mark). */
+  sync(): Promise<void> {
+    return this.exclusive(() => this.syncNow());
+  }
+
+  readMam(): Promise<MamAttributes> {
+    return this.exclusive(() => readMam(this.dir));
+  }
+
+  /** Sets attributes (null deletes one); refused on a write-protected cartridge. */
+  writeMam(changes: Map<number, Buffer | null>): Promise<MamAttributes> {
+    return this.exclusive(async () => {
+      this.assertWritable();
+      return updateMam(this.dir, changes);
+    });
+  }
+
+  setWriteProtected(flag: boolean): Promise<void> {
+    return this.exclusive(async () => {
+      const meta = { ...this.meta, write_protected: flag };
+      await writeMeta(this.dir, meta);
+      this.meta = meta;
+    });
+  }
+
+  /** Syncs and releases the files; the drive calls this on unload. Safe to call twice. */
+  close(): Promise<void> {
+    return this.queue.run(async () => {
+      if (this.closed) return;
+      this.closed = true;
+      try {
+        await this.syncNow();
+      } finally {
+        await this.index.close();
+        await this.data.close();
+      }
+    });
+  }
+
+  /** Releases the files without syncing, as a killed process would; for crash tests only. */
+  abandon(): Promise<void> {
+    return this.queue.run(async () => {
+      if (this.closed) return;
+      this.closed = true;
+      await this.index.close();
+      await this.data.close();
+    });
+  }
+
+  private exclusive<T>(op: () => Promise<T>): Promise<T> {
+    return this.queue.run(async () => {
+      if (this.closed) throw new MediaError('closed', `${this.label} is no longer open`);
+      return op();
+    });
+  }
+
+  private async syncNow(): Promise<void> {
+    if (this.index.synced === this.index.count) return;
+    await this.data.datasync();
+    await this.index.datasync();
+    await this.index.markSynced(this.index.count);
+  }
+
+  private assertWritable(): void {
+    if (this.meta.write_protected) throw new MediaError('write_protected', `${this.label} is write-protected`);
+  }
+
+  /** Where the next record starts: the current object's offset, or the data end at EOD. */
+  private async writeOffset(): Promise<number> {
+    if (this.pos === this.index.count) return this.dataEnd;
+    return (await this.index.get(this.pos)).offset;
+  }
+
+  /** Tape semantics: writing in the middle makes everything after the position unreadable. */
+  private async cutAtPosition(offset: number): Promise<void> {
+    if (this.pos === this.index.count) return;
+    await this.index.truncate(this.pos);
+    await this.data.truncate(offset);
+    this.dataEnd = offset;
+    this.filemarks = this.posFilemarks;
+  }
+
+  private async moveTo(object: number): Promise<void> {
+    this.pos = object;
+    this.posFilemarks = object === this.index.count ? this.filemarks : (await this.index.get(object)).filemarksBefore;
+  }
+
+  private writeResult(): WriteResult {
+    return { earlyWarning: this.dataEnd >= earlyWarningAt(this.capacityBytes) };
+  }
+
+  /** Runs a SPACE computation on the current position and adopts where it ends. */
+  private async space(fn: typeof spaceBlocks, n: number): Promise<SpaceResult> {
+    const view: TapeView = {
+      index: this.index,
+      pos: this.pos,
+      posFilemarks: this.posFilemarks,
+      filemarks: this.filemarks,
+    };
+    const { result, to } = await fn(view, n);
+    this.pos = to.pos;
+    this.posFilemarks = to.posFilemarks;
+    return result;
+  }
+}

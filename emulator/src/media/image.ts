@@ -1,0 +1,106 @@
+import { randomBytes } from 'node:crypto';
+import { readdir, rename, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { isoNow } from '@vtl/api';
+import { fsyncDir } from '../util/atomic-file.js';
+import { isErrno } from './errors.js';
+import { IMAGE_FILES, readMeta, writeMeta } from './layout.js';
+import { MINT_TMP_PREFIX } from './mint.js';
+
+/** What the status view reports of one image (spec §2.7). */
+export interface CartridgeStats {
+  /** Bytes the host has written. */
+  size_bytes: number;
+  /** Allocated on disk (st.blocks × 512): after sparse holes and filesystem compression. */
+  phys_bytes: number;
+  /** Newest change to any file of the image, ISO 8601 UTC. */
+  modified: string;
+  stub: boolean;
+}
+
+const TRASH_PREFIX = '.trash-';
+
+/** Sizes from four stat calls; never reads data. Raises `not_found` when there is no image. */
+export async function cartridgeStats(dir: string): Promise<CartridgeStats> {
+  const meta = await readMeta(dir);
+  let size = 0;
+  let phys = 0;
+  let newest = 0;
+  for (const name of Object.values(IMAGE_FILES)) {
+    try {
+      const st = await stat(join(dir, name));
+      phys += st.blocks * 512;
+      newest = Math.max(newest, st.mtimeMs);
+      if (name === IMAGE_FILES.data) size = st.size;
+    } catch (err) {
+      if (!isErrno(err, 'ENOENT')) throw err;
+    }
+  }
+  return { size_bytes: size, phys_bytes: phys, modified: isoNow(new Date(newest)), stub: meta.stub };
+}
+
+export async function isStub(dir: string): Promise<boolean> {
+  return (await readMeta(dir)).stub;
+}
+
+/**
+ * Evicts: keeps the labelled stub (meta.json, mam.json) and deletes data and index. The stub
+ * flag is written first, so a crash half way leaves a stub with leftovers, never a cartridge
+ * whose data silently vanished. Idempotent; the cartridge must not be loaded in a drive.
+ */
+export async function makeStub(dir: string): Promise<void> {
+  const meta = await readMeta(dir);
+  if (!meta.stub) await writeMeta(dir, { ...meta, stub: true });
+  await rm(join(dir, IMAGE_FILES.data), { force: true });
+  await rm(join(dir, IMAGE_FILES.index), { force: true });
+  await fsyncDir(dir);
+}
+
+/** Deletes an image: renamed aside first so a crash never leaves a half-deleted cartridge. */
+export async function deleteCartridge(dir: string): Promise<void> {
+  const trash = join(dirname(dir), `${TRASH_PREFIX}${basename(dir)}-${randomBytes(4).toString('hex')}`);
+  try {
+    await rename(dir, trash);
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return;
+    throw err;
+  }
+  await fsyncDir(dirname(dir));
+  await rm(trash, { recursive: true, force: true });
+}
+
+/** Labels that have an image directory in a pool directory. */
+export async function listImages(mediaDir: string): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(mediaDir);
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return [];
+    throw err;
+  }
+  const labels: string[] = [];
+  for (const name of names.sort()) {
+    if (name.startsWith('.')) continue;
+    try {
+      await stat(join(mediaDir, name, IMAGE_FILES.meta));
+      labels.push(name);
+    } catch (err) {
+      if (!isErrno(err, 'ENOENT') && !isErrno(err, 'ENOTDIR')) throw err;
+    }
+  }
+  return labels;
+}
+
+/** Removes what an interrupted mint or delete left behind; returns the names removed. */
+export async function sweepMediaDir(mediaDir: string): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(mediaDir);
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return [];
+    throw err;
+  }
+  const leftovers = names.filter((n) => n.startsWith(MINT_TMP_PREFIX) || n.startsWith(TRASH_PREFIX));
+  for (const name of leftovers) await rm(join(mediaDir, name), { recursive: true, force: true });
+  return leftovers;
+}

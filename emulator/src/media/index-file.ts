@@ -1,0 +1,191 @@
+import { open, type FileHandle } from 'node:fs/promises';
+import { MediaError } from './errors.js';
+
+/*
+ * The block index: a 32-byte header, then one fixed 24-byte entry per tape object (data block
+ * or filemark), so object N is at a computed offset and nothing needs scanning.
+ *
+ * header: magic "VTLIDX01" | u32 version | u32 entry size | u64 synced objects | u64 reserved
+ * entry:  u64 data offset | u32 length | u32 filemarks before | u32 crc32 | u8 kind | 3 reserved
+ *
+ * "synced objects" is how many leading entries (and their data) were fsynced at the last sync
+ * point; recovery only has to verify the entries after it. All integers little-endian.
+ */
+export const HEADER_SIZE = 32;
+export const ENTRY_SIZE = 24;
+const MAGIC = Buffer.from('VTLIDX01', 'latin1');
+const VERSION = 1;
+const SYNCED_AT = 16;
+const KIND_BLOCK = 1;
+const KIND_FILEMARK = 2;
+/** Entries fetched per read: sequential reads and spacing then cost one syscall per 1024 objects. */
+const WINDOW = 1024;
+
+export type ObjectKind = 'block' | 'filemark';
+
+export interface IndexEntry {
+  kind: ObjectKind;
+  /** Byte offset of the record in the data file; for a filemark, the data end at that point. */
+  offset: number;
+  length: number;
+  /** Filemarks among the objects before this one (for position reports and filemark search). */
+  filemarksBefore: number;
+  crc: number;
+}
+
+export function encodeEntry(e: IndexEntry, buf = Buffer.alloc(ENTRY_SIZE), at = 0): Buffer {
+  buf.writeBigUInt64LE(BigInt(e.offset), at);
+  buf.writeUInt32LE(e.length, at + 8);
+  buf.writeUInt32LE(e.filemarksBefore, at + 12);
+  buf.writeUInt32LE(e.crc >>> 0, at + 16);
+  buf.writeUInt8(e.kind === 'filemark' ? KIND_FILEMARK : KIND_BLOCK, at + 20);
+  buf.fill(0, at + 21, at + ENTRY_SIZE);
+  return buf;
+}
+
+/** Decodes one entry; undefined when the bytes are not a valid entry (a torn or zeroed tail). */
+export function decodeEntry(buf: Buffer, at = 0): IndexEntry | undefined {
+  const kindByte = buf.readUInt8(at + 20);
+  if (kindByte !== KIND_BLOCK && kindByte !== KIND_FILEMARK) return undefined;
+  return {
+    kind: kindByte === KIND_FILEMARK ? 'filemark' : 'block',
+    offset: Number(buf.readBigUInt64LE(at)),
+    length: buf.readUInt32LE(at + 8),
+    filemarksBefore: buf.readUInt32LE(at + 12),
+    crc: buf.readUInt32LE(at + 16),
+  };
+}
+
+/** Offset in the data file just past this object. */
+export function entryEnd(e: IndexEntry): number {
+  return e.offset + e.length;
+}
+
+/** Filemarks among objects 0..this one inclusive. */
+function filemarksThrough(e: IndexEntry): number {
+  return e.filemarksBefore + (e.kind === 'filemark' ? 1 : 0);
+}
+
+export class IndexFile {
+  private readonly window = Buffer.alloc(WINDOW * ENTRY_SIZE);
+  private windowStart = 0;
+  private windowCount = 0;
+
+  private constructor(
+    private readonly handle: FileHandle,
+    private readonly path: string,
+    /** Whole entries in the file. */
+    public count: number,
+    public synced: number,
+    /** The file ends in a partial entry (a torn append) that recovery must cut. */
+    public tornTail = false,
+  ) {}
+
+  static async create(path: string): Promise<IndexFile> {
+    const handle = await open(path, 'wx+', 0o644);
+    const header = Buffer.alloc(HEADER_SIZE);
+    MAGIC.copy(header, 0);
+    header.writeUInt32LE(VERSION, 8);
+    header.writeUInt32LE(ENTRY_SIZE, 12);
+    await handle.write(header, 0, HEADER_SIZE, 0);
+    return new IndexFile(handle, path, 0, 0);
+  }
+
+  static async open(path: string, readOnly: boolean): Promise<IndexFile> {
+    const handle = await open(path, readOnly ? 'r' : 'r+');
+    try {
+      const { size } = await handle.stat();
+      const header = Buffer.alloc(HEADER_SIZE);
+      const { bytesRead } = await handle.read(header, 0, HEADER_SIZE, 0);
+      if (
+        bytesRead < HEADER_SIZE ||
+        !header.subarray(0, 8).equals(MAGIC) ||
+        header.readUInt32LE(8) !== VERSION ||
+        header.readUInt32LE(12) !== ENTRY_SIZE
+      ) {
+        throw new MediaError('corrupt', `${path} is not a cartridge block index`);
+      }
+      // A torn append leaves a partial entry; it is ignored here and cut off by recovery.
+      const count = Math.floor((size - HEADER_SIZE) / ENTRY_SIZE);
+      const synced = Math.min(Number(header.readBigUInt64LE(SYNCED_AT)), count);
+      const torn = (size - HEADER_SIZE) % ENTRY_SIZE !== 0;
+      return new IndexFile(handle, path, count, synced, torn);
+    } catch (err) {
+      await handle.close();
+      throw err;
+    }
+  }
+
+  async get(i: number): Promise<IndexEntry> {
+    if (i < 0 || i >= this.count) throw new RangeError(`object ${i} outside index of ${this.count}`);
+    if (i < this.windowStart || i >= this.windowStart + this.windowCount) await this.fill(i);
+    const entry = decodeEntry(this.window, (i - this.windowStart) * ENTRY_SIZE);
+    if (!entry) throw new MediaError('corrupt', `${this.path}: entry ${i} is damaged`);
+    return entry;
+  }
+
+  /** Loads the window holding entry i: forward from i, or ending at i when moving backwards. */
+  private async fill(i: number): Promise<void> {
+    const start = i < this.windowStart ? Math.max(0, i - WINDOW + 1) : i;
+    const n = Math.min(WINDOW, this.count - start);
+    const bytes = n * ENTRY_SIZE;
+    const { bytesRead } = await this.handle.read(this.window, 0, bytes, HEADER_SIZE + start * ENTRY_SIZE);
+    if (bytesRead < bytes) throw new MediaError('corrupt', `${this.path}: index shorter than expected`);
+    this.windowStart = start;
+    this.windowCount = n;
+  }
+
+  async append(entry: IndexEntry): Promise<void> {
+    const i = this.count;
+    const buf = encodeEntry(entry);
+    await this.handle.write(buf, 0, ENTRY_SIZE, HEADER_SIZE + i * ENTRY_SIZE);
+    this.count = i + 1;
+    if (i === this.windowStart + this.windowCount && this.windowCount < WINDOW) {
+      buf.copy(this.window, this.windowCount * ENTRY_SIZE);
+      this.windowCount += 1;
+    }
+  }
+
+  /** Keeps the first n entries. */
+  async truncate(n: number): Promise<void> {
+    await this.handle.truncate(HEADER_SIZE + n * ENTRY_SIZE);
+    this.count = n;
+    this.tornTail = false;
+    this.windowCount = Math.max(0, Math.min(this.windowCount, n - this.windowStart));
+    if (this.synced > n) await this.markSynced(n);
+  }
+
+  /** Records that the first n objects are durable; callers fsync data first. */
+  async markSynced(n: number): Promise<void> {
+    const buf = Buffer.alloc(8);
+    buf.writeBigUInt64LE(BigInt(n));
+    await this.handle.write(buf, 0, 8, SYNCED_AT);
+    await this.handle.datasync();
+    this.synced = n;
+  }
+
+  /**
+   * Object number of filemark m (0-based over the whole tape), searching objects from `from`.
+   * Binary search on the cumulative filemark count: O(log n) entry reads, no scan.
+   */
+  async findFilemark(m: number, from = 0): Promise<number | undefined> {
+    let lo = from;
+    let hi = this.count;
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (filemarksThrough(await this.get(mid)) >= m + 1) hi = mid;
+      else lo = mid + 1;
+    }
+    if (lo >= this.count) return undefined;
+    const e = await this.get(lo);
+    return e.kind === 'filemark' && e.filemarksBefore === m ? lo : undefined;
+  }
+
+  async datasync(): Promise<void> {
+    await this.handle.datasync();
+  }
+
+  async close(): Promise<void> {
+    await this.handle.close();
+  }
+}

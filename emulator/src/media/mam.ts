@@ -1,0 +1,105 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeFileAtomic } from '../util/atomic-file.js';
+import { MediaError, isErrno } from './errors.js';
+import { IMAGE_FILES } from './layout.js';
+
+/**
+ * Medium auxiliary memory (the cartridge chip, SPC-4 §7.4 attributes). The image stores raw
+ * attribute values by id; the drive model owns formats, read-only rules and the device
+ * attributes it computes (remaining capacity and the like) rather than storing them.
+ */
+export const MAM = {
+  MEDIUM_MANUFACTURER: 0x0400,
+  MEDIUM_SERIAL_NUMBER: 0x0401,
+  MEDIUM_LENGTH: 0x0402,
+  MEDIUM_WIDTH: 0x0403,
+  ASSIGNING_ORGANIZATION: 0x0404,
+  MEDIUM_DENSITY_CODE: 0x0405,
+  MEDIUM_MANUFACTURE_DATE: 0x0406,
+  MAM_CAPACITY: 0x0407,
+  MEDIUM_TYPE: 0x0408,
+  MEDIUM_TYPE_INFORMATION: 0x0409,
+  APPLICATION_VENDOR: 0x0800,
+  APPLICATION_NAME: 0x0801,
+  APPLICATION_VERSION: 0x0802,
+  USER_MEDIUM_TEXT_LABEL: 0x0803,
+  DATE_TIME_LAST_WRITTEN: 0x0804,
+  BARCODE: 0x0806,
+  OWNING_HOST_TEXTUAL_NAME: 0x0807,
+  MEDIA_POOL: 0x0808,
+} as const;
+
+/** id → value. Ids are 16-bit; values are at most a few hundred bytes. */
+export type MamAttributes = Map<number, Buffer>;
+
+interface MamFile {
+  format: 1;
+  /** Four hex digits of the id → hex of the value, so the file diffs and reads by eye. */
+  attributes: Record<string, string>;
+}
+
+/** A space-padded fixed-width ASCII field, as SPC-4 ASCII attributes are. */
+export function asciiField(text: string, width: number): Buffer {
+  return Buffer.from(text.slice(0, width).padEnd(width, ' '), 'ascii');
+}
+
+/** The chip contents of a freshly minted data cartridge. */
+export function defaultMam(opts: { label: string; density: number; created: Date }): MamAttributes {
+  const date = opts.created.toISOString().slice(0, 10).replaceAll('-', '');
+  return new Map<number, Buffer>([
+    [MAM.MEDIUM_MANUFACTURER, asciiField('IBM', 8)],
+    [MAM.MEDIUM_SERIAL_NUMBER, asciiField(`VTL${opts.label}`, 32)],
+    [MAM.ASSIGNING_ORGANIZATION, asciiField('LTO-CVE', 8)],
+    [MAM.MEDIUM_DENSITY_CODE, Buffer.from([opts.density])],
+    [MAM.MEDIUM_MANUFACTURE_DATE, asciiField(date, 8)],
+    // 0x00: data medium (0x01 would be a cleaning cartridge, 0x80 WORM).
+    [MAM.MEDIUM_TYPE, Buffer.from([0x00])],
+    [MAM.BARCODE, asciiField(opts.label, 32)],
+  ]);
+}
+
+export async function readMam(dir: string): Promise<MamAttributes> {
+  let text: string;
+  try {
+    text = await readFile(join(dir, IMAGE_FILES.mam), 'utf8');
+  } catch (err) {
+    if (isErrno(err, 'ENOENT')) return new Map();
+    throw err;
+  }
+  let file: MamFile;
+  try {
+    file = JSON.parse(text) as MamFile;
+  } catch {
+    throw new MediaError('corrupt', `${join(dir, IMAGE_FILES.mam)} is not valid JSON`);
+  }
+  const attrs: MamAttributes = new Map();
+  for (const [id, hex] of Object.entries(file.attributes ?? {})) {
+    attrs.set(Number.parseInt(id, 16), Buffer.from(hex, 'hex'));
+  }
+  return attrs;
+}
+
+export async function writeMam(dir: string, attrs: MamAttributes): Promise<void> {
+  const ids = [...attrs.keys()].sort((a, b) => a - b);
+  const attributes: Record<string, string> = {};
+  for (const id of ids) {
+    if (!Number.isInteger(id) || id < 0 || id > 0xffff) {
+      throw new MediaError('invalid', `MAM attribute id ${id} is not a 16-bit number`);
+    }
+    attributes[id.toString(16).padStart(4, '0')] = attrs.get(id)!.toString('hex');
+  }
+  const file: MamFile = { format: 1, attributes };
+  await writeFileAtomic(join(dir, IMAGE_FILES.mam), `${JSON.stringify(file, null, 2)}\n`);
+}
+
+/** Sets (or, with null, deletes) some attributes and keeps the rest. */
+export async function updateMam(dir: string, changes: Map<number, Buffer | null>): Promise<MamAttributes> {
+  const attrs = await readMam(dir);
+  for (const [id, value] of changes) {
+    if (value === null) attrs.delete(id);
+    else attrs.set(id, Buffer.from(value));
+  }
+  await writeMam(dir, attrs);
+  return attrs;
+}

@@ -1,0 +1,74 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { isoNow } from '@vtl/api';
+import { fsyncDir } from '../util/atomic-file.js';
+import { Cartridge } from './cartridge.js';
+import { MediaError, isErrno } from './errors.js';
+import { IndexFile } from './index-file.js';
+import { IMAGE_FILES, META_FORMAT, capacityBytes, cartridgeDir, ltoGeneration, writeMeta } from './layout.js';
+import { defaultMam, writeMam } from './mam.js';
+import { buildVol1, volumeIdOf } from './vol1.js';
+
+export interface MintOptions {
+  mediaDir: string;
+  label: string;
+  /** LTO generation of the medium (3..9). */
+  generation: number;
+  /** Overrides the generation's native capacity; tests use a few KB to reach end of medium. */
+  capacityBytes?: number;
+  now?: Date;
+}
+
+/** Directory names that start with these are a mint or delete in progress, never a cartridge. */
+export const MINT_TMP_PREFIX = '.mint-';
+
+/**
+ * Creates a labelled cartridge: VOL1 as the first block, then one filemark, synced. The image
+ * is built in a hidden temp directory and renamed into place, so a crash leaves either no
+ * cartridge or a complete one. Raises `exists` when the label already has an image.
+ */
+export async function mintCartridge(opts: MintOptions): Promise<string> {
+  const gen = ltoGeneration(opts.generation);
+  const created = opts.now ?? new Date();
+  const dir = cartridgeDir(opts.mediaDir, opts.label);
+  const tmp = join(opts.mediaDir, `${MINT_TMP_PREFIX}${opts.label}-${randomBytes(4).toString('hex')}`);
+  await mkdir(opts.mediaDir, { recursive: true });
+  await mkdir(tmp);
+  try {
+    await writeMeta(tmp, {
+      format: META_FORMAT,
+      label: opts.label,
+      generation: gen.gen,
+      density: gen.density,
+      capacity_bytes: opts.capacityBytes ?? capacityBytes(gen.gen),
+      write_protected: false,
+      stub: false,
+      created: isoNow(created),
+    });
+    await writeMam(tmp, defaultMam({ label: opts.label, density: gen.density, created }));
+    await (await open(join(tmp, IMAGE_FILES.data), 'wx', 0o644)).close();
+    await (await IndexFile.create(join(tmp, IMAGE_FILES.index))).close();
+    const cart = await Cartridge.open(tmp);
+    try {
+      await cart.writeBlock(buildVol1(volumeIdOf(opts.label)));
+      await cart.writeFilemarks(1);
+    } finally {
+      await cart.close();
+    }
+    await fsyncDir(tmp);
+    try {
+      await rename(tmp, dir);
+    } catch (err) {
+      if (isErrno(err, 'EEXIST') || isErrno(err, 'ENOTEMPTY')) {
+        throw new MediaError('exists', `cartridge ${opts.label} already has an image in ${opts.mediaDir}`);
+      }
+      throw err;
+    }
+    await fsyncDir(opts.mediaDir);
+    return dir;
+  } catch (err) {
+    await rm(tmp, { recursive: true, force: true });
+    throw err;
+  }
+}

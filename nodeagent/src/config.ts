@@ -1,0 +1,35 @@
+import os from 'node:os';
+import path from 'node:path';
+
+/** Nodeagent settings, from the environment (README lists every variable). */
+export interface NodeagentConfig {
+  node: string;
+  stateDir: string;
+  etcdEndpoints: string[];
+  /** A directory pool created on first start when no pool exists yet (single-node default). */
+  defaultPoolPath: string;
+  bind: string;
+  iscsiPort: number;
+  iscsiOpen: boolean;
+  /** `os` asks the operating system to reboot; `record:<file>` only appends a line (tests). */
+  hostPower: string;
+  /** Stop the emulator when the nodeagent stops (single-node `npm start`); off on an appliance. */
+  stopEmulatorOnExit: boolean;
+  emulatorEntry: string;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): NodeagentConfig {
+  const stateDir = path.resolve(env.VTL_STATE_DIR ?? 'var');
+  return {
+    node: env.VTL_NODE ?? os.hostname(),
+    stateDir,
+    etcdEndpoints: (env.VTL_ETCD_ENDPOINTS ?? 'http://127.0.0.1:2379').split(','),
+    defaultPoolPath: env.VTL_DEFAULT_POOL ?? '',
+    bind: env.VTL_BIND ?? '127.0.0.1',
+    iscsiPort: Number.parseInt(env.VTL_ISCSI_PORT ?? '3260', 10),
+    iscsiOpen: env.VTL_ISCSI_OPEN === '1',
+    hostPower: env.VTL_HOST_POWER ?? 'os',
+    stopEmulatorOnExit: env.VTL_STOP_EMULATOR_ON_EXIT === '1',
+    emulatorEntry: env.VTL_EMULATOR_ENTRY ?? path.resolve(import.meta.dirname, '../../emulator/dist/main.js'),
+  };
+}

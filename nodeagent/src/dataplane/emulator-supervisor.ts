@@ -1,0 +1,174 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import { openSync } from 'node:fs';
+import path from 'node:path';
+import { isoNow, type NodeStatus } from '@vtl/api';
+import { EmulatorClient, type EmulatorConfig, type EmuEvent } from '@vtl/emulator';
+import { waitFor } from '@vtl/reconcile';
+import type { Logger } from 'pino';
+
+/** How long a freshly spawned emulator has to answer on its control socket. */
+const EMULATOR_START_TIMEOUT_MS = 20_000;
+
+function isAlive(pid: number): boolean {
+  if (pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export type DataplaneStatus = NodeStatus['dataplane'];
+
+/**
+ * Starts, adopts and restarts this node's tape emulator. The emulator runs detached in its own
+ * process group so host sessions outlive a nodeagent restart; a restarted nodeagent adopts the
+ * running emulator when it serves the wanted data-plane generation.
+ */
+export class EmulatorSupervisor {
+  private client: EmulatorClient | undefined;
+  status: DataplaneStatus = {
+    state: 'stopped',
+    generation: -1,
+    pid: 0,
+    detail: 'not started',
+    started_at: '',
+    iscsi_portal: '',
+  };
+
+  constructor(
+    private readonly opts: {
+      stateDir: string;
+      entry: string;
+      logger: Logger;
+      onEvent: (e: EmuEvent) => void;
+      onChange: () => void;
+    },
+  ) {}
+
+  /** The connected emulator, if it runs. */
+  get emulator(): EmulatorClient | undefined {
+    return this.status.state === 'running' ? this.client : undefined;
+  }
+
+  /** Makes the running emulator serve `config`; restarts it only when the generation differs. */
+  async ensure(config: EmulatorConfig): Promise<void> {
+    if (this.client && this.status.state === 'running' && this.status.generation === config.generation) {
+      const alive = await this.client.hello().then(
+        () => true,
+        () => false,
+      );
+      if (alive) return;
+    }
+    const adopted = await this.adopt(config);
+    if (adopted) return;
+    await this.restart(config);
+  }
+
+  private async connect(socket: string, timeoutMs: number) {
+    const client = await EmulatorClient.connect(socket, { timeoutMs });
+    client.on('event', (e: EmuEvent) => this.opts.onEvent(e));
+    client.on('close', () => {
+      if (this.client !== client) return;
+      this.setStatus({ state: 'stopped', detail: 'control socket closed' });
+    });
+    return client;
+  }
+
+  private async adopt(config: EmulatorConfig): Promise<boolean> {
+    const client = await this.connect(config.socket, 500).catch(() => undefined);
+    if (!client) return false;
+    const hello = await client.hello().catch(() => undefined);
+    if (hello && hello.generation === config.generation) {
+      this.client?.close();
+      this.client = client;
+      this.setStatus({
+        state: 'running',
+        generation: hello.generation,
+        pid: hello.pid,
+        started_at: hello.started_at,
+        iscsi_portal: hello.iscsi_portal,
+        detail: `serving ${config.libraries.length} libraries`,
+      });
+      this.opts.logger.info({ pid: hello.pid, generation: hello.generation }, 'adopted the running emulator');
+      return true;
+    }
+    // Wrong generation: stop it so the restart below starts the right configuration.
+    this.client?.close();
+    this.client = client;
+    this.status.pid = hello?.pid ?? 0;
+    return false;
+  }
+
+  private async restart(config: EmulatorConfig) {
+    await this.stop();
+    this.setStatus({ state: 'starting', generation: config.generation, detail: 'starting' });
+    const dir = path.dirname(config.socket);
+    await fs.mkdir(dir, { recursive: true });
+    await fs.mkdir(path.join(this.opts.stateDir, 'logs'), { recursive: true });
+    const configFile = path.join(dir, 'config.json');
+    await fs.writeFile(configFile, JSON.stringify(config, null, 2));
+    const log = openSync(path.join(this.opts.stateDir, 'logs', 'emulator.log'), 'a');
+    const child = spawn(process.execPath, [this.opts.entry, '--config', configFile], {
+      detached: true,
+      stdio: ['ignore', log, log],
+    });
+    child.unref();
+    this.opts.logger.info({ pid: child.pid, generation: config.generation }, 'emulator started');
+    try {
+      let client: EmulatorClient | undefined;
+      await waitFor(
+        async () => {
+          client = await this.connect(config.socket, 500).catch(() => undefined);
+          return client !== undefined;
+        },
+        { timeoutMs: EMULATOR_START_TIMEOUT_MS, intervalMs: 100 },
+      );
+      const hello = await client!.hello();
+      this.client = client;
+      this.setStatus({
+        state: 'running',
+        generation: hello.generation,
+        pid: hello.pid,
+        started_at: hello.started_at,
+        iscsi_portal: hello.iscsi_portal,
+        detail: `serving ${config.libraries.length} libraries`,
+      });
+    } catch (err) {
+      this.setStatus({
+        state: 'failed',
+        detail: `The tape emulator did not start (${(err as Error).message}); see ${path.join(this.opts.stateDir, 'logs', 'emulator.log')}.`,
+      });
+    }
+  }
+
+  /** Stops the emulator (data-plane stop: host sessions drop). */
+  async stop(): Promise<void> {
+    const client = this.client;
+    const pid = this.status.pid;
+    this.client = undefined;
+    if (!client) return;
+    await client.shutdown().catch(() => undefined);
+    client.close();
+    // The next emulator binds the same socket and iSCSI port: wait until this one is gone.
+    await waitFor(() => !isAlive(pid), { timeoutMs: 10_000, intervalMs: 50 }).catch(() => {
+      this.opts.logger.warn({ pid }, 'emulator ignored shutdown; killing it');
+      process.kill(pid, 'SIGKILL');
+    });
+    this.setStatus({ state: 'stopped', detail: 'stopped' });
+  }
+
+  /** Lets go of the emulator without stopping it (nodeagent restart: host I/O goes on). */
+  detach(): void {
+    this.client?.close();
+    this.client = undefined;
+  }
+
+  private setStatus(patch: Partial<DataplaneStatus>) {
+    this.status = { ...this.status, ...patch };
+    if (patch.state === 'running' && !patch.started_at) this.status.started_at ||= isoNow();
+    this.opts.onChange();
+  }
+}

@@ -1,0 +1,35 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import { promisify } from 'node:util';
+
+/** Reboots the machine this nodeagent runs on. */
+export interface HostPower {
+  reboot(reason: string): Promise<void>;
+}
+
+/** Asks the operating system to reboot (systemd first, then the classic command). */
+export class OsHostPower implements HostPower {
+  async reboot(_reason: string): Promise<void> {
+    const run = promisify(execFile);
+    try {
+      await run('systemctl', ['reboot']);
+    } catch {
+      await run('reboot', []);
+    }
+  }
+}
+
+/** Appends one JSON line per reboot request to a file; used by tests instead of a real reboot. */
+export class RecordingHostPower implements HostPower {
+  constructor(private readonly file: string) {}
+
+  async reboot(reason: string): Promise<void> {
+    await fs.appendFile(this.file, JSON.stringify({ ts: new Date().toISOString(), reason }) + '\n');
+  }
+}
+
+export function hostPowerFrom(setting: string): HostPower {
+  if (setting.startsWith('record:')) return new RecordingHostPower(setting.slice('record:'.length));
+  if (setting === 'os') return new OsHostPower();
+  throw new Error(`VTL_HOST_POWER must be "os" or "record:<file>", got "${setting}"`);
+}

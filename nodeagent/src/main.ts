@@ -1,0 +1,110 @@
+import { pino } from 'pino';
+import { DataplaneSpec, LibrarySpec, PoolSpec, keys } from '@vtl/api';
+import { EventJournal, Store } from '@vtl/store';
+import { Requeue, startController, startOpRunner, watchInto } from '@vtl/reconcile';
+import { loadConfig } from './config.js';
+import { hostPowerFrom } from './host-power.js';
+import { ensureDefaultPool } from './pool/default-pool.js';
+import { startPoolReconciler } from './pool/pool-reconciler.js';
+import { EmulatorSupervisor } from './dataplane/emulator-supervisor.js';
+import { emulatorConfig } from './dataplane/emulator-config.js';
+import { NodeStatusPublisher } from './dataplane/node-status.js';
+import { startCartridgeReconciler } from './cartridges/cartridge-reconciler.js';
+import { driveOps } from './ops/drive-ops.js';
+import { deleteLibraryOp } from './ops/delete-library.js';
+
+/** Status records live under this lease: they vanish about this long after the node dies. */
+const STATUS_LEASE_TTL_SEC = 10;
+const DATAPLANE_KEY = 'dataplane';
+
+/** Entry point: one nodeagent per appliance node. */
+async function main() {
+  const config = loadConfig();
+  const logger = pino({ name: 'nodeagent', node: config.node });
+  const store = await Store.connect({ endpoints: config.etcdEndpoints, logger });
+  const journal = new EventJournal(store);
+  const lease = await store.lease(STATUS_LEASE_TTL_SEC);
+  lease.onLost(() => {
+    // Status written under a lost lease is gone; restarting republishes everything cleanly.
+    logger.error('status lease lost; exiting so the supervisor restarts the nodeagent');
+    process.exit(75);
+  });
+  await ensureDefaultPool(store, config.node, config.defaultPoolPath, logger);
+  const pools = await startPoolReconciler({ store, lease, node: config.node, logger });
+
+  let publisher: NodeStatusPublisher | undefined;
+  const supervisor = new EmulatorSupervisor({
+    stateDir: config.stateDir,
+    entry: config.emulatorEntry,
+    logger,
+    onEvent: (e) => {
+      void journal.emit(e).catch((err) => logger.warn({ err }, 'event not recorded'));
+      void publisher?.publish();
+    },
+    onChange: () => void publisher?.publish(),
+  });
+  publisher = new NodeStatusPublisher({ store, lease, node: config.node, supervisor, logger });
+  await publisher.start();
+
+  const carts = await startCartridgeReconciler({ store, journal, node: config.node, supervisor, publisher, logger });
+
+  // One level-triggered key for the whole data plane: desired generation and libraries.
+  const dataplane = startController<string>({
+    name: 'dataplane',
+    logger,
+    reconcile: async () => {
+      const [desired, libraries, poolSpecs] = await Promise.all([
+        store.get(keys.dataplane, DataplaneSpec),
+        store.list(keys.libraries.prefix, LibrarySpec),
+        store.list(keys.pools.prefix, PoolSpec),
+      ]);
+      const want = emulatorConfig(
+        config,
+        desired?.value,
+        libraries.items.map((i) => i.value),
+        poolSpecs.items.map((i) => i.value),
+      );
+      const before = supervisor.status.generation;
+      await supervisor.ensure(want);
+      await publisher.publish();
+      if (supervisor.status.generation !== before) carts.resync();
+      return { requeueAfterMs: Requeue.poll };
+    },
+  });
+  const dataplaneWatch = await watchInto(store, keys.dataplane, DataplaneSpec, dataplane.queue, () => DATAPLANE_KEY);
+  dataplane.queue.add(DATAPLANE_KEY);
+
+  const hostPower = hostPowerFrom(config.hostPower);
+  const ops = await startOpRunner({
+    store,
+    journal,
+    executor: `node:${config.node}`,
+    logger,
+    handlers: {
+      ...driveOps({ supervisor, publisher, journal }),
+      delete_library: deleteLibraryOp({ store, journal, supervisor, publisher, hostPower }),
+    },
+  });
+  logger.info({ node: config.node }, 'nodeagent running');
+
+  const stop = async (signal: string) => {
+    logger.info({ signal }, 'nodeagent stopping');
+    await ops.stop();
+    await dataplaneWatch.close();
+    await dataplane.stop();
+    await carts.stop();
+    await pools.stop();
+    publisher.stop();
+    if (config.stopEmulatorOnExit) await supervisor.stop();
+    else supervisor.detach();
+    await store.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err) => {
+  console.error(JSON.stringify({ level: 60, name: 'nodeagent', msg: 'nodeagent failed', err: String(err?.stack ?? err) }));
+  process.exit(1);
+});

@@ -1,0 +1,23 @@
+import { PoolSpec, isoNow, keys } from '@vtl/api';
+import type { Store } from '@vtl/store';
+import type { Logger } from 'pino';
+
+export const DEFAULT_POOL_NAME = 'default';
+
+/**
+ * The single-node appliance starts with one directory pool. It is created only when the
+ * appliance has no pool at all, so an operator who removed it is not overruled.
+ */
+export async function ensureDefaultPool(store: Store, node: string, path: string, logger: Logger) {
+  if (!path || (await store.count(keys.pools.prefix)) > 0) return;
+  const id = await store.nextId('pools');
+  const pool: PoolSpec = { id, name: DEFAULT_POOL_NAME, node, path, created_at: isoNow() };
+  const created = await store
+    .transaction()
+    .ifAbsent(keys.poolName(DEFAULT_POOL_NAME))
+    .put(keys.poolName(DEFAULT_POOL_NAME), id)
+    .put(keys.pools.one(id), pool)
+    .commit();
+  if (created) logger.info({ pool: id, path }, 'created the default pool');
+  return created ? pool : undefined;
+}

@@ -1,0 +1,55 @@
+import fs from 'node:fs/promises';
+import { PoolSpec, PoolStatus, keys, type PoolFigures } from '@vtl/api';
+import type { Lease, Store } from '@vtl/store';
+import { Requeue, startController, watchInto, type ReconcileResult } from '@vtl/reconcile';
+import type { Logger } from 'pino';
+import { directoryPoolFigures } from './pool-figures.js';
+
+/** Figures are refreshed this often; the status record is written only when they change. */
+const POOL_REFRESH_MS = Requeue.poll;
+
+const sameFigures = (a?: PoolFigures, b?: PoolFigures) =>
+  JSON.stringify({ ...a, collected_at: '' }) === JSON.stringify({ ...b, collected_at: '' });
+
+/** Keeps the status of every pool on this node: directory present, figures current. */
+export async function startPoolReconciler(opts: { store: Store; lease: Lease; node: string; logger: Logger }) {
+  const { store, lease, node } = opts;
+  const published = new Map<number, PoolStatus>();
+
+  async function reconcile(key: string): Promise<ReconcileResult> {
+    const pool = (await store.get(key, PoolSpec))?.value;
+    const statusKey = keys.poolStatus.one(Number.parseInt(key.slice(keys.pools.prefix.length), 10));
+    if (!pool || pool.node !== node) return;
+    let status: PoolStatus;
+    try {
+      await fs.mkdir(pool.path, { recursive: true });
+      status = { id: pool.id, node, state: 'active', detail: 'ready', figures: await directoryPoolFigures(pool) };
+    } catch (err) {
+      status = {
+        id: pool.id,
+        node,
+        state: 'error',
+        detail: `Cannot use ${pool.path}: ${(err as Error).message}. Fix the directory or its permissions.`,
+      };
+    }
+    const before = published.get(pool.id);
+    if (!before || before.state !== status.state || before.detail !== status.detail || !sameFigures(before.figures, status.figures)) {
+      await store.put(statusKey, status, { lease });
+      published.set(pool.id, status);
+    }
+    return { requeueAfterMs: POOL_REFRESH_MS };
+  }
+
+  const controller = startController<string>({ name: 'pools', logger: opts.logger, reconcile });
+  const informer = await watchInto(store, keys.pools.prefix, PoolSpec, controller.queue, (key, pool) =>
+    !pool || pool.node === node ? key : undefined,
+  );
+  return {
+    /** Re-reads figures now (after cartridge data changed). */
+    refresh: () => informer.items().forEach((_v, key) => controller.queue.add(key)),
+    stop: async () => {
+      await informer.close();
+      await controller.stop();
+    },
+  };
+}

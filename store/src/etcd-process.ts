@@ -1,0 +1,154 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+
+/** A running etcd server started by startEtcd(). */
+export interface EtcdProcess {
+  /** Client URL, e.g. http://127.0.0.1:23790. */
+  endpoint: string;
+  pid: number;
+  /** SIGTERM, then SIGKILL if it has not exited after 10 s. */
+  stop(): Promise<void>;
+  /** SIGKILL: a crash, for failover tests. */
+  kill(): Promise<void>;
+}
+
+/** Options of startEtcd(). */
+export interface EtcdOptions {
+  dataDir: string;
+  clientPort: number;
+  peerPort: number;
+  name?: string;
+  /** Address to bind and advertise; default 127.0.0.1. */
+  host?: string;
+  /** etcd's stdout/stderr go here (appended); without it the last output is kept for error messages. */
+  logFile?: string;
+  /** More etcd flags; a flag given here overrides the one set by startEtcd (e.g. --initial-cluster). */
+  extraArgs?: string[];
+}
+
+const HEALTH_TIMEOUT_MS = 20_000;
+const STOP_GRACE_MS = 10_000;
+const TAIL_BYTES = 8 * 1024;
+
+/** Every etcd this process started, killed if the process exits without stopping them. */
+const running = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/** Spawns the `etcd` binary and resolves once GET /health reports healthy. */
+export async function startEtcd(opts: EtcdOptions): Promise<EtcdProcess> {
+  const host = opts.host ?? '127.0.0.1';
+  const name = opts.name ?? 'default';
+  const clientUrl = `http://${host}:${opts.clientPort}`;
+  const peerUrl = `http://${host}:${opts.peerPort}`;
+  await mkdir(opts.dataDir, { recursive: true, mode: 0o700 });
+  const args = [
+    `--name=${name}`,
+    `--data-dir=${opts.dataDir}`,
+    `--listen-client-urls=${clientUrl}`,
+    `--advertise-client-urls=${clientUrl}`,
+    `--listen-peer-urls=${peerUrl}`,
+    `--initial-advertise-peer-urls=${peerUrl}`,
+    `--initial-cluster=${name}=${peerUrl}`,
+    ...(opts.extraArgs ?? []),
+  ];
+  const child = spawn('etcd', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  const output = captureOutput(child, opts.logFile);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.once('exit', () => running.delete(child));
+  const spawnFailed = new Promise<never>((_, reject) => child.once('error', reject));
+  spawnFailed.catch(() => undefined);
+
+  const where = () => (opts.logFile ? `see ${opts.logFile}` : `last output:\n${output.tail()}`);
+  try {
+    await Promise.race([spawnFailed, waitHealthy(clientUrl, child, where)]);
+  } catch (err) {
+    child.kill('SIGKILL');
+    await exited;
+    await output.close();
+    throw err;
+  }
+
+  const signal = async (sig: NodeJS.Signals, graceMs: number) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill(sig);
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(timer);
+    await output.close();
+  };
+  return {
+    endpoint: clientUrl,
+    pid: child.pid ?? -1,
+    stop: () => signal('SIGTERM', STOP_GRACE_MS),
+    kill: () => signal('SIGKILL', 0),
+  };
+}
+
+async function waitHealthy(url: string, child: ChildProcess, where: () => string): Promise<void> {
+  const deadline = Date.now() + HEALTH_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`etcd exited (${child.exitCode ?? child.signalCode}) before it became healthy; ${where()}`);
+    }
+    try {
+      const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(1_000) });
+      const body = (await res.json()) as { health?: string };
+      if (body.health === 'true') return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`etcd at ${url} was not healthy within ${HEALTH_TIMEOUT_MS / 1000} s; ${where()}`);
+}
+
+/** Sends etcd's output to the log file, keeping a short tail in memory for error messages. */
+function captureOutput(child: ChildProcess, logFile?: string): { tail(): string; close(): Promise<void> } {
+  let tail = '';
+  let closing: Promise<void> | undefined;
+  const file: WriteStream | undefined = logFile ? createWriteStream(logFile, { flags: 'a' }) : undefined;
+  file?.on('error', () => undefined);
+  const onData = (chunk: Buffer) => {
+    if (file && !file.writableEnded) file.write(chunk);
+    tail = (tail + chunk.toString()).slice(-TAIL_BYTES);
+  };
+  child.stdout?.on('data', onData);
+  child.stderr?.on('data', onData);
+  return {
+    tail: () => tail,
+    close: () => (closing ??= new Promise((resolve) => (file ? file.end(() => resolve()) : resolve()))),
+  };
+}
+
+/** An ephemeral TCP port on 127.0.0.1 that was free a moment ago. */
+export async function freePort(): Promise<number> {
+  const [port] = await freePorts(1);
+  return port as number;
+}
+
+/** n distinct free ports: all are held open at once so the kernel cannot hand out one twice. */
+export async function freePorts(n: number): Promise<number[]> {
+  const servers: Server[] = [];
+  try {
+    for (let i = 0; i < n; i++) {
+      const server = createServer();
+      servers.push(server);
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, '127.0.0.1', resolve);
+      });
+    }
+    return servers.map((s) => {
+      const addr = s.address();
+      if (addr === null || typeof addr === 'string') throw new Error('no TCP address');
+      return addr.port;
+    });
+  } finally {
+    await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  }
+}

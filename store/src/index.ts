@@ -1,0 +1,12 @@
+export type { Versioned } from './codec.js';
+export type { Leadership } from './election.js';
+export { EventJournal } from './event-journal.js';
+export { freePort, freePorts, startEtcd, type EtcdOptions, type EtcdProcess } from './etcd-process.js';
+export type { Informer, InformerHandler } from './informer.js';
+export type { Lease } from './lease.js';
+export { Store, type ListOptions } from './store.js';
+export { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
+export { startTestEtcd, type TestEtcd } from './test-etcd.js';
+export type { Txn } from './txn.js';
+export type { Watch, WatchEvent, WatchOptions } from './watch.js';
+export { waitFor, type WaitOptions } from './wait.js';

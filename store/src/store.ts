@@ -1,0 +1,287 @@
+import { keys, VtlError } from '@vtl/api';
+import { Etcd3, EtcdLeaseInvalidError, type ICompare, type IKeyValue, type IRequestOp, type ITxnResponse } from 'etcd3';
+import { pino, type Logger } from 'pino';
+import type { z } from 'zod';
+import { decodeKv, decodeKvOrSkip, encode, type Versioned } from './codec.js';
+import { campaign, type Leadership } from './election.js';
+import { startInformer, type Informer, type InformerHandler } from './informer.js';
+import { StoreLease, type Lease } from './lease.js';
+import { scan } from './range.js';
+import { absent, atModRevision, getOp, putOp, runTxn, StoreTxn, type Txn } from './txn.js';
+import { startWatch, type Watch, type WatchEvent, type WatchOptions } from './watch.js';
+
+/** Options of Store.list. */
+export interface ListOptions {
+  limit?: number;
+  /** Descending key order. */
+  reverse?: boolean;
+  /** Pagination cursor: continue after this key (exclusive) in the listing's direction. */
+  after?: string;
+}
+
+/** Attempts of an update() before it gives up with a conflict; contention there is rare. */
+const UPDATE_ATTEMPTS = 30;
+/** nextId() is hot (every job, event, op): many writers may race for one counter. */
+const NEXT_ID_ATTEMPTS = 200;
+
+/** Typed, validated access to the etcd records of the appliance. */
+export class Store {
+  private readonly leases = new Set<StoreLease>();
+  private readonly watches = new Set<Watch>();
+  private closed = false;
+
+  private constructor(
+    private readonly client: Etcd3,
+    readonly log: Logger,
+  ) {}
+
+  /** Connects to etcd and checks that it answers. */
+  static async connect(opts: { endpoints: string[]; logger?: Logger }): Promise<Store> {
+    const log = (opts.logger ?? pino({ level: 'silent' })).child({ component: 'store' });
+    const client = new Etcd3({
+      hosts: opts.endpoints,
+      grpcOptions: {
+        'grpc.max_receive_message_length': 64 * 1024 * 1024,
+        // gRPC's default reconnect backoff grows to 2 minutes; an etcd restart should be noticed in seconds.
+        'grpc.initial_reconnect_backoff_ms': 100,
+        'grpc.max_reconnect_backoff_ms': 2_000,
+      },
+    });
+    try {
+      await client.maintenance.status();
+    } catch (err) {
+      client.close();
+      throw new VtlError('unavailable', `etcd at ${opts.endpoints.join(', ')} does not answer: ${String(err)}`);
+    }
+    return new Store(client, log);
+  }
+
+  /** Reads one record; throws VtlError('internal') naming the key when it fails the schema. */
+  async get<T>(key: string, schema: z.ZodType<T>): Promise<Versioned<T> | undefined> {
+    const kv = await this.getKv(key);
+    return kv ? decodeKv(kv, schema) : undefined;
+  }
+
+  /** Lists a prefix sorted by key; records failing the schema are logged and skipped. */
+  async list<T>(
+    prefix: string,
+    schema: z.ZodType<T>,
+    opts: ListOptions = {},
+  ): Promise<{ items: Versioned<T>[]; revision: string }> {
+    const { kvs, revision } = await scan(this.client, prefix, opts);
+    const items: Versioned<T>[] = [];
+    for (const kv of kvs) {
+      const item = decodeKvOrSkip(kv, schema, this.log);
+      if (item) items.push(item);
+    }
+    return { items, revision };
+  }
+
+  /** The keys under prefix, sorted. */
+  async listKeys(prefix: string): Promise<string[]> {
+    const { kvs } = await scan(this.client, prefix, { keysOnly: true });
+    return kvs.map((kv) => kv.key.toString());
+  }
+
+  /** How many keys are under prefix. */
+  async count(prefix: string): Promise<number> {
+    return this.client.getAll().prefix(prefix).count();
+  }
+
+  /** Creates the record if the key is absent; undefined when it exists. */
+  async create<T>(key: string, value: T, opts: { lease?: Lease } = {}): Promise<Versioned<T> | undefined> {
+    const res = await this.txn({ compare: [absent(key)], success: [putOp(key, value, opts.lease)] }, opts.lease);
+    if (!res.succeeded) return undefined;
+    return { key, value, modRevision: res.header.revision, createRevision: res.header.revision };
+  }
+
+  /** Unconditional write for single-writer records; returns the new mod revision. */
+  async put<T>(key: string, value: T, opts: { lease?: Lease } = {}): Promise<string> {
+    const res = await this.txn({ compare: [], success: [putOp(key, value, opts.lease)] }, opts.lease);
+    return res.header.revision;
+  }
+
+  /** Writes only if the record is still at modRevision. */
+  async casPut<T>(key: string, value: T, modRevision: string, opts: { lease?: Lease } = {}): Promise<boolean> {
+    const res = await this.txn(
+      { compare: [atModRevision(key, modRevision)], success: [putOp(key, value, opts.lease)] },
+      opts.lease,
+    );
+    return res.succeeded;
+  }
+
+  /**
+   * Read-modify-write with compare-and-swap retries. mutate gets the current value (undefined
+   * when absent) and returns the new one, or undefined for "no write". An unchanged value on
+   * the same lease is not rewritten, so controllers do not wake themselves with no-op writes.
+   */
+  async update<T>(
+    key: string,
+    schema: z.ZodType<T>,
+    mutate: (current: T | undefined) => T | undefined | Promise<T | undefined>,
+    opts: { lease?: Lease } = {},
+  ): Promise<Versioned<T> | undefined> {
+    let kv = await this.getKv(key);
+    for (let attempt = 1; attempt <= UPDATE_ATTEMPTS; attempt++) {
+      const current = kv ? decodeKv(kv, schema) : undefined;
+      const next = await mutate(current?.value);
+      if (next === undefined) return current;
+      const sameLease = (kv?.lease ?? '0') === (opts.lease?.id ?? '0');
+      if (kv && current && sameLease && encode(next) === kv.value.toString()) return current;
+      const res = await this.txn(
+        {
+          compare: [kv ? atModRevision(key, kv.mod_revision) : absent(key)],
+          success: [putOp(key, next, opts.lease)],
+          failure: [getOp(key)],
+        },
+        opts.lease,
+      );
+      if (res.succeeded) {
+        const rev = res.header.revision;
+        return { key, value: next, modRevision: rev, createRevision: kv?.create_revision ?? rev };
+      }
+      kv = res.responses[0]?.response_range.kvs[0];
+      await jitter(attempt);
+    }
+    throw new VtlError('conflict', `${key} kept changing under ${UPDATE_ATTEMPTS} attempts to update it; retry.`, {
+      key,
+    });
+  }
+
+  /** Deletes a key (only at modRevision when given); false when nothing was deleted. */
+  async delete(key: string, opts: { modRevision?: string } = {}): Promise<boolean> {
+    if (opts.modRevision === undefined) {
+      const res = await this.client.delete().key(key).exec();
+      return Number(res.deleted) > 0;
+    }
+    const res = await this.txn({
+      compare: [atModRevision(key, opts.modRevision)],
+      success: [{ request_delete_range: { key: Buffer.from(key) } }],
+    });
+    return res.succeeded && Number(res.responses[0]?.response_delete_range.deleted ?? 0) > 0;
+  }
+
+  /** Deletes every key under a non-empty prefix; returns how many. */
+  async deletePrefix(prefix: string): Promise<number> {
+    if (prefix === '') throw new VtlError('internal', 'Refusing to delete the whole key space: give a prefix.');
+    const res = await this.client.delete().prefix(prefix).exec();
+    return Number(res.deleted);
+  }
+
+  /** Starts an all-or-nothing transaction. */
+  transaction(): Txn {
+    return new StoreTxn((req, leases) => this.txn(req, ...leases));
+  }
+
+  /** The next integer of a named counter (1, 2, ...), unique under concurrency. */
+  async nextId(counter: string): Promise<number> {
+    const key = keys.counter(counter);
+    let kv = await this.getKv(key);
+    for (let attempt = 1; attempt <= NEXT_ID_ATTEMPTS; attempt++) {
+      const current = kv ? Number(JSON.parse(kv.value.toString())) : 0;
+      if (!Number.isSafeInteger(current)) throw new VtlError('internal', `Counter ${key} holds a non-integer.`);
+      const res = await this.txn({
+        compare: [kv ? atModRevision(key, kv.mod_revision) : absent(key)],
+        success: [putOp(key, current + 1)],
+        failure: [getOp(key)],
+      });
+      if (res.succeeded) return current + 1;
+      kv = res.responses[0]?.response_range.kvs[0];
+      await jitter(attempt);
+    }
+    throw new VtlError('conflict', `Counter ${counter} is too contended; retry.`, { counter });
+  }
+
+  /** Watches a prefix from a revision (default: from now); survives reconnects without gaps. */
+  async watch(prefix: string, opts: WatchOptions, onEvent: (e: WatchEvent) => void): Promise<Watch> {
+    this.assertOpen();
+    const watch = await startWatch(this.client, this.log, prefix, opts, onEvent);
+    return this.track(watch);
+  }
+
+  /** A cached list+watch of a prefix that hands every change to handler. */
+  async informer<T>(prefix: string, schema: z.ZodType<T>, handler: InformerHandler<T>): Promise<Informer<T>> {
+    this.assertOpen();
+    const source = { list: this.list.bind(this), watch: startWatch.bind(undefined, this.client, this.log) };
+    const informer = await startInformer(source, this.log, prefix, schema, handler);
+    return this.track(informer);
+  }
+
+  /** Grants a lease kept alive until revoke(); onLost fires when keepalives fail or it expires. */
+  lease(ttlSec: number): Promise<Lease> {
+    return this.grantLease(ttlSec);
+  }
+
+  /** Resolves once this candidate leads the election; opts.signal abandons the campaign. */
+  campaign(
+    electionName: string,
+    candidateId: string,
+    ttlSec: number,
+    opts: { signal?: AbortSignal } = {},
+  ): Promise<Leadership> {
+    this.assertOpen();
+    const deps = {
+      client: this.client,
+      log: this.log,
+      lease: (ttl: number) => this.grantLease(ttl),
+      watch: (prefix: string, o: WatchOptions, cb: (e: WatchEvent) => void) => this.watch(prefix, o, cb),
+    };
+    return campaign(deps, electionName, candidateId, ttlSec, opts.signal);
+  }
+
+  /** Stops watches, revokes leases (etcd3's close() would leave keepalives running), then closes. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([...this.watches].map((w) => w.close().catch(() => undefined)));
+    await Promise.all([...this.leases].map((l) => l.revoke()));
+    this.client.close();
+  }
+
+  private async grantLease(ttlSec: number): Promise<StoreLease> {
+    this.assertOpen();
+    const lease = await StoreLease.grant(this.client, ttlSec, this.log, (l) => this.leases.delete(l));
+    this.leases.add(lease);
+    return lease;
+  }
+
+  private async getKv(key: string): Promise<IKeyValue | undefined> {
+    const res = await this.client.get(key).exec();
+    return res.kvs[0];
+  }
+
+  /** Runs a transaction; a put refused for an expired lease marks that lease lost. */
+  private async txn(
+    req: { compare: ICompare[]; success: IRequestOp[]; failure?: IRequestOp[] },
+    ...leases: (Lease | undefined)[]
+  ): Promise<ITxnResponse> {
+    try {
+      return await runTxn(this.client, req);
+    } catch (err) {
+      if (err instanceof EtcdLeaseInvalidError) {
+        for (const lease of leases) if (lease instanceof StoreLease) lease.markLost('etcd refused a write: lease expired');
+      }
+      throw err;
+    }
+  }
+
+  private track<W extends Watch>(w: W): W {
+    this.watches.add(w);
+    const close = w.close.bind(w);
+    w.close = async () => {
+      this.watches.delete(w);
+      await close();
+    };
+    return w;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new VtlError('unavailable', 'The store is closed.');
+  }
+}
+
+/** Spreads racing writers apart after a lost compare-and-swap. */
+function jitter(attempt: number): Promise<void> {
+  const ms = Math.random() * Math.min(50, 2 * attempt);
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,96 @@
+import { VtlError } from '@vtl/api';
+import type { Etcd3, ICompare, IRequestOp, ITxnResponse } from 'etcd3';
+import { encode } from './codec.js';
+import type { Lease } from './lease.js';
+
+/** An all-or-nothing etcd transaction: every comparison must hold or nothing is written. */
+export interface Txn {
+  /** Compares the key's create revision with 0: the key must not exist. */
+  ifAbsent(key: string): Txn;
+  ifModRevision(key: string, modRevision: string): Txn;
+  put(key: string, value: unknown, opts?: { lease?: Lease }): Txn;
+  delete(key: string): Txn;
+  /** false when a comparison failed; nothing was written then. */
+  commit(): Promise<boolean>;
+}
+
+/** etcd's default --max-txn-ops: a larger transaction is refused by the server. */
+export const MAX_TXN_OPS = 128;
+
+/** Builds the raw etcd comparison for "key is absent". */
+export function absent(key: string): ICompare {
+  return { key: Buffer.from(key), target: 'Create', result: 'Equal', create_revision: 0 };
+}
+
+/** Builds the raw etcd comparison for "key is still at modRevision". */
+export function atModRevision(key: string, modRevision: string): ICompare {
+  return { key: Buffer.from(key), target: 'Mod', result: 'Equal', mod_revision: modRevision };
+}
+
+/** Builds a raw put operation. */
+export function putOp(key: string, value: unknown, lease?: Lease): IRequestOp {
+  return { request_put: { key: Buffer.from(key), value: Buffer.from(encode(value)), ...(lease ? { lease: lease.id } : {}) } };
+}
+
+/** Builds a raw get operation, used on the failure branch so a retry needs no extra read. */
+export function getOp(key: string): IRequestOp {
+  return { request_range: { key: Buffer.from(key) } };
+}
+
+/** The Txn builder behind Store.transaction(); methods mutate and return this. */
+export class StoreTxn implements Txn {
+  private readonly compare: ICompare[] = [];
+  private readonly success: IRequestOp[] = [];
+  private readonly leases: Lease[] = [];
+  private committed = false;
+
+  constructor(
+    private readonly run: (
+      req: { compare: ICompare[]; success: IRequestOp[] },
+      leases: Lease[],
+    ) => Promise<ITxnResponse>,
+  ) {}
+
+  ifAbsent(key: string): Txn {
+    this.compare.push(absent(key));
+    return this;
+  }
+
+  ifModRevision(key: string, modRevision: string): Txn {
+    this.compare.push(atModRevision(key, modRevision));
+    return this;
+  }
+
+  put(key: string, value: unknown, opts?: { lease?: Lease }): Txn {
+    this.success.push(putOp(key, value, opts?.lease));
+    if (opts?.lease) this.leases.push(opts.lease);
+    return this;
+  }
+
+  delete(key: string): Txn {
+    this.success.push({ request_delete_range: { key: Buffer.from(key) } });
+    return this;
+  }
+
+  async commit(): Promise<boolean> {
+    if (this.committed) throw new Error('This transaction was committed already; start a new one.');
+    this.committed = true;
+    const size = Math.max(this.compare.length, this.success.length);
+    if (size > MAX_TXN_OPS) {
+      throw new VtlError(
+        'internal',
+        `A transaction holds ${size} operations; etcd accepts at most ${MAX_TXN_OPS} (--max-txn-ops). Split it.`,
+      );
+    }
+    const res = await this.run({ compare: this.compare, success: this.success }, this.leases);
+    return res.succeeded;
+  }
+}
+
+/** Sends a raw transaction through the client. */
+export function runTxn(
+  client: Etcd3,
+  req: { compare: ICompare[]; success: IRequestOp[]; failure?: IRequestOp[] },
+): Promise<ITxnResponse> {
+  return client.kv.txn({ compare: req.compare, success: req.success, failure: req.failure ?? [] });
+}
