@@ -10,7 +10,9 @@ export const SYSTEM_NAME = /^[a-z0-9][a-z0-9_-]{0,31}$/;
 export const Label = z
   .string()
   .transform((s) => s.trim().toUpperCase())
-  .pipe(z.string().regex(CARTRIDGE_LABEL, 'label must be six A-Z0-9 characters plus a media suffix such as L8'));
+  .pipe(
+    z.string().regex(CARTRIDGE_LABEL, 'label must be six A-Z0-9 characters plus a media suffix such as L8'),
+  );
 
 /** Accepts `naa.`-prefixed, colon-separated, or bare 16 hex digits; returns `naa.<16 lower hex>`. */
 export function normalizeWwpn(input: string): string | undefined {

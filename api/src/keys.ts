@@ -9,7 +9,10 @@ const pad = (n: number) => String(n).padStart(12, '0');
 export const keys = {
   pools: { prefix: `${ROOT}spec/pools/`, one: (id: number) => `${ROOT}spec/pools/${pad(id)}` },
   libraries: { prefix: `${ROOT}spec/libraries/`, one: (id: number) => `${ROOT}spec/libraries/${pad(id)}` },
-  cartridges: { prefix: `${ROOT}spec/cartridges/`, one: (label: string) => `${ROOT}spec/cartridges/${label}` },
+  cartridges: {
+    prefix: `${ROOT}spec/cartridges/`,
+    one: (label: string) => `${ROOT}spec/cartridges/${label}`,
+  },
   initiators: { prefix: `${ROOT}spec/initiators/`, one: (wwpn: string) => `${ROOT}spec/initiators/${wwpn}` },
   remotes: { prefix: `${ROOT}spec/remotes/`, one: (id: number) => `${ROOT}spec/remotes/${pad(id)}` },
 

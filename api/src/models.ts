@@ -107,7 +107,12 @@ export const MODELS: ModelsCatalog = {
       display: 'IBM TS3500',
       variants: [
         { product: '03584L32', family: IBM_LTO_FAMILY, display: 'TS3500 L32 base frame', creatable: true },
-        { product: '03584D32', family: IBM_LTO_FAMILY, display: 'TS3500 D32 expansion frame', creatable: false },
+        {
+          product: '03584D32',
+          family: IBM_LTO_FAMILY,
+          display: 'TS3500 D32 expansion frame',
+          creatable: false,
+        },
       ],
       hostos_compatible: true,
       creatable: true,

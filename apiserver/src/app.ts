@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import type { AppContext } from './context.js';
 import { registerErrorHandler } from './plugins/errors.js';
 import { healthRoutes } from './routes/health.js';
@@ -28,20 +28,35 @@ async function metricsRoute(app: FastifyInstance, metrics: Metrics) {
 }
 
 /** The HTTPS application: every route of the control API. */
-export async function buildApp(ctx: AppContext, opts: FastifyServerOptions = {}): Promise<FastifyInstance> {
-  const app = Fastify({ loggerInstance: ctx.logger, ...opts });
+export async function buildApp(
+  ctx: AppContext,
+  opts: { https?: { key: string; cert: string } } = {},
+): Promise<FastifyInstance> {
+  // The pino instance is typed more narrowly than Fastify's logger; the cast only widens it.
+  const app = Fastify({
+    loggerInstance: ctx.logger,
+    ...(opts.https ? { https: opts.https } : {}),
+  }) as unknown as FastifyInstance;
   registerErrorHandler(app);
   const metrics = createMetrics(ctx.store) as Metrics;
   await healthRoutes(app, ctx);
   await metricsRoute(app, metrics);
-  for (const routes of [systemRoutes, poolRoutes, libraryRoutes, cartridgeRoutes, driveRoutes, statusRoutes, eventRoutes])
+  for (const routes of [
+    systemRoutes,
+    poolRoutes,
+    libraryRoutes,
+    cartridgeRoutes,
+    driveRoutes,
+    statusRoutes,
+    eventRoutes,
+  ])
     await routes(app, ctx);
   return app;
 }
 
 /** The optional plaintext listener: `/healthz` and `/metrics` only. */
 export async function buildPlainApp(ctx: AppContext): Promise<FastifyInstance> {
-  const app = Fastify({ loggerInstance: ctx.logger });
+  const app = Fastify({ loggerInstance: ctx.logger }) as unknown as FastifyInstance;
   registerErrorHandler(app);
   await healthRoutes(app, ctx);
   await metricsRoute(app, createMetrics(ctx.store) as Metrics);

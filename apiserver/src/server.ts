@@ -12,7 +12,14 @@ async function main() {
   const logger = pino({ name: 'apiserver' });
   const store = await Store.connect({ endpoints: config.etcdEndpoints, logger });
   await ensureIdentity(store);
-  const ctx = { store, journal: new EventJournal(store), config, logger, version: VERSION, startedAt: new Date() };
+  const ctx = {
+    store,
+    journal: new EventJournal(store),
+    config,
+    logger,
+    version: VERSION,
+    startedAt: new Date(),
+  };
   const https = await ensureCertificate(config.stateDir, ['localhost', '127.0.0.1', config.bind]);
   const app = await buildApp(ctx, { https });
   await app.listen({ host: config.bind, port: config.httpsPort });
@@ -31,6 +38,13 @@ async function main() {
 }
 
 main().catch((err) => {
-  console.error(JSON.stringify({ level: 60, name: 'apiserver', msg: 'apiserver failed to start', err: String(err?.stack ?? err) }));
+  console.error(
+    JSON.stringify({
+      level: 60,
+      name: 'apiserver',
+      msg: 'apiserver failed to start',
+      err: String(err?.stack ?? err),
+    }),
+  );
   process.exit(1);
 });

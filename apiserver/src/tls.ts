@@ -3,7 +3,10 @@ import path from 'node:path';
 import selfsigned from 'selfsigned';
 
 /** The HTTPS key pair under the state directory; a self-signed one is made on first start. */
-export async function ensureCertificate(stateDir: string, hostnames: string[]): Promise<{ key: string; cert: string }> {
+export async function ensureCertificate(
+  stateDir: string,
+  hostnames: string[],
+): Promise<{ key: string; cert: string }> {
   const dir = path.join(stateDir, 'tls');
   const keyFile = path.join(dir, 'key.pem');
   const certFile = path.join(dir, 'cert.pem');
@@ -20,7 +23,9 @@ export async function ensureCertificate(stateDir: string, hostnames: string[]): 
     extensions: [
       {
         name: 'subjectAltName',
-        altNames: hostnames.map((h) => (/^[\d.]+$/.test(h) ? { type: 7 as const, ip: h } : { type: 2 as const, value: h })),
+        altNames: hostnames.map((h) =>
+          /^[\d.]+$/.test(h) ? { type: 7 as const, ip: h } : { type: 2 as const, value: h },
+        ),
       },
     ],
   });

@@ -18,7 +18,8 @@ export interface ApplianceConfig {
 const port = (value: string | undefined, fallback: number, name: string) => {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${name} must be a TCP port, got "${value}"`);
+  if (!Number.isInteger(n) || n < 0 || n > 65535)
+    throw new Error(`${name} must be a TCP port, got "${value}"`);
   return n;
 };
 

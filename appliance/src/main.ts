@@ -49,13 +49,35 @@ async function main() {
     VTL_STOP_EMULATOR_ON_EXIT: '1',
   };
   const processes = [
-    new SupervisedProcess('apiserver', entry('apiserver', 'server.js'), env, path.join(logs, 'apiserver.log'), logger),
-    new SupervisedProcess('controller', entry('controller', 'main.js'), env, path.join(logs, 'controller.log'), logger),
-    new SupervisedProcess('nodeagent', entry('nodeagent', 'main.js'), nodeagentEnv, path.join(logs, 'nodeagent.log'), logger),
+    new SupervisedProcess(
+      'apiserver',
+      entry('apiserver', 'server.js'),
+      env,
+      path.join(logs, 'apiserver.log'),
+      logger,
+    ),
+    new SupervisedProcess(
+      'controller',
+      entry('controller', 'main.js'),
+      env,
+      path.join(logs, 'controller.log'),
+      logger,
+    ),
+    new SupervisedProcess(
+      'nodeagent',
+      entry('nodeagent', 'main.js'),
+      nodeagentEnv,
+      path.join(logs, 'nodeagent.log'),
+      logger,
+    ),
   ];
   processes.forEach((p) => p.start());
   logger.info(
-    { https: `https://${config.bind}:${config.httpsPort}`, plain: config.plainPort ? `http://${config.bind}:${config.plainPort}` : 'disabled', stateDir: config.stateDir },
+    {
+      https: `https://${config.bind}:${config.httpsPort}`,
+      plain: config.plainPort ? `http://${config.bind}:${config.plainPort}` : 'disabled',
+      stateDir: config.stateDir,
+    },
     'appliance starting (the HTTPS certificate is self-signed)',
   );
 
@@ -74,6 +96,13 @@ async function main() {
 }
 
 main().catch((err) => {
-  console.error(JSON.stringify({ level: 60, name: 'appliance', msg: 'appliance failed to start', err: String(err?.stack ?? err) }));
+  console.error(
+    JSON.stringify({
+      level: 60,
+      name: 'appliance',
+      msg: 'appliance failed to start',
+      err: String(err?.stack ?? err),
+    }),
+  );
   process.exit(1);
 });

@@ -39,7 +39,10 @@ export class SupervisedProcess {
       this.child = undefined;
       if (this.stopping) return;
       if (Date.now() - startedAt > HEALTHY_AFTER_MS) this.delay = RESTART_MIN_MS;
-      this.logger.error({ process: this.name, code, signal, restartInMs: this.delay }, 'process died; restarting');
+      this.logger.error(
+        { process: this.name, code, signal, restartInMs: this.delay },
+        'process died; restarting',
+      );
       setTimeout(() => !this.stopping && this.start(), this.delay).unref();
       this.delay = Math.min(this.delay * 2, RESTART_MAX_MS);
     });

@@ -50,6 +50,13 @@ async function main() {
 }
 
 main().catch((err) => {
-  console.error(JSON.stringify({ level: 60, name: 'controller', msg: 'controller failed', err: String(err?.stack ?? err) }));
+  console.error(
+    JSON.stringify({
+      level: 60,
+      name: 'controller',
+      msg: 'controller failed',
+      err: String(err?.stack ?? err),
+    }),
+  );
   process.exit(1);
 });

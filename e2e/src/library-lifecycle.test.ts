@@ -69,13 +69,17 @@ describe('a library from declaration to deletion, through every process', () => 
   it('lists the creatable models and the LTO drives', async () => {
     const { body } = await app.api.get('/api/models');
     const byProduct = new Map<string, any>();
-    for (const m of body.libraries) for (const v of m.variants) byProduct.set(v.product, { ...m, variant: v });
+    for (const m of body.libraries)
+      for (const v of m.variants) byProduct.set(v.product, { ...m, variant: v });
     expect(byProduct.get('3573-TL')).toMatchObject({ creatable: true, max_drives: 4 });
     expect(byProduct.get('03584L32')).toMatchObject({ creatable: true, max_drives: 12 });
     expect([...byProduct.values()].some((m) => !m.variant.creatable)).toBe(true);
     const suffixes = new Set(body.drives.map((d: any) => d.suffix));
     for (let g = 3; g <= 9; g++) expect(suffixes).toContain(`L${g}`);
-    expect(body.drives.find((d: any) => d.product === 'ULT3580-TD8')).toMatchObject({ capacity_mb: 12_000_000, density: '0x5E' });
+    expect(body.drives.find((d: any) => d.product === 'ULT3580-TD8')).toMatchObject({
+      capacity_mb: 12_000_000,
+      density: '0x5E',
+    });
   });
 
   it('refuses every invalid declaration with 400 and writes nothing', async () => {
@@ -113,7 +117,13 @@ describe('a library from declaration to deletion, through every process', () => 
 
     const rows = (await app.api.get('/api/libraries')).body;
     expect(rows).toEqual([
-      expect.objectContaining({ id: libId, name: 'lib-a', product: '3573-TL', state: 'pending_restart', home_pool: poolId }),
+      expect.objectContaining({
+        id: libId,
+        name: 'lib-a',
+        product: '3573-TL',
+        state: 'pending_restart',
+        home_pool: poolId,
+      }),
     ]);
     const status = (await app.api.get('/api/status')).body;
     expect(status.libraries[0].library).toMatchObject({ id: libId, live: false, num_slots: 10, num_ie: 2 });
@@ -208,9 +218,15 @@ describe('a library from declaration to deletion, through every process', () => 
     expect(status.libraries[0].drives[0]).toMatchObject({ loaded: 'ABC001L8', source_slot: 1 });
     expect((await app.api.get('/api/cartridges/ABC001L8')).body.location).toBe('drive:0');
 
-    expect((await app.api.post(`/api/libraries/${libId}/drives/0/load`, { label: 'ABC002L8' })).status).toBe(400);
-    expect((await app.api.post(`/api/libraries/${libId}/drives/1/load`, { label: 'ZZZ001L8' })).status).toBe(400);
-    expect((await app.api.post(`/api/libraries/${libId}/drives/9/load`, { label: 'ABC002L8' })).status).toBe(400);
+    expect((await app.api.post(`/api/libraries/${libId}/drives/0/load`, { label: 'ABC002L8' })).status).toBe(
+      400,
+    );
+    expect((await app.api.post(`/api/libraries/${libId}/drives/1/load`, { label: 'ZZZ001L8' })).status).toBe(
+      400,
+    );
+    expect((await app.api.post(`/api/libraries/${libId}/drives/9/load`, { label: 'ABC002L8' })).status).toBe(
+      400,
+    );
     expect((await app.api.post(`/api/libraries/${libId}/drives/1/unload`)).status).toBe(400);
     expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(400);
     expect((await app.api.delete('/api/cartridges/ABC001L8', { confirm: 'ABC001L8' })).status).toBe(400);
@@ -243,20 +259,41 @@ describe('a library from declaration to deletion, through every process', () => 
 
   it('deletes the live library: cartridges erased, pool freed, reboot requested', async () => {
     const lib = (await app.api.get('/api/libraries')).body[0];
-    expect((await app.api.delete(`/api/libraries/${libId}`, { confirm: 'wrong', acknowledge: 'I understand' })).status).toBe(400);
-    expect((await app.api.delete(`/api/libraries/${libId}`, { confirm: lib.name, acknowledge: 'yes' })).status).toBe(400);
+    expect(
+      (await app.api.delete(`/api/libraries/${libId}`, { confirm: 'wrong', acknowledge: 'I understand' }))
+        .status,
+    ).toBe(400);
+    expect(
+      (await app.api.delete(`/api/libraries/${libId}`, { confirm: lib.name, acknowledge: 'yes' })).status,
+    ).toBe(400);
     expect((await app.api.get('/api/libraries')).body).toHaveLength(1);
 
-    const res = await app.api.delete(`/api/libraries/${libId}`, { confirm: lib.serial, acknowledge: 'I understand' });
+    const res = await app.api.delete(`/api/libraries/${libId}`, {
+      confirm: lib.serial,
+      acknowledge: 'I understand',
+    });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body).toEqual({ ok: true, library: libId, name: 'lib-a', cartridges_deleted: 2, skipped: [], rebooting: true });
+    expect(res.body).toEqual({
+      ok: true,
+      library: libId,
+      name: 'lib-a',
+      cartridges_deleted: 2,
+      skipped: [],
+      rebooting: true,
+    });
     expect((await app.api.get('/api/libraries')).body).toEqual([]);
     expect((await app.api.get('/api/cartridges')).body).toEqual([]);
     expect((await app.api.get('/api/pools')).body[0].library).toBeNull();
     await expect(fs.access(lib.media_dir)).rejects.toThrow();
-    await waitFor(async () => (await fs.readFile(app.rebootLog, 'utf8').catch(() => '')).includes('deleted'), {
-      timeoutMs: 5_000,
-    });
-    expect((await app.api.delete(`/api/libraries/${libId}`, { confirm: lib.serial, acknowledge: 'I understand' })).status).toBe(404);
+    await waitFor(
+      async () => (await fs.readFile(app.rebootLog, 'utf8').catch(() => '')).includes('deleted'),
+      {
+        timeoutMs: 5_000,
+      },
+    );
+    expect(
+      (await app.api.delete(`/api/libraries/${libId}`, { confirm: lib.serial, acknowledge: 'I understand' }))
+        .status,
+    ).toBe(404);
   });
 });

@@ -27,7 +27,10 @@ describe('stopping and starting the appliance keeps every record and cartridge',
     expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
     const minted = await app.api.post('/api/cartridges', { library: 0, count: 2 });
     expect(minted.status).toBe(200);
-    expect((await app.api.post(`/api/libraries/${declared.body.library}/drives/2/load`, { label: 'KEP002L9' })).status).toBe(200);
+    expect(
+      (await app.api.post(`/api/libraries/${declared.body.library}/drives/2/load`, { label: 'KEP002L9' }))
+        .status,
+    ).toBe(200);
 
     const before = {
       system: (await app.api.get('/api/system')).body,

@@ -20,7 +20,7 @@ const DATAPLANE_KEY = 'dataplane';
 /** Entry point: one nodeagent per appliance node. */
 async function main() {
   const config = loadConfig();
-  const logger = pino({ name: 'nodeagent', node: config.node });
+  const logger = pino({ name: 'nodeagent' }).child({ node: config.node });
   const store = await Store.connect({ endpoints: config.etcdEndpoints, logger });
   const journal = new EventJournal(store);
   const lease = await store.lease(STATUS_LEASE_TTL_SEC);
@@ -32,21 +32,30 @@ async function main() {
   await ensureDefaultPool(store, config.node, config.defaultPoolPath, logger);
   const pools = await startPoolReconciler({ store, lease, node: config.node, logger });
 
-  let publisher: NodeStatusPublisher | undefined;
+  // The supervisor reports to the publisher, which reads the supervisor: tie them after both exist.
+  const publish = { now: () => undefined as unknown };
   const supervisor = new EmulatorSupervisor({
     stateDir: config.stateDir,
     entry: config.emulatorEntry,
     logger,
     onEvent: (e) => {
       void journal.emit(e).catch((err) => logger.warn({ err }, 'event not recorded'));
-      void publisher?.publish();
+      void publish.now();
     },
-    onChange: () => void publisher?.publish(),
+    onChange: () => void publish.now(),
   });
-  publisher = new NodeStatusPublisher({ store, lease, node: config.node, supervisor, logger });
+  const publisher = new NodeStatusPublisher({ store, lease, node: config.node, supervisor, logger });
+  publish.now = () => publisher.publish();
   await publisher.start();
 
-  const carts = await startCartridgeReconciler({ store, journal, node: config.node, supervisor, publisher, logger });
+  const carts = await startCartridgeReconciler({
+    store,
+    journal,
+    node: config.node,
+    supervisor,
+    publisher,
+    logger,
+  });
 
   // One level-triggered key for the whole data plane: desired generation and libraries.
   const dataplane = startController<string>({
@@ -71,7 +80,13 @@ async function main() {
       return { requeueAfterMs: Requeue.poll };
     },
   });
-  const dataplaneWatch = await watchInto(store, keys.dataplane, DataplaneSpec, dataplane.queue, () => DATAPLANE_KEY);
+  const dataplaneWatch = await watchInto(
+    store,
+    keys.dataplane,
+    DataplaneSpec,
+    dataplane.queue,
+    () => DATAPLANE_KEY,
+  );
   dataplane.queue.add(DATAPLANE_KEY);
 
   const hostPower = hostPowerFrom(config.hostPower);
@@ -105,6 +120,8 @@ async function main() {
 }
 
 main().catch((err) => {
-  console.error(JSON.stringify({ level: 60, name: 'nodeagent', msg: 'nodeagent failed', err: String(err?.stack ?? err) }));
+  console.error(
+    JSON.stringify({ level: 60, name: 'nodeagent', msg: 'nodeagent failed', err: String(err?.stack ?? err) }),
+  );
   process.exit(1);
 });

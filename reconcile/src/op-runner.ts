@@ -37,7 +37,9 @@ export async function startOpRunner(opts: {
     reconcile: async (key, { log }) => {
       const current = await store.get(key, Op);
       if (!current || isOpFinished(current.value) || current.value.executor !== executor) return;
-      const claimed = await store.update(key, Op, (op) => (op && op.state === 'pending' ? { ...op, state: 'running' } : undefined));
+      const claimed = await store.update(key, Op, (op) =>
+        op && op.state === 'pending' ? { ...op, state: 'running' as const } : undefined,
+      );
       const op = claimed?.value ?? current.value;
       if (isOpFinished(op)) return;
       await run(op, log);
@@ -55,7 +57,13 @@ export async function startOpRunner(opts: {
       step: async (text) => {
         log.info({ step: text }, 'op step');
         await store.update(key, Op, (cur) => (cur ? { ...cur, steps: [...cur.steps, text] } : undefined));
-        if (maintenance) await journal.emit({ kind: 'maint_step', subject: label, detail: text, data: { label, step: text } });
+        if (maintenance)
+          await journal.emit({
+            kind: 'maint_step',
+            subject: label,
+            detail: text,
+            data: { label, step: text },
+          });
       },
       afterFinish: (fn) => void deferred.push(fn),
       announceReboot: () => void (rebooting = true),
@@ -68,11 +76,15 @@ export async function startOpRunner(opts: {
       outcome = { state: 'succeeded', result };
     } catch (err) {
       const vtl =
-        err instanceof VtlError ? err : new VtlError('internal', `${op.kind} failed: ${(err as Error).message}`);
+        err instanceof VtlError
+          ? err
+          : new VtlError('internal', `${op.kind} failed: ${(err as Error).message}`);
       if (!(err instanceof VtlError)) log.error({ err }, 'op failed');
       outcome = { state: 'failed', error: vtl.toBody().error };
     }
-    const finished = await store.update(key, Op, (cur) => (cur ? { ...cur, ...outcome, finished_at: isoNow() } : undefined));
+    const finished = await store.update(key, Op, (cur) =>
+      cur ? { ...cur, ...outcome, finished_at: isoNow() } : undefined,
+    );
     if (maintenance) {
       const ok = outcome.state === 'succeeded';
       const detail = ok ? `${op.kind} finished` : (outcome.error?.message ?? 'failed');

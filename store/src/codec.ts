@@ -39,7 +39,11 @@ export function decodeKv<T>(kv: IKeyValue, schema: z.ZodType<T>): Versioned<T> {
 }
 
 /** Like decodeKv, but logs and returns undefined so one bad record does not hide the others. */
-export function decodeKvOrSkip<T>(kv: IKeyValue, schema: z.ZodType<T>, log: Logger): Versioned<T> | undefined {
+export function decodeKvOrSkip<T>(
+  kv: IKeyValue,
+  schema: z.ZodType<T>,
+  log: Logger,
+): Versioned<T> | undefined {
   try {
     return decodeKv(kv, schema);
   } catch (err) {

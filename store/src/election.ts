@@ -45,7 +45,10 @@ export async function campaign(
     try {
       lease = await deps.lease(ttlSec);
       const key = prefix + BigInt(lease.id).toString(16);
-      const res = await runTxn(deps.client, { compare: [absent(key)], success: [putOp(key, candidateId, lease)] });
+      const res = await runTxn(deps.client, {
+        compare: [absent(key)],
+        success: [putOp(key, candidateId, lease)],
+      });
       if (!res.succeeded) throw new Error(`campaign key ${key} exists already`);
       const myRevision = res.header.revision;
       await waitForPredecessors(deps, prefix, myRevision, lease, signal);

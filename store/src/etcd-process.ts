@@ -93,7 +93,9 @@ async function waitHealthy(url: string, child: ChildProcess, where: () => string
   const deadline = Date.now() + HEALTH_TIMEOUT_MS;
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`etcd exited (${child.exitCode ?? child.signalCode}) before it became healthy; ${where()}`);
+      throw new Error(
+        `etcd exited (${child.exitCode ?? child.signalCode}) before it became healthy; ${where()}`,
+      );
     }
     try {
       const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(1_000) });

@@ -11,13 +11,17 @@ export class EventJournal {
     private readonly bound: number = EVENT_JOURNAL_BOUND,
   ) {}
 
-  /** Appends an event and trims the one `bound` older in the same transaction. */
+  /**
+   * Appends an event and, in the same transaction, trims everything `bound` or more older.
+   * Trimming a range rather than the one key also removes a record whose slower writer
+   * landed after its trim was due, so racing emitters cannot grow the journal.
+   */
   async emit(e: NewEvent): Promise<EventRecord> {
     const parsed = NewEvent.parse(e);
     const id = await this.store.nextId('events');
     const record: EventRecord = { id, ts: new Date().toISOString(), ...parsed };
     const txn = this.store.transaction().put(keys.events.one(id), record);
-    if (id > this.bound) txn.delete(keys.events.one(id - this.bound));
+    if (id > this.bound) txn.deleteRange(keys.events.one(0), keys.events.one(id - this.bound + 1));
     await txn.commit();
     return record;
   }
@@ -43,7 +47,11 @@ export class EventJournal {
       for (const { value } of items) {
         if (found.length >= query.limit) break;
         if (kind && value.kind !== kind) continue;
-        if (needle && ![value.kind, value.subject, value.detail].some((s) => s.toLowerCase().includes(needle))) continue;
+        if (
+          needle &&
+          ![value.kind, value.subject, value.detail].some((s) => s.toLowerCase().includes(needle))
+        )
+          continue;
         found.push(value);
       }
       const last = items.at(-1);

@@ -10,3 +10,15 @@ export { startTestEtcd, type TestEtcd } from './test-etcd.js';
 export type { Txn } from './txn.js';
 export type { Watch, WatchEvent, WatchOptions } from './watch.js';
 export { waitFor, type WaitOptions } from './wait.js';
+export {
+  activeJobs,
+  libraryState,
+  liveLibraryIds,
+  loadSnapshot,
+  nodeOfLibrary,
+  observedCartridges,
+  observedLibrary,
+  refuseWithActiveJobs,
+  refuseWithLoadedDrives,
+  type Snapshot,
+} from './snapshot.js';

@@ -93,7 +93,12 @@ class PrefixInformer<T> implements Informer<T> {
       this.log.warn({ key: e.key, issues: parsed.error.issues }, 'skipping a record that fails its schema');
       return;
     }
-    const item = { key: e.key, value: parsed.data, modRevision: e.modRevision, createRevision: e.createRevision };
+    const item = {
+      key: e.key,
+      value: parsed.data,
+      modRevision: e.modRevision,
+      createRevision: e.createRevision,
+    };
     this.cache.set(e.key, item);
     this.call(() => this.handler.onPut(item));
   }

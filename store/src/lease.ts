@@ -37,7 +37,8 @@ export class StoreLease implements Lease {
     const limitMs = (ttlSec * 1000 * 2) / 3;
     this.watchdog = setInterval(
       () => {
-        if (Date.now() - this.lastOk > limitMs) this.markLost(`no keepalive answer for ${Date.now() - this.lastOk} ms`);
+        if (Date.now() - this.lastOk > limitMs)
+          this.markLost(`no keepalive answer for ${Date.now() - this.lastOk} ms`);
       },
       Math.min(250, limitMs / 4),
     );

@@ -33,16 +33,18 @@ export interface Snapshot {
 
 /** Reads every record a view or a refusal check needs. */
 export async function loadSnapshot(store: Store): Promise<Snapshot> {
-  const [libraries, libraryStatus, pools, poolStatus, nodes, cartridges, jobs, dataplane] = await Promise.all([
-    store.list(keys.libraries.prefix, LibrarySpec),
-    store.list(keys.libraryStatus.prefix, LibraryStatus),
-    store.list(keys.pools.prefix, PoolSpec),
-    store.list(keys.poolStatus.prefix, PoolStatus),
-    store.list(keys.nodeStatus.prefix, NodeStatus),
-    store.list(keys.cartridges.prefix, CartridgeSpec),
-    store.list(keys.jobs.prefix, Job),
-    store.get(keys.dataplane, DataplaneSpec),
-  ]);
+  const [libraries, libraryStatus, pools, poolStatus, nodes, cartridges, jobs, dataplane] = await Promise.all(
+    [
+      store.list(keys.libraries.prefix, LibrarySpec),
+      store.list(keys.libraryStatus.prefix, LibraryStatus),
+      store.list(keys.pools.prefix, PoolSpec),
+      store.list(keys.poolStatus.prefix, PoolStatus),
+      store.list(keys.nodeStatus.prefix, NodeStatus),
+      store.list(keys.cartridges.prefix, CartridgeSpec),
+      store.list(keys.jobs.prefix, Job),
+      store.get(keys.dataplane, DataplaneSpec),
+    ],
+  );
   return {
     libraries: libraries.items.map((i) => i.value),
     libraryStatus: new Map(libraryStatus.items.map((i) => [i.value.id, i.value])),
@@ -106,5 +108,7 @@ export function refuseWithLoadedDrives(s: Snapshot, what: string): void {
     ),
   );
   if (loaded.length > 0)
-    throw badRequest(`${what} is refused while a drive holds a cartridge (${loaded.join(', ')}); unload it first.`);
+    throw badRequest(
+      `${what} is refused while a drive holds a cartridge (${loaded.join(', ')}); unload it first.`,
+    );
 }

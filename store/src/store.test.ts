@@ -55,7 +55,8 @@ describe('Store reads and writes', () => {
   it('lists a prefix larger than one page completely, at one revision', async () => {
     for (let start = 0; start < 1200; start += 100) {
       const txn = store.transaction();
-      for (let i = start; i < start + 100; i++) txn.put(`/t/big/${String(i).padStart(5, '0')}`, { name: String(i) });
+      for (let i = start; i < start + 100; i++)
+        txn.put(`/t/big/${String(i).padStart(5, '0')}`, { name: String(i) });
       expect(await txn.commit()).toBe(true);
     }
     const { items, revision } = await store.list('/t/big/', Named);
@@ -192,7 +193,9 @@ describe('Store.transaction', () => {
   });
 
   it('ifModRevision fails for a missing key', async () => {
-    expect(await store.transaction().ifModRevision('/t/txn3/none', '5').put('/t/txn3/x', 1).commit()).toBe(false);
+    expect(await store.transaction().ifModRevision('/t/txn3/none', '5').put('/t/txn3/x', 1).commit()).toBe(
+      false,
+    );
   });
 });
 

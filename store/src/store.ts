@@ -1,5 +1,12 @@
 import { keys, VtlError } from '@vtl/api';
-import { Etcd3, EtcdLeaseInvalidError, type ICompare, type IKeyValue, type IRequestOp, type ITxnResponse } from 'etcd3';
+import {
+  Etcd3,
+  EtcdLeaseInvalidError,
+  type ICompare,
+  type IKeyValue,
+  type IRequestOp,
+  type ITxnResponse,
+} from 'etcd3';
 import { pino, type Logger } from 'pino';
 import type { z } from 'zod';
 import { decodeKv, decodeKvOrSkip, encode, type Versioned } from './codec.js';
@@ -51,7 +58,10 @@ export class Store {
       await client.maintenance.status();
     } catch (err) {
       client.close();
-      throw new VtlError('unavailable', `etcd at ${opts.endpoints.join(', ')} does not answer: ${String(err)}`);
+      throw new VtlError(
+        'unavailable',
+        `etcd at ${opts.endpoints.join(', ')} does not answer: ${String(err)}`,
+      );
     }
     return new Store(client, log);
   }
@@ -90,7 +100,10 @@ export class Store {
 
   /** Creates the record if the key is absent; undefined when it exists. */
   async create<T>(key: string, value: T, opts: { lease?: Lease } = {}): Promise<Versioned<T> | undefined> {
-    const res = await this.txn({ compare: [absent(key)], success: [putOp(key, value, opts.lease)] }, opts.lease);
+    const res = await this.txn(
+      { compare: [absent(key)], success: [putOp(key, value, opts.lease)] },
+      opts.lease,
+    );
     if (!res.succeeded) return undefined;
     return { key, value, modRevision: res.header.revision, createRevision: res.header.revision };
   }
@@ -102,7 +115,12 @@ export class Store {
   }
 
   /** Writes only if the record is still at modRevision. */
-  async casPut<T>(key: string, value: T, modRevision: string, opts: { lease?: Lease } = {}): Promise<boolean> {
+  async casPut<T>(
+    key: string,
+    value: T,
+    modRevision: string,
+    opts: { lease?: Lease } = {},
+  ): Promise<boolean> {
     const res = await this.txn(
       { compare: [atModRevision(key, modRevision)], success: [putOp(key, value, opts.lease)] },
       opts.lease,
@@ -118,7 +136,8 @@ export class Store {
   async update<T>(
     key: string,
     schema: z.ZodType<T>,
-    mutate: (current: T | undefined) => T | undefined | Promise<T | undefined>,
+    // NoInfer: T comes from the schema alone, so literals in mutate's result keep their enum types.
+    mutate: (current: T | undefined) => NoInfer<T> | undefined | Promise<NoInfer<T> | undefined>,
     opts: { lease?: Lease } = {},
   ): Promise<Versioned<T> | undefined> {
     let kv = await this.getKv(key);
@@ -143,9 +162,13 @@ export class Store {
       kv = res.responses[0]?.response_range.kvs[0];
       await jitter(attempt);
     }
-    throw new VtlError('conflict', `${key} kept changing under ${UPDATE_ATTEMPTS} attempts to update it; retry.`, {
-      key,
-    });
+    throw new VtlError(
+      'conflict',
+      `${key} kept changing under ${UPDATE_ATTEMPTS} attempts to update it; retry.`,
+      {
+        key,
+      },
+    );
   }
 
   /** Deletes a key (only at modRevision when given); false when nothing was deleted. */
@@ -163,7 +186,8 @@ export class Store {
 
   /** Deletes every key under a non-empty prefix; returns how many. */
   async deletePrefix(prefix: string): Promise<number> {
-    if (prefix === '') throw new VtlError('internal', 'Refusing to delete the whole key space: give a prefix.');
+    if (prefix === '')
+      throw new VtlError('internal', 'Refusing to delete the whole key space: give a prefix.');
     const res = await this.client.delete().prefix(prefix).exec();
     return Number(res.deleted);
   }
@@ -179,7 +203,8 @@ export class Store {
     let kv = await this.getKv(key);
     for (let attempt = 1; attempt <= NEXT_ID_ATTEMPTS; attempt++) {
       const current = kv ? Number(JSON.parse(kv.value.toString())) : 0;
-      if (!Number.isSafeInteger(current)) throw new VtlError('internal', `Counter ${key} holds a non-integer.`);
+      if (!Number.isSafeInteger(current))
+        throw new VtlError('internal', `Counter ${key} holds a non-integer.`);
       const res = await this.txn({
         compare: [kv ? atModRevision(key, kv.mod_revision) : absent(key)],
         success: [putOp(key, current + 1)],
@@ -259,7 +284,8 @@ export class Store {
       return await runTxn(this.client, req);
     } catch (err) {
       if (err instanceof EtcdLeaseInvalidError) {
-        for (const lease of leases) if (lease instanceof StoreLease) lease.markLost('etcd refused a write: lease expired');
+        for (const lease of leases)
+          if (lease instanceof StoreLease) lease.markLost('etcd refused a write: lease expired');
       }
       throw err;
     }

@@ -10,6 +10,8 @@ export interface Txn {
   ifModRevision(key: string, modRevision: string): Txn;
   put(key: string, value: unknown, opts?: { lease?: Lease }): Txn;
   delete(key: string): Txn;
+  /** Deletes every key in [fromKey, toKey). */
+  deleteRange(fromKey: string, toKey: string): Txn;
   /** false when a comparison failed; nothing was written then. */
   commit(): Promise<boolean>;
 }
@@ -29,7 +31,13 @@ export function atModRevision(key: string, modRevision: string): ICompare {
 
 /** Builds a raw put operation. */
 export function putOp(key: string, value: unknown, lease?: Lease): IRequestOp {
-  return { request_put: { key: Buffer.from(key), value: Buffer.from(encode(value)), ...(lease ? { lease: lease.id } : {}) } };
+  return {
+    request_put: {
+      key: Buffer.from(key),
+      value: Buffer.from(encode(value)),
+      ...(lease ? { lease: lease.id } : {}),
+    },
+  };
 }
 
 /** Builds a raw get operation, used on the failure branch so a retry needs no extra read. */
@@ -69,6 +77,11 @@ export class StoreTxn implements Txn {
 
   delete(key: string): Txn {
     this.success.push({ request_delete_range: { key: Buffer.from(key) } });
+    return this;
+  }
+
+  deleteRange(fromKey: string, toKey: string): Txn {
+    this.success.push({ request_delete_range: { key: Buffer.from(fromKey), range_end: Buffer.from(toKey) } });
     return this;
   }
 

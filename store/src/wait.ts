@@ -28,7 +28,9 @@ export async function waitFor<T>(fn: () => T | Promise<T>, opts: WaitOptions = {
       last = `threw ${err instanceof Error ? err.message : String(err)}`;
     }
     if (Date.now() >= deadline) break;
-    await new Promise((resolve) => setTimeout(resolve, Math.min(intervalMs, Math.max(0, deadline - Date.now()))));
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.min(intervalMs, Math.max(0, deadline - Date.now()))),
+    );
   }
   const what = opts.message ? `${opts.message}: ` : '';
   throw new Error(`${what}condition not met within ${timeoutMs} ms (last check ${last})`);

@@ -85,10 +85,14 @@ class ResumingWatch implements Watch {
       if (!current()) return;
       this.closed = true;
       void this.detach();
-      const fail = new VtlError('conflict', `Cannot watch ${this.prefix} from revision ${this.next}: ${err.message}`, {
-        reason: 'compacted',
-        fromRevision: this.next,
-      });
+      const fail = new VtlError(
+        'conflict',
+        `Cannot watch ${this.prefix} from revision ${this.next}: ${err.message}`,
+        {
+          reason: 'compacted',
+          fromRevision: this.next,
+        },
+      );
       this.settleStart(fail);
       if (this.opts.onError) this.opts.onError(fail);
       else this.log.error({ err: fail }, 'watch ended');
@@ -109,7 +113,13 @@ class ResumingWatch implements Watch {
           this.log.warn({ key }, 'skipping a watch event whose value is not JSON');
           continue;
         }
-        event = { type: 'put', key, value: decoded.value, modRevision, createRevision: ev.kv.create_revision };
+        event = {
+          type: 'put',
+          key,
+          value: decoded.value,
+          modRevision,
+          createRevision: ev.kv.create_revision,
+        };
       }
       try {
         this.onEvent(event);
@@ -146,7 +156,24 @@ export async function startWatch(
   opts: WatchOptions,
   onEvent: (e: WatchEvent) => void,
 ): Promise<Watch> {
+  if (opts.fromRevision !== undefined) await assertNotCompacted(client, prefix, opts.fromRevision);
   const watch = new ResumingWatch(client, log, prefix, opts, onEvent);
   await watch.started;
   return watch;
+}
+
+/**
+ * etcd accepts a watch from a compacted revision and cancels it only afterwards; a read at
+ * that revision fails at once, so the caller gets the error from watch() itself.
+ */
+async function assertNotCompacted(client: Etcd3, prefix: string, revision: string): Promise<void> {
+  try {
+    await client.kv.range({ key: Buffer.from(prefix), revision, count_only: true });
+  } catch (err) {
+    if (!/compacted/.test(String(err))) return; // a future revision is fine to watch from
+    throw new VtlError('conflict', `Cannot watch ${prefix} from revision ${revision}: it was compacted.`, {
+      reason: 'compacted',
+      fromRevision: revision,
+    });
+  }
 }

@@ -19,7 +19,8 @@ export type JobState = z.infer<typeof JobState>;
 
 export const TERMINAL_JOB_STATES: readonly JobState[] = ['succeeded', 'failed', 'cancelled'];
 /** Jobs in these states count as "active or queued" for the refusals of §4.6 and §7. */
-export const isJobActive = (state: JobState) => !TERMINAL_JOB_STATES.includes(state) && state !== 'interrupted';
+export const isJobActive = (state: JobState) =>
+  !TERMINAL_JOB_STATES.includes(state) && state !== 'interrupted';
 
 export const Job = z.object({
   id: z.number().int(),

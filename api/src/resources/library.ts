@@ -52,7 +52,8 @@ export const LibraryRow = z.object({
 });
 export type LibraryRow = z.infer<typeof LibraryRow>;
 
-const int = (what: string) => z.number({ error: `${what} must be an integer` }).int(`${what} must be an integer`);
+const int = (what: string) =>
+  z.number({ error: `${what} must be an integer` }).int(`${what} must be an integer`);
 
 /** Body of POST /api/libraries (§4.6). Range checks that depend on the model are in the route. */
 export const DeclareLibraryRequest = z.strictObject({

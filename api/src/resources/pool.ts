@@ -12,12 +12,18 @@ export type PoolSpec = z.infer<typeof PoolSpec>;
 
 export const PoolName = z
   .string()
-  .regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, 'name: 1 to 32 lowercase letters, digits, - or _, starting with a letter or digit');
+  .regex(
+    /^[a-z0-9][a-z0-9_-]{0,31}$/,
+    'name: 1 to 32 lowercase letters, digits, - or _, starting with a letter or digit',
+  );
 
 export const CreatePoolRequest = z.strictObject({
   name: PoolName,
   node: z.string().min(1).max(63).optional(),
-  path: z.string().min(1).refine((p) => p.startsWith('/'), 'path must be absolute'),
+  path: z
+    .string()
+    .min(1)
+    .refine((p) => p.startsWith('/'), 'path must be absolute'),
 });
 export type CreatePoolRequest = z.infer<typeof CreatePoolRequest>;
 

@@ -24,7 +24,12 @@ export const StatusView = z.object({
   }),
   cartridges: z.array(Cartridge),
   fabrics: z.object({
-    fc: z.object({ present: z.boolean(), verified: z.boolean(), detail: z.string(), sessions: z.number().int() }),
+    fc: z.object({
+      present: z.boolean(),
+      verified: z.boolean(),
+      detail: z.string(),
+      sessions: z.number().int(),
+    }),
   }),
 });
 export type StatusView = z.infer<typeof StatusView>;

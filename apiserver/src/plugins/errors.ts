@@ -21,17 +21,27 @@ export function registerErrorHandler(app: FastifyInstance): void {
     else if ('statusCode' in error && typeof error.statusCode === 'number' && error.statusCode < 500) {
       // Fastify's own refusals: unparsable JSON, wrong content type, body too large.
       const code = error.statusCode === 404 ? 'not_found' : 'bad_request';
-      vtl = new VtlError(code, `${error.message}. Send a JSON body matching the API reference (docs/api.md).`);
+      vtl = new VtlError(
+        code,
+        `${error.message}. Send a JSON body matching the API reference (docs/api.md).`,
+      );
       return reply.status(error.statusCode).send(vtl.toBody());
     } else {
       request.log.error({ err: error }, 'request failed');
-      vtl = new VtlError('internal', 'Internal error; the appliance log has the details (request id ' + request.id + ').');
+      vtl = new VtlError(
+        'internal',
+        'Internal error; the appliance log has the details (request id ' + request.id + ').',
+      );
     }
-    if (vtl.status >= 500) request.log.error({ code: vtl.code, msg: vtl.message, details: vtl.details }, 'request failed');
+    if (vtl.status >= 500)
+      request.log.error({ code: vtl.code, msg: vtl.message, details: vtl.details }, 'request failed');
     return reply.status(vtl.status).send(vtl.toBody());
   });
   app.setNotFoundHandler((request, reply) => {
-    const err = new VtlError('not_found', `No route ${request.method} ${request.url}; see docs/api.md for the endpoints.`);
+    const err = new VtlError(
+      'not_found',
+      `No route ${request.method} ${request.url}; see docs/api.md for the endpoints.`,
+    );
     return reply.status(404).send(err.toBody());
   });
 }

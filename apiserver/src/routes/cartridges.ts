@@ -65,23 +65,31 @@ export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
     cartridgeView(await loadSnapshot(store)).map((c) => Cartridge.parse(c)),
   );
 
-  app.get<{ Params: { label: string } }>('/api/cartridges/:label', { config: { role: 'read-only' } }, async (request) => {
-    const label = request.params.label.toUpperCase();
-    const found = cartridgeView(await loadSnapshot(store)).find((c) => c.label === label);
-    if (!found) throw notFound(`No cartridge ${label}; GET /api/cartridges lists them.`);
-    return Cartridge.parse(found);
-  });
+  app.get<{ Params: { label: string } }>(
+    '/api/cartridges/:label',
+    { config: { role: 'read-only' } },
+    async (request) => {
+      const label = request.params.label.toUpperCase();
+      const found = cartridgeView(await loadSnapshot(store)).find((c) => c.label === label);
+      if (!found) throw notFound(`No cartridge ${label}; GET /api/cartridges lists them.`);
+      return Cartridge.parse(found);
+    },
+  );
 
   app.post('/api/cartridges', { config: { role: 'admin' } }, async (request) => {
     const body = parse(MintRequest, request.body);
     const s = await loadSnapshot(store);
     const lib = mintTarget(s, body.library);
     const drive = findDriveModel(lib.drive_model);
-    if (!drive) throw new VtlError('internal', `Library ${lib.id} names an unknown drive model ${lib.drive_model}.`);
+    if (!drive)
+      throw new VtlError('internal', `Library ${lib.id} names an unknown drive model ${lib.drive_model}.`);
     const label = body.label.trim().toUpperCase();
     if (label && body.count > 1) throw badRequest('label must be empty when count is more than 1.');
     if (label && !CARTRIDGE_LABEL.test(label))
-      throw badRequest('label must be six A-Z0-9 characters plus the media suffix, e.g. ' + `${lib.label_prefix}001${drive.suffix}.`);
+      throw badRequest(
+        'label must be six A-Z0-9 characters plus the media suffix, e.g. ' +
+          `${lib.label_prefix}001${drive.suffix}.`,
+      );
     if (label && !label.endsWith(drive.suffix))
       throw badRequest(`label must end with ${drive.suffix}, the media suffix of ${drive.product}.`);
 
@@ -89,7 +97,8 @@ export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
     if (label && used.has(volser(label)))
       throw badRequest(`Volume ${volser(label)} exists here or in a bucket catalog; pick another label.`);
     const slots = freeSlots(s, lib);
-    if (slots.length === 0) throw badRequest(`Library ${lib.id} has no free storage slot; delete or export cartridges first.`);
+    if (slots.length === 0)
+      throw badRequest(`Library ${lib.id} has no free storage slot; delete or export cartridges first.`);
     const count = Math.min(body.count, slots.length);
     const labels = label ? [label] : nextLabels(lib.label_prefix, drive.suffix, used, count);
 
@@ -126,26 +135,37 @@ export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
     });
   });
 
-  app.delete<{ Params: { label: string } }>('/api/cartridges/:label', { config: { role: 'admin' } }, async (request) => {
-    const label = request.params.label.toUpperCase();
-    const body = parse(DeleteCartridgeRequest, request.body);
-    const s = await loadSnapshot(store);
-    const spec = s.cartridges.find((c) => c.label === label);
-    if (!spec) throw notFound(`No cartridge ${label}; GET /api/cartridges lists them.`);
-    if (body.confirm.toUpperCase() !== label) throw badRequest(`confirm must be the label ${label}.`);
-    const location = observedCartridges(s).get(label)?.location ?? '';
-    if (location.startsWith('drive:'))
-      throw badRequest(`${label} is in ${location.replace(':', ' ')}; unload it first.`);
-    const jobs = s.jobs.filter((j) => j.label === label && isJobActive(j.state));
-    if (jobs.length > 0)
-      throw badRequest(`${label} is referenced by job(s) ${jobs.map((j) => j.id).join(', ')}; wait for or cancel them.`);
+  app.delete<{ Params: { label: string } }>(
+    '/api/cartridges/:label',
+    { config: { role: 'admin' } },
+    async (request) => {
+      const label = request.params.label.toUpperCase();
+      const body = parse(DeleteCartridgeRequest, request.body);
+      const s = await loadSnapshot(store);
+      const spec = s.cartridges.find((c) => c.label === label);
+      if (!spec) throw notFound(`No cartridge ${label}; GET /api/cartridges lists them.`);
+      if (body.confirm.toUpperCase() !== label) throw badRequest(`confirm must be the label ${label}.`);
+      const location = observedCartridges(s).get(label)?.location ?? '';
+      if (location.startsWith('drive:'))
+        throw badRequest(`${label} is in ${location.replace(':', ' ')}; unload it first.`);
+      const jobs = s.jobs.filter((j) => j.label === label && isJobActive(j.state));
+      if (jobs.length > 0)
+        throw badRequest(
+          `${label} is referenced by job(s) ${jobs.map((j) => j.id).join(', ')}; wait for or cancel them.`,
+        );
 
-    await store.update(keys.cartridges.one(label), CartridgeSpec, (cur) => (cur ? { ...cur, deleting: true } : undefined));
-    await waitFor(async () => !(await store.get(keys.cartridges.one(label), CartridgeSpec)), {
-      timeoutMs: REALISE_WAIT_MS,
-    }).catch(() => {
-      throw new VtlError('timeout', `${label} is being deleted; its node has not finished yet. GET /api/cartridges shows when it is gone.`);
-    });
-    return DeleteCartridgeResponse.parse({ ok: true, label });
-  });
+      await store.update(keys.cartridges.one(label), CartridgeSpec, (cur) =>
+        cur ? { ...cur, deleting: true } : undefined,
+      );
+      await waitFor(async () => !(await store.get(keys.cartridges.one(label), CartridgeSpec)), {
+        timeoutMs: REALISE_WAIT_MS,
+      }).catch(() => {
+        throw new VtlError(
+          'timeout',
+          `${label} is being deleted; its node has not finished yet. GET /api/cartridges shows when it is gone.`,
+        );
+      });
+      return DeleteCartridgeResponse.parse({ ok: true, label });
+    },
+  );
 }

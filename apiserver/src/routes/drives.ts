@@ -19,33 +19,45 @@ export async function driveRoutes(app: FastifyInstance, ctx: AppContext) {
     const live = observedLibrary(s, lib.id);
     if (!live) throw badRequest(`Library ${lib.id} is not live; apply it first (POST /api/libraries/apply).`);
     const drive = live.drives.find((d) => d.index === index);
-    if (!drive) throw badRequest(`Library ${lib.id} has drives 0 to ${live.drives.length - 1}; there is no drive ${index}.`);
+    if (!drive)
+      throw badRequest(
+        `Library ${lib.id} has drives 0 to ${live.drives.length - 1}; there is no drive ${index}.`,
+      );
     return { lib, live, drive, executor: `node:${nodeOfLibrary(s, lib)}` };
   }
 
-  app.post<DriveParams>('/api/libraries/:lib/drives/:index/load', { config: { role: 'admin' } }, async (request) => {
-    const { label } = parse(LoadRequest, request.body);
-    const { lib, live, drive, executor } = await target(request.params);
-    const wanted = label.trim().toUpperCase();
-    if (drive.loaded) throw badRequest(`Drive ${drive.index} holds ${drive.loaded}; unload it first.`);
-    if (!live.slots.some((s) => s.label === wanted))
-      throw badRequest(`${wanted} is not in a slot of library ${lib.id}; GET /api/status shows its slots.`);
-    const result = await runOp(
-      store,
-      { kind: 'load', executor, params: { library: lib.id, drive: drive.index, label: wanted } },
-      ctx.config.opTimeoutMs,
-    );
-    return LoadResponse.parse(result);
-  });
+  app.post<DriveParams>(
+    '/api/libraries/:lib/drives/:index/load',
+    { config: { role: 'admin' } },
+    async (request) => {
+      const { label } = parse(LoadRequest, request.body);
+      const { lib, live, drive, executor } = await target(request.params);
+      const wanted = label.trim().toUpperCase();
+      if (drive.loaded) throw badRequest(`Drive ${drive.index} holds ${drive.loaded}; unload it first.`);
+      if (!live.slots.some((s) => s.label === wanted))
+        throw badRequest(`${wanted} is not in a slot of library ${lib.id}; GET /api/status shows its slots.`);
+      const result = await runOp(
+        store,
+        { kind: 'load', executor, params: { library: lib.id, drive: drive.index, label: wanted } },
+        ctx.config.opTimeoutMs,
+      );
+      return LoadResponse.parse(result);
+    },
+  );
 
-  app.post<DriveParams>('/api/libraries/:lib/drives/:index/unload', { config: { role: 'admin' } }, async (request) => {
-    const { lib, drive, executor } = await target(request.params);
-    if (!drive.loaded) throw badRequest(`Drive ${drive.index} of library ${lib.id} is empty; nothing to unload.`);
-    const result = await runOp(
-      store,
-      { kind: 'unload', executor, params: { library: lib.id, drive: drive.index } },
-      ctx.config.opTimeoutMs,
-    );
-    return UnloadResponse.parse(result);
-  });
+  app.post<DriveParams>(
+    '/api/libraries/:lib/drives/:index/unload',
+    { config: { role: 'admin' } },
+    async (request) => {
+      const { lib, drive, executor } = await target(request.params);
+      if (!drive.loaded)
+        throw badRequest(`Drive ${drive.index} of library ${lib.id} is empty; nothing to unload.`);
+      const result = await runOp(
+        store,
+        { kind: 'unload', executor, params: { library: lib.id, drive: drive.index } },
+        ctx.config.opTimeoutMs,
+      );
+      return UnloadResponse.parse(result);
+    },
+  );
 }

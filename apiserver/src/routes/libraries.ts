@@ -20,7 +20,14 @@ import {
 } from '@vtl/api';
 import type { AppContext } from '../context.js';
 import { idParam, parse } from '../plugins/validate.js';
-import { libraryState, loadSnapshot, nodeOfLibrary, refuseWithActiveJobs, refuseWithLoadedDrives, type Snapshot } from '@vtl/store';
+import {
+  libraryState,
+  loadSnapshot,
+  nodeOfLibrary,
+  refuseWithActiveJobs,
+  refuseWithLoadedDrives,
+  type Snapshot,
+} from '@vtl/store';
 import { nextLabels, usedVolsers } from '../services/labels.js';
 import { runOp } from '../services/ops.js';
 import { refuseWhileDraining } from '../services/guards.js';
@@ -34,18 +41,22 @@ export function findLibrary(s: Snapshot, id: number): LibrarySpec {
   return lib;
 }
 
-const row = (s: Snapshot, l: LibrarySpec) =>
-  LibraryRow.parse({ ...l, state: libraryState(s, l.id) });
+const row = (s: Snapshot, l: LibrarySpec) => LibraryRow.parse({ ...l, state: libraryState(s, l.id) });
 
 /** Checks a declare body against the models catalog and the pool; returns the record to write. */
 function planLibrary(s: Snapshot, body: DeclareLibraryRequest, id: number): LibrarySpec {
   const found = findLibraryVariant(body.product);
   if (!found || !found.variant.creatable || !found.model.creatable)
-    throw badRequest(`product "${body.product}" cannot be created; use 3573-TL or 03584L32 (GET /api/models).`);
+    throw badRequest(
+      `product "${body.product}" cannot be created; use 3573-TL or 03584L32 (GET /api/models).`,
+    );
   const drive = findDriveModel(body.drive_product);
-  if (!drive) throw badRequest(`drive_product "${body.drive_product}" is unknown; GET /api/models lists the drives.`);
+  if (!drive)
+    throw badRequest(`drive_product "${body.drive_product}" is unknown; GET /api/models lists the drives.`);
   if (drive.family !== found.variant.family)
-    throw badRequest(`drive_product ${drive.product} does not fit a ${body.product} frame; pick an IBM ULT3580 drive.`);
+    throw badRequest(
+      `drive_product ${drive.product} does not fit a ${body.product} frame; pick an IBM ULT3580 drive.`,
+    );
   if (body.num_drives > found.model.max_drives)
     throw badRequest(`num_drives must be 1 to ${found.model.max_drives} for ${body.product}.`);
   const pool = s.pools.find((p) => p.id === body.pool_id);
@@ -53,7 +64,8 @@ function planLibrary(s: Snapshot, body: DeclareLibraryRequest, id: number): Libr
   if (s.poolStatus.get(pool.id)?.state !== 'active')
     throw badRequest(`Pool "${pool.name}" is not active; check its node (GET /api/pools shows why).`);
   const home = s.libraries.find((l) => l.home_pool === pool.id);
-  if (home) throw badRequest(`Pool "${pool.name}" already homes library ${home.id} (${home.name}); use a free pool.`);
+  if (home)
+    throw badRequest(`Pool "${pool.name}" already homes library ${home.id} (${home.name}); use a free pool.`);
 
   const serials = new Set(s.libraries.map((l) => l.serial));
   let serial = randomSerial('VL', 8);
@@ -155,22 +167,26 @@ export async function libraryRoutes(app: FastifyInstance, ctx: AppContext) {
     return ApplyResponse.parse(result);
   });
 
-  app.delete<{ Params: { lib: string } }>('/api/libraries/:lib', { config: { role: 'admin' } }, async (request) => {
-    const id = idParam(request.params.lib, 'library');
-    const s = await loadSnapshot(store);
-    const lib = findLibrary(s, id);
-    const body = parse(DeleteLibraryRequest, request.body);
-    if (body.confirm !== lib.name && body.confirm !== lib.serial)
-      throw badRequest(`confirm must be the library name "${lib.name}" or its serial exactly.`);
-    await refuseWhileDraining(store, 'Library delete');
-    refuseWithActiveJobs(s, 'Library delete');
-    const node = nodeOfLibrary(s, lib);
-    if (!node) throw badRequest(`Library ${id} has no pool record; nothing can erase its cartridges.`);
-    const result = await runOp(
-      store,
-      { kind: 'delete_library', executor: `node:${node}`, params: { library: id } },
-      ctx.config.opTimeoutMs,
-    );
-    return DeleteLibraryResponse.parse(result);
-  });
+  app.delete<{ Params: { lib: string } }>(
+    '/api/libraries/:lib',
+    { config: { role: 'admin' } },
+    async (request) => {
+      const id = idParam(request.params.lib, 'library');
+      const s = await loadSnapshot(store);
+      const lib = findLibrary(s, id);
+      const body = parse(DeleteLibraryRequest, request.body);
+      if (body.confirm !== lib.name && body.confirm !== lib.serial)
+        throw badRequest(`confirm must be the library name "${lib.name}" or its serial exactly.`);
+      await refuseWhileDraining(store, 'Library delete');
+      refuseWithActiveJobs(s, 'Library delete');
+      const node = nodeOfLibrary(s, lib);
+      if (!node) throw badRequest(`Library ${id} has no pool record; nothing can erase its cartridges.`);
+      const result = await runOp(
+        store,
+        { kind: 'delete_library', executor: `node:${node}`, params: { library: id } },
+        ctx.config.opTimeoutMs,
+      );
+      return DeleteLibraryResponse.parse(result);
+    },
+  );
 }

@@ -24,13 +24,15 @@ function poolRow(s: Snapshot, pool: PoolSpec): PoolRow {
   return {
     ...pool,
     state: status?.state ?? 'offline',
-    detail: status?.detail ?? `No nodeagent on node "${pool.node}" reports this pool; check that the node is up.`,
+    detail:
+      status?.detail ?? `No nodeagent on node "${pool.node}" reports this pool; check that the node is up.`,
     library: home?.id ?? null,
     figures: status?.figures ?? null,
   };
 }
 
-const within = (child: string, parent: string) => child === parent || child.startsWith(parent.replace(/\/$/, '') + '/');
+const within = (child: string, parent: string) =>
+  child === parent || child.startsWith(parent.replace(/\/$/, '') + '/');
 
 /** Pools: the spec names pools but shows no endpoint; docs/api.md documents these. */
 export async function poolRoutes(app: FastifyInstance, ctx: AppContext) {
@@ -49,9 +51,13 @@ export async function poolRoutes(app: FastifyInstance, ctx: AppContext) {
         throw badRequest(`node is required: ${nodes.length} nodes are up (${nodes.join(', ') || 'none'}).`);
       node = nodes[0] as string;
     }
-    if (s.pools.some((p) => p.name === body.name)) throw conflict(`A pool named "${body.name}" exists already.`);
-    const clash = s.pools.find((p) => p.node === node && (within(body.path, p.path) || within(p.path, body.path)));
-    if (clash) throw badRequest(`Path ${body.path} overlaps pool "${clash.name}" (${clash.path}) on node ${node}.`);
+    if (s.pools.some((p) => p.name === body.name))
+      throw conflict(`A pool named "${body.name}" exists already.`);
+    const clash = s.pools.find(
+      (p) => p.node === node && (within(body.path, p.path) || within(p.path, body.path)),
+    );
+    if (clash)
+      throw badRequest(`Path ${body.path} overlaps pool "${clash.name}" (${clash.path}) on node ${node}.`);
 
     const id = await ctx.store.nextId('pools');
     const pool: PoolSpec = { id, name: body.name, node, path: body.path, created_at: isoNow() };
@@ -63,9 +69,12 @@ export async function poolRoutes(app: FastifyInstance, ctx: AppContext) {
       .commit();
     if (!ok) throw conflict(`A pool named "${body.name}" exists already.`);
     await ctx.journal.emit({ kind: 'pool_created', subject: body.name, detail: `${node}:${body.path}` });
-    await waitFor(async () => (await ctx.store.get(keys.poolStatus.one(id), PoolStatus))?.value.state === 'active', {
-      timeoutMs: POOL_ACTIVATION_WAIT_MS,
-    }).catch(() => undefined);
+    await waitFor(
+      async () => (await ctx.store.get(keys.poolStatus.one(id), PoolStatus))?.value.state === 'active',
+      {
+        timeoutMs: POOL_ACTIVATION_WAIT_MS,
+      },
+    ).catch(() => undefined);
     reply.status(201);
     return PoolRow.parse(poolRow(await loadSnapshot(ctx.store), pool));
   });
@@ -77,7 +86,9 @@ export async function poolRoutes(app: FastifyInstance, ctx: AppContext) {
     if (!pool) throw notFound(`No pool ${id}; GET /api/pools lists the pools.`);
     const home = s.libraries.find((l) => l.home_pool === id);
     if (home)
-      throw badRequest(`Pool "${pool.name}" homes library ${home.id} (${home.name}); delete that library first.`);
+      throw badRequest(
+        `Pool "${pool.name}" homes library ${home.id} (${home.name}); delete that library first.`,
+      );
     const removed = await ctx.store
       .transaction()
       .ifAbsent(keys.poolHome(id))
@@ -85,7 +96,8 @@ export async function poolRoutes(app: FastifyInstance, ctx: AppContext) {
       .delete(keys.poolName(pool.name))
       .delete(keys.poolStatus.one(id))
       .commit();
-    if (!removed) throw badRequest(`Pool "${pool.name}" was just claimed by a library; delete that library first.`);
+    if (!removed)
+      throw badRequest(`Pool "${pool.name}" was just claimed by a library; delete that library first.`);
     await ctx.journal.emit({ kind: 'pool_removed', subject: pool.name, detail: `${pool.node}:${pool.path}` });
     return { ok: true, id, name: pool.name };
   });

@@ -8,5 +8,8 @@ const Drain = z.object({ draining: z.boolean() });
 export async function refuseWhileDraining(store: Store, what: string): Promise<void> {
   const drain = await store.get(keys.drain, Drain);
   if (drain?.value.draining)
-    throw new VtlError('draining', `${what} is refused while a graceful restart drains; retry once it restarted.`);
+    throw new VtlError(
+      'draining',
+      `${what} is refused while a graceful restart drains; retry once it restarted.`,
+    );
 }

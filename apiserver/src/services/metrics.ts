@@ -6,7 +6,8 @@ import { cartridgeView } from './status-view.js';
 /** Prometheus series derived from the records at scrape time (§6.4). No label carries a secret. */
 export function createMetrics(store: Store): Registry {
   const registry = new Registry();
-  const pool = (name: string, help: string) => new Gauge({ name, help, labelNames: ['pool'], registers: [registry] });
+  const pool = (name: string, help: string) =>
+    new Gauge({ name, help, labelNames: ['pool'], registers: [registry] });
   const gauges = {
     used: pool('vtl_pool_fs_used_bytes', 'Pool dataset used bytes'),
     total: pool('vtl_pool_fs_total_bytes', 'Pool dataset total bytes'),
@@ -14,8 +15,16 @@ export function createMetrics(store: Store): Registry {
     dedup: pool('vtl_pool_dedup_ratio', 'Pool-wide dedup ratio'),
     compress: pool('vtl_pool_compress_ratio', 'Per-dataset compression ratio'),
     physEst: pool('vtl_pool_phys_est_bytes', 'Estimated real disk share after global dedup'),
-    zAlloc: new Gauge({ name: 'vtl_zpool_alloc_bytes', help: 'Shared system pool allocated bytes', registers: [registry] }),
-    zSize: new Gauge({ name: 'vtl_zpool_size_bytes', help: 'Shared system pool size', registers: [registry] }),
+    zAlloc: new Gauge({
+      name: 'vtl_zpool_alloc_bytes',
+      help: 'Shared system pool allocated bytes',
+      registers: [registry],
+    }),
+    zSize: new Gauge({
+      name: 'vtl_zpool_size_bytes',
+      help: 'Shared system pool size',
+      registers: [registry],
+    }),
     written: new Gauge({
       name: 'vtl_drive_blocks_written',
       help: 'Blocks written since boot',

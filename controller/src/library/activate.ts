@@ -48,7 +48,9 @@ export async function activate(store: Store, what: string, ctx: OpContext): Prom
     requested_at: isoNow(),
   }));
   const generation = spec?.value.generation ?? 0;
-  await step(`Restarting the tape emulator on ${[...nodes].join(', ') || 'no node'} with ${libraries.length} libraries`);
+  await step(
+    `Restarting the tape emulator on ${[...nodes].join(', ') || 'no node'} with ${libraries.length} libraries`,
+  );
 
   for (const node of nodes) {
     let last: NodeStatus | undefined;

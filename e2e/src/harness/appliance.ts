@@ -76,14 +76,28 @@ export class Appliance {
       await waitFor(
         async () => {
           if (child.exitCode !== null) throw new Error(`appliance exited with ${child.exitCode}`);
-          const status = await this.api.get('/api/pools').catch(() => undefined);
-          return status?.status === 200 && status.body.some?.((p: { state: string }) => p.state === 'active');
+          return await this.ready();
         },
         { timeoutMs: 60_000, intervalMs: 200 },
       );
     } catch (err) {
       throw new Error(`appliance did not come up: ${(err as Error).message}\n${this.output.slice(-5000)}`);
     }
+  }
+
+  /** Up: a pool is active and every active library is live again (served by the emulator). */
+  private async ready(): Promise<boolean> {
+    const pools = await this.api.get('/api/pools').catch(() => undefined);
+    if (pools?.status !== 200 || !pools.body.some((p: { state: string }) => p.state === 'active'))
+      return false;
+    const [libraries, status] = await Promise.all([
+      this.api.get('/api/libraries'),
+      this.api.get('/api/status'),
+    ]);
+    const live = new Set(
+      status.body.libraries.filter((l: any) => l.library.live).map((l: any) => l.library.id),
+    );
+    return libraries.body.every((l: { id: number; state: string }) => l.state !== 'active' || live.has(l.id));
   }
 
   /** The last lines the appliance printed, for failure messages. */

@@ -68,7 +68,7 @@ export type Request =
   | { id: number; method: 'mint'; params: { library: number; label: string; slot: number } } // → { label, slot }; creates the VOL1 image and places it; idempotent if that label already sits in that slot
   | { id: number; method: 'remove'; params: { library: number; label: string } } // → {} ; deletes image + inventory entry; refused while loaded
   | { id: number; method: 'load'; params: { library: number; drive: number; label: string } } // → { detail }
-  | { id: number; method: 'unload'; params: { library: number; drive: number } } // → { detail, slot }
+  | { id: number; method: 'unload'; params: { library: number; drive: number; force?: boolean } } // → { detail, slot }; force (library delete) skips the busy check and the 15 s quiet window
   | { id: number; method: 'shutdown' }; // → {} then the process exits cleanly
 
 export type Response =
@@ -100,4 +100,5 @@ export interface UnloadResult {
 }
 
 export type Method = Request['method'];
-export type ParamsOf<M extends Method> = Extract<Request, { method: M }> extends { params: infer P } ? P : undefined;
+export type ParamsOf<M extends Method> =
+  Extract<Request, { method: M }> extends { params: infer P } ? P : undefined;

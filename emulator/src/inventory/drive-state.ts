@@ -29,7 +29,8 @@ export function removalRefusal(
   d: DriveRuntime,
   opts: { now: number; guardMs: number; quietWindow: boolean },
 ): string | undefined {
-  if (d.activity !== 'idle') return `drive ${index} is ${d.activity}; unload it once the host has finished with it`;
+  if (d.activity !== 'idle')
+    return `drive ${index} is ${d.activity}; unload it once the host has finished with it`;
   if (!opts.quietWindow || d.lastActive === 0) return undefined;
   const quietFor = opts.now - d.lastActive;
   if (quietFor >= opts.guardMs) return undefined;

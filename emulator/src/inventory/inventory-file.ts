@@ -59,7 +59,12 @@ export async function loadInventory(g: LibraryGeometry): Promise<{ state: Invent
   } catch {
     throw new VtlError('internal', `${path} is not valid JSON; restore it from the last good copy`);
   }
-  if (file.format !== 1 || !Array.isArray(file.storage) || !Array.isArray(file.ie) || !Array.isArray(file.drives)) {
+  if (
+    file.format !== 1 ||
+    !Array.isArray(file.storage) ||
+    !Array.isArray(file.ie) ||
+    !Array.isArray(file.drives)
+  ) {
     throw new VtlError('internal', `${path} has an unknown format`);
   }
   const state: InventoryState = {
@@ -87,7 +92,10 @@ export async function saveInventory(g: LibraryGeometry, s: InventoryState): Prom
  * longer exists moves to the first empty storage (then I/E) slot rather than being forgotten;
  * a label found twice keeps its first place. Returns what it changed, for the log.
  */
-export function fitGeometry(stored: InventoryState, g: LibraryGeometry): { state: InventoryState; notes: string[] } {
+export function fitGeometry(
+  stored: InventoryState,
+  g: LibraryGeometry,
+): { state: InventoryState; notes: string[] } {
   const state = emptyInventory(g);
   const notes: string[] = [];
   const seen = new Set<string>();
@@ -109,7 +117,8 @@ export function fitGeometry(stored: InventoryState, g: LibraryGeometry): { state
     if (keep(label, `ie:${i + 1}`, i < g.numIe)) state.ie[i] = label;
   });
   stored.drives.forEach((d, i) => {
-    if (keep(d.label, `drive:${i}`, i < g.numDrives)) state.drives[i] = { label: d.label, source: fitSource(d.source, g) };
+    if (keep(d.label, `drive:${i}`, i < g.numDrives))
+      state.drives[i] = { label: d.label, source: fitSource(d.source, g) };
   });
   for (const label of homeless) {
     const s = state.storage.indexOf('');
@@ -117,7 +126,9 @@ export function fitGeometry(stored: InventoryState, g: LibraryGeometry): { state
     if (s >= 0) state.storage[s] = label;
     else if (e >= 0) state.ie[e] = label;
     else throw new VtlError('internal', `library ${g.id} has no room for ${label} after its geometry shrank`);
-    notes.push(`${label} moved to ${formatLocation(s >= 0 ? storageSlot(s + 1) : { kind: 'ie', num: e + 1 })}`);
+    notes.push(
+      `${label} moved to ${formatLocation(s >= 0 ? storageSlot(s + 1) : { kind: 'ie', num: e + 1 })}`,
+    );
   }
   return { state, notes };
 }

@@ -22,7 +22,11 @@ export interface TapePosition {
 }
 
 export type ReadResult =
-  | { kind: 'data'; data: Buffer; /** Full block length; more than data.length when maxLen cut it. */ length: number }
+  | {
+      kind: 'data';
+      data: Buffer;
+      /** Full block length; more than data.length when maxLen cut it. */ length: number;
+    }
   | { kind: 'filemark' }
   | { kind: 'eod' };
 
@@ -291,7 +295,8 @@ export class Cartridge {
   }
 
   private assertWritable(): void {
-    if (this.meta.write_protected) throw new MediaError('write_protected', `${this.label} is write-protected`);
+    if (this.meta.write_protected)
+      throw new MediaError('write_protected', `${this.label} is write-protected`);
   }
 
   /** Where the next record starts: the current object's offset, or the data end at EOD. */
@@ -311,7 +316,8 @@ export class Cartridge {
 
   private async moveTo(object: number): Promise<void> {
     this.pos = object;
-    this.posFilemarks = object === this.index.count ? this.filemarks : (await this.index.get(object)).filemarksBefore;
+    this.posFilemarks =
+      object === this.index.count ? this.filemarks : (await this.index.get(object)).filemarksBefore;
   }
 
   private writeResult(): WriteResult {

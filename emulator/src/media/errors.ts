@@ -4,14 +4,7 @@
  * `corrupt` → MEDIUM ERROR), so the reasons are a stable contract, not free text.
  */
 export type MediaErrorReason =
-  | 'not_found'
-  | 'exists'
-  | 'stub'
-  | 'write_protected'
-  | 'end_of_medium'
-  | 'corrupt'
-  | 'closed'
-  | 'invalid';
+  'not_found' | 'exists' | 'stub' | 'write_protected' | 'end_of_medium' | 'corrupt' | 'closed' | 'invalid';
 
 export class MediaError extends Error {
   constructor(

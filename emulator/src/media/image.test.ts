@@ -55,11 +55,15 @@ describe('mint', () => {
 
   it('refuses a label that already has an image and leaves the first intact', async () => {
     await mintCartridge({ mediaDir: tmp.path, label: 'XYZ123L9', generation: 9 });
-    await expect(mintCartridge({ mediaDir: tmp.path, label: 'XYZ123L9', generation: 9 })).rejects.toMatchObject({
+    await expect(
+      mintCartridge({ mediaDir: tmp.path, label: 'XYZ123L9', generation: 9 }),
+    ).rejects.toMatchObject({
       reason: 'exists',
     });
     expect(await readdir(tmp.path)).toEqual(['XYZ123L9']);
-    await expect(mintCartridge({ mediaDir: tmp.path, label: 'XYZ124L2', generation: 2 })).rejects.toMatchObject({
+    await expect(
+      mintCartridge({ mediaDir: tmp.path, label: 'XYZ124L2', generation: 2 }),
+    ).rejects.toMatchObject({
       reason: 'invalid',
     });
   });

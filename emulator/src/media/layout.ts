@@ -72,7 +72,11 @@ export async function readMeta(dir: string): Promise<CartridgeMeta> {
   } catch {
     throw new MediaError('corrupt', `${join(dir, IMAGE_FILES.meta)} is not valid JSON`);
   }
-  if (meta.format !== META_FORMAT || typeof meta.label !== 'string' || !Number.isFinite(meta.capacity_bytes)) {
+  if (
+    meta.format !== META_FORMAT ||
+    typeof meta.label !== 'string' ||
+    !Number.isFinite(meta.capacity_bytes)
+  ) {
     throw new MediaError('corrupt', `${join(dir, IMAGE_FILES.meta)} has an unknown format`);
   }
   return meta;

@@ -24,7 +24,12 @@ export interface SpaceOutcome {
   to: { pos: number; posFilemarks: number };
 }
 
-const outcome = (done: number, stop: SpaceResult['stop'], pos: number, posFilemarks: number): SpaceOutcome => ({
+const outcome = (
+  done: number,
+  stop: SpaceResult['stop'],
+  pos: number,
+  posFilemarks: number,
+): SpaceOutcome => ({
   result: { done, stop },
   to: { pos, posFilemarks },
 });

@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** A fresh directory under the OS temp dir and a function that removes it (tests). */
-export async function makeTempDir(prefix = 'vtl-emu-'): Promise<{ path: string; cleanup: () => Promise<void> }> {
+export async function makeTempDir(
+  prefix = 'vtl-emu-',
+): Promise<{ path: string; cleanup: () => Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), prefix));
   return { path, cleanup: () => rm(path, { recursive: true, force: true }) };
 }

@@ -43,7 +43,11 @@ export async function startCartridgeReconciler(opts: {
       else if (!served) await fs.rm(path.join(lib.media_dir, cart.label), { recursive: true, force: true });
       else if (!emulator) return { requeueAfterMs: Requeue.soon };
       if (await store.delete(key, { modRevision: record.modRevision }))
-        await journal.emit({ kind: 'cart_deleted', subject: cart.label, detail: `erased from library ${lib.id}` });
+        await journal.emit({
+          kind: 'cart_deleted',
+          subject: cart.label,
+          detail: `erased from library ${lib.id}`,
+        });
       await publisher.publish();
       return;
     }
@@ -61,7 +65,13 @@ export async function startCartridgeReconciler(opts: {
   }
 
   const controller = startController<string>({ name: 'cartridges', logger: opts.logger, reconcile });
-  const informer = await watchInto(store, keys.cartridges.prefix, CartridgeSpec, controller.queue, (key) => key);
+  const informer = await watchInto(
+    store,
+    keys.cartridges.prefix,
+    CartridgeSpec,
+    controller.queue,
+    (key) => key,
+  );
   return {
     /** Looks at every cartridge again (after the data plane restarted). */
     resync: () => informer.items().forEach((_v, key) => controller.queue.add(key)),

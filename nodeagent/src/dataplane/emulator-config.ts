@@ -1,5 +1,11 @@
 import path from 'node:path';
-import { driveGeneration, findDriveModel, type DataplaneSpec, type LibrarySpec, type PoolSpec } from '@vtl/api';
+import {
+  driveGeneration,
+  findDriveModel,
+  type DataplaneSpec,
+  type LibrarySpec,
+  type PoolSpec,
+} from '@vtl/api';
 import type { EmulatorConfig } from '@vtl/emulator';
 import type { NodeagentConfig } from '../config.js';
 
@@ -13,7 +19,9 @@ export function emulatorConfig(
   pools: PoolSpec[],
 ): EmulatorConfig {
   const mine = new Set(pools.filter((p) => p.node === config.node).map((p) => p.id));
-  const served = libraries.filter((l) => !l.deleting && mine.has(l.home_pool) && desired?.libraries.includes(l.id));
+  const served = libraries.filter(
+    (l) => !l.deleting && mine.has(l.home_pool) && desired?.libraries.includes(l.id),
+  );
   return {
     node: config.node,
     generation: desired?.generation ?? 0,

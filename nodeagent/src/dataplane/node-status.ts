@@ -1,4 +1,11 @@
-import { isoNow, keys, type Drive, type NodeStatus, type ObservedCartridge, type ObservedLibrary } from '@vtl/api';
+import {
+  isoNow,
+  keys,
+  type Drive,
+  type NodeStatus,
+  type ObservedCartridge,
+  type ObservedLibrary,
+} from '@vtl/api';
 import type { EmuLibrary } from '@vtl/emulator';
 import type { Lease, Store } from '@vtl/store';
 import type { Logger } from 'pino';
@@ -48,7 +55,13 @@ export class NodeStatusPublisher {
   libraries: EmuLibrary[] = [];
 
   constructor(
-    private readonly opts: { store: Store; lease: Lease; node: string; supervisor: EmulatorSupervisor; logger: Logger },
+    private readonly opts: {
+      store: Store;
+      lease: Lease;
+      node: string;
+      supervisor: EmulatorSupervisor;
+      logger: Logger;
+    },
   ) {}
 
   start() {
@@ -87,7 +100,11 @@ export class NodeStatusPublisher {
     };
     const fingerprint = JSON.stringify(status);
     if (fingerprint === this.last) return;
-    await this.opts.store.put(keys.nodeStatus.one(this.opts.node), { ...status, updated_at: isoNow() }, { lease: this.opts.lease });
+    await this.opts.store.put(
+      keys.nodeStatus.one(this.opts.node),
+      { ...status, updated_at: isoNow() },
+      { lease: this.opts.lease },
+    );
     this.last = fingerprint;
   }
 

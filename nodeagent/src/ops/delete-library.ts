@@ -37,10 +37,14 @@ export function deleteLibraryOp(deps: {
     }
     const lib = record.value;
     const wasLive = (await store.get(keys.libraryStatus.one(id), LibraryStatus))?.value.state === 'active';
-    await store.update(keys.libraries.one(id), LibrarySpec, (cur) => (cur && !cur.deleting ? { ...cur, deleting: true } : undefined));
+    await store.update(keys.libraries.one(id), LibrarySpec, (cur) =>
+      cur && !cur.deleting ? { ...cur, deleting: true } : undefined,
+    );
     await ctx.step(`Library ${id} (${lib.name}) marked for deletion`);
 
-    const carts = (await store.list(keys.cartridges.prefix, CartridgeSpec)).items.filter((c) => c.value.library === id);
+    const carts = (await store.list(keys.cartridges.prefix, CartridgeSpec)).items.filter(
+      (c) => c.value.library === id,
+    );
     const emulator = supervisor.emulator;
     const served = publisher.libraries.find((l) => l.id === id);
     const skipped: string[] = [];
@@ -51,7 +55,10 @@ export function deleteLibraryOp(deps: {
         if (emulator && served?.cartridges.some((c) => c.label === cart.label))
           await emulator.remove({ library: id, label: cart.label });
       } catch (err) {
-        ctx.log.warn({ err, label: cart.label }, 'cartridge not removed from the emulator; its files go with the library');
+        ctx.log.warn(
+          { err, label: cart.label },
+          'cartridge not removed from the emulator; its files go with the library',
+        );
         skipped.push(cart.label);
       }
       await store.delete(key);
@@ -64,7 +71,9 @@ export function deleteLibraryOp(deps: {
     if (pool && path.resolve(lib.media_dir).startsWith(path.resolve(pool.path) + path.sep))
       await fs.rm(lib.media_dir, { recursive: true, force: true });
     await store.update(keys.dataplane, DataplaneSpec, (cur) =>
-      cur && cur.libraries.includes(id) ? { ...cur, libraries: cur.libraries.filter((l) => l !== id) } : undefined,
+      cur && cur.libraries.includes(id)
+        ? { ...cur, libraries: cur.libraries.filter((l) => l !== id) }
+        : undefined,
     );
     await store
       .transaction()

@@ -8,12 +8,20 @@ const num = (op: Op, name: string) => Number(op.params[name]);
 
 function running(supervisor: EmulatorSupervisor) {
   const emulator = supervisor.emulator;
-  if (!emulator) throw new VtlError('bad_request', 'The tape emulator is not running on this node; the library is not live.');
+  if (!emulator)
+    throw new VtlError(
+      'bad_request',
+      'The tape emulator is not running on this node; the library is not live.',
+    );
   return emulator;
 }
 
 /** API load/unload (§4.6 rules 6–7). Re-running after a crash finds the move already made. */
-export function driveOps(deps: { supervisor: EmulatorSupervisor; publisher: NodeStatusPublisher; journal: EventJournal }) {
+export function driveOps(deps: {
+  supervisor: EmulatorSupervisor;
+  publisher: NodeStatusPublisher;
+  journal: EventJournal;
+}) {
   const { supervisor, publisher } = deps;
 
   const load: OpHandler = async (op) => {

@@ -12,7 +12,12 @@ const sameFigures = (a?: PoolFigures, b?: PoolFigures) =>
   JSON.stringify({ ...a, collected_at: '' }) === JSON.stringify({ ...b, collected_at: '' });
 
 /** Keeps the status of every pool on this node: directory present, figures current. */
-export async function startPoolReconciler(opts: { store: Store; lease: Lease; node: string; logger: Logger }) {
+export async function startPoolReconciler(opts: {
+  store: Store;
+  lease: Lease;
+  node: string;
+  logger: Logger;
+}) {
   const { store, lease, node } = opts;
   const published = new Map<number, PoolStatus>();
 
@@ -23,7 +28,13 @@ export async function startPoolReconciler(opts: { store: Store; lease: Lease; no
     let status: PoolStatus;
     try {
       await fs.mkdir(pool.path, { recursive: true });
-      status = { id: pool.id, node, state: 'active', detail: 'ready', figures: await directoryPoolFigures(pool) };
+      status = {
+        id: pool.id,
+        node,
+        state: 'active',
+        detail: 'ready',
+        figures: await directoryPoolFigures(pool),
+      };
     } catch (err) {
       status = {
         id: pool.id,
@@ -33,7 +44,12 @@ export async function startPoolReconciler(opts: { store: Store; lease: Lease; no
       };
     }
     const before = published.get(pool.id);
-    if (!before || before.state !== status.state || before.detail !== status.detail || !sameFigures(before.figures, status.figures)) {
+    if (
+      !before ||
+      before.state !== status.state ||
+      before.detail !== status.detail ||
+      !sameFigures(before.figures, status.figures)
+    ) {
       await store.put(statusKey, status, { lease });
       published.set(pool.id, status);
     }

@@ -1,0 +1,133 @@
+import { isoNow, notFound } from '@vtl/api';
+import type { Logger } from 'pino';
+import { EventBus } from './events.js';
+import type { EmuLibrary, EmulatorConfig, EmulatorLibraryConfig, HelloResult } from './control/protocol.js';
+import { formatLocation } from './inventory/elements.js';
+import { LibraryInventory } from './inventory/library-inventory.js';
+import { isMediaError } from './media/errors.js';
+import { cartridgeStats, listImages, sweepMediaDir } from './media/image.js';
+import { cartridgeDir } from './media/layout.js';
+
+/** One served library: its configuration and where its cartridges are. */
+export interface LibraryRuntime {
+  config: EmulatorLibraryConfig;
+  inventory: LibraryInventory;
+}
+
+/**
+ * The SCSI transport (iSCSI target now, FC later) as the data plane sees it. `stop` must
+ * sync and close every cartridge image its drives hold; `changerName` names the changer
+ * device the way hosts see it (the status view's `changer`).
+ */
+export interface TransportHandle {
+  portal: string;
+  changerName?(library: number): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the transport over an opened data plane: the hook where the iSCSI target plugs in.
+ * It installs drive hooks with `inventory.setHooks`, moves media with `inventory.move(...,
+ * 'host')` and reports drive activity with `setActivity` and `recordIo`.
+ */
+export type TransportStarter = (dataPlane: DataPlane) => Promise<TransportHandle>;
+
+export interface DataPlaneOptions {
+  now?: () => number;
+  unloadGuardMs?: number;
+}
+
+/** Everything the emulator serves: the libraries, their inventories and one event bus. */
+export class DataPlane {
+  readonly bus = new EventBus();
+  readonly libraries = new Map<number, LibraryRuntime>();
+  readonly startedAt = isoNow();
+  transport: TransportHandle | undefined;
+
+  private constructor(
+    readonly config: EmulatorConfig,
+    readonly logger: Logger,
+  ) {}
+
+  /** Opens every library's inventory; leftovers of interrupted mints and deletes are swept. */
+  static async open(config: EmulatorConfig, logger: Logger, opts: DataPlaneOptions = {}): Promise<DataPlane> {
+    const dp = new DataPlane(config, logger);
+    for (const lib of config.libraries) {
+      const log = logger.child({ library: lib.id });
+      const swept = await sweepMediaDir(lib.media_dir);
+      if (swept.length > 0) log.warn({ swept }, 'removed leftovers of interrupted mints or deletes');
+      const { inventory, notes } = await LibraryInventory.open(
+        {
+          id: lib.id,
+          numSlots: lib.num_slots,
+          numIe: lib.num_ie,
+          numDrives: lib.drive_serials.length,
+          mediaDir: lib.media_dir,
+        },
+        { events: dp.bus, now: opts.now, unloadGuardMs: opts.unloadGuardMs },
+      );
+      for (const note of notes) log.warn({ note }, 'inventory adjusted to the configured geometry');
+      const known = new Set(inventory.cartridges().map((c) => c.label));
+      const orphans = (await listImages(lib.media_dir)).filter((l) => !known.has(l));
+      if (orphans.length > 0) log.warn({ orphans }, 'cartridge images on the pool that no slot holds');
+      dp.libraries.set(lib.id, { config: lib, inventory });
+    }
+    return dp;
+  }
+
+  library(id: number): LibraryRuntime {
+    const lib = this.libraries.get(id);
+    if (!lib) throw notFound(`library ${id} is not served by this emulator; apply the library first`);
+    return lib;
+  }
+
+  hello(): HelloResult {
+    return {
+      pid: process.pid,
+      generation: this.config.generation,
+      started_at: this.startedAt,
+      iscsi_portal: this.transport?.portal ?? '',
+    };
+  }
+
+  async status(): Promise<EmuLibrary[]> {
+    const out: EmuLibrary[] = [];
+    for (const { config, inventory } of this.libraries.values()) {
+      const cartridges: EmuLibrary['cartridges'] = [];
+      for (const { label, at } of inventory.cartridges()) {
+        const stats = await cartridgeStats(cartridgeDir(config.media_dir, label)).catch((err: unknown) => {
+          // A slot whose image vanished still shows, empty, so the operator sees it.
+          if (isMediaError(err, 'not_found'))
+            return { size_bytes: 0, phys_bytes: 0, modified: '', stub: false };
+          throw err;
+        });
+        cartridges.push({ label, ...stats, location: formatLocation(at) });
+      }
+      out.push({
+        id: config.id,
+        serial: config.serial,
+        changer: this.transport?.changerName?.(config.id) ?? defaultChangerName(this.config.node, config),
+        drives: inventory.drives().map((d) => ({
+          ...d,
+          queue_id: queueId(config.id, d.index),
+          serial: config.drive_serials[d.index] ?? '',
+          product: config.drive_product,
+        })),
+        slots: inventory.slots(),
+        cartridges,
+      });
+    }
+    return out;
+  }
+}
+
+/** mhvtl-style device queue id: library id × 100, changer at +0, drive i at +1+i. */
+export function queueId(library: number, driveIndex: number): number {
+  return library * 100 + 1 + driveIndex;
+}
+
+/** Until the transport names its targets: the iSCSI target of the library, LUN 0 = changer. */
+export function defaultChangerName(node: string, lib: EmulatorLibraryConfig): string {
+  const nodePart = node.toLowerCase().replace(/[^a-z0-9.-]/g, '-');
+  return `iqn.2025-01.io.vtl:${nodePart}.${lib.serial.toLowerCase()}:lun0`;
+}

@@ -1,0 +1,45 @@
+import { parseArgs } from 'node:util';
+import { pino } from 'pino';
+import { readEmulatorConfig } from './config.js';
+import { startEmulator } from './emulator.js';
+
+/**
+ * `node emulator/dist/main.js --config <file.json>`: the per-node data-plane process. It
+ * outlives nodeagent restarts (the nodeagent reconnects to the control socket) and exits 0
+ * on SIGTERM/SIGINT or a `shutdown` request after syncing and closing everything.
+ *
+ * VTL_UNLOAD_GUARD_MS overrides the 15 s operator-unload quiet window (tests).
+ */
+async function main(): Promise<void> {
+  const logger = pino({ base: { component: 'emulator', pid: process.pid } });
+  const { values } = parseArgs({ options: { config: { type: 'string' } } });
+  if (!values.config) {
+    logger.fatal('usage: main.js --config <emulator-config.json>');
+    process.exit(2);
+  }
+  const guardEnv = process.env.VTL_UNLOAD_GUARD_MS;
+  const unloadGuardMs = guardEnv !== undefined && guardEnv !== '' ? Number(guardEnv) : undefined;
+  if (unloadGuardMs !== undefined && !(unloadGuardMs >= 0)) {
+    logger.fatal({ guardEnv }, 'VTL_UNLOAD_GUARD_MS must be a number of milliseconds');
+    process.exit(2);
+  }
+
+  const config = await readEmulatorConfig(values.config);
+  // The iSCSI target plugs in here: pass `transport: startIscsiTransport` once it exists.
+  const emulator = await startEmulator(config, logger, { unloadGuardMs });
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      logger.info({ signal }, 'signal received');
+      emulator.stop().catch((err: unknown) => logger.error({ err }, 'emulator did not stop cleanly'));
+    });
+  }
+  await emulator.stopped;
+  // pino writes to stdout synchronously by default, so nothing is lost by exiting here.
+  process.exit(0);
+}
+
+main().catch((err: unknown) => {
+  pino().fatal({ err }, 'emulator failed to start');
+  process.exit(1);
+});

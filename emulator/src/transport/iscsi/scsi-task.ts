@@ -1,0 +1,273 @@
+import type { Logger } from 'pino';
+import { executeRouted, routedDataOutLength } from '../../scsi/lun-router.js';
+import { checkCondition } from '../../scsi/result.js';
+import { Sense } from '../../scsi/sense.js';
+import { ScsiStatus, SenseKey } from '../../scsi/constants.js';
+import type { LunMap, ScsiResult } from '../../scsi/types.js';
+import type { SessionParams } from './negotiation.js';
+import { type SeqNumbers, dataIn, r2t, scsiResponse } from './pdu-builders.js';
+import { FINAL, type IncomingPdu, RESERVED_TAG, RejectReason, flagsOf, ittOf, word20 } from './pdu.js';
+
+const DATA_OFFSET_ERROR = [0x4b, 0x05] as const;
+
+/** What a task needs from its session. */
+export interface TaskHost {
+  readonly params: SessionParams;
+  /** Largest R2T burst: the negotiated MaxBurstLength capped by our limit. */
+  readonly maxBurst: number;
+  readonly nexus: string;
+  readonly logger: Logger;
+  /** Sequence numbers for the next PDU; `advance` consumes a StatSN. */
+  sn(advance: boolean): SeqNumbers;
+  send(bhs: Buffer, data?: Buffer): void;
+  batch(fn: () => void): void;
+  nextTtt(): number;
+  luns(): LunMap;
+  reject(reason: number, bhs: Buffer): void;
+  taskFinished(task: ScsiTask): void;
+}
+
+/** A data-out sequence: the unsolicited burst or one R2T's burst, each numbered from DataSN 0. */
+interface DataSequence {
+  nextDataSn: number;
+  nextOffset: number;
+}
+
+interface OutstandingR2t extends DataSequence {
+  offset: number;
+  length: number;
+  received: number;
+}
+
+type TaskState = 'collecting' | 'running' | 'done' | 'aborted';
+
+/**
+ * One SCSI command from arrival to status: collects data-out (immediate, unsolicited, then R2T
+ * bursts), runs it on the LUN, and returns data-in with the status collapsed into the last PDU.
+ */
+export class ScsiTask {
+  readonly itt: number;
+  readonly lun: number;
+  readonly cmdSn: number;
+  private readonly lunBytes: Buffer;
+  private readonly cdb: Buffer;
+  private readonly edtl: number;
+  private readonly read: boolean;
+  private readonly write: boolean;
+  private readonly needed: number;
+  private readonly want: number;
+  private state: TaskState = 'collecting';
+  private buffer: Buffer | undefined;
+  private unsolicitedDone: boolean;
+  private unsolicitedBytes = 0;
+  private readonly unsolicited: DataSequence = { nextDataSn: 0, nextOffset: 0 };
+  private nextR2tOffset = 0;
+  private r2tSn = 0;
+  private readonly r2ts = new Map<number, OutstandingR2t>();
+  private readonly controller = new AbortController();
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly host: TaskHost,
+    pdu: IncomingPdu,
+    lun: number,
+  ) {
+    const { bhs } = pdu;
+    const flags = flagsOf(bhs);
+    this.itt = ittOf(bhs);
+    this.lun = lun;
+    this.cmdSn = bhs.readUInt32BE(24);
+    this.lunBytes = Buffer.from(bhs.subarray(8, 16));
+    // An extended CDB (AHS type 1) continues the 16 bytes of the BHS.
+    const ahs = pdu.ahs;
+    this.cdb =
+      ahs && ahs.length > 4 && ahs[2] === 0x01
+        ? Buffer.concat([bhs.subarray(32, 48), ahs.subarray(4, 3 + ahs.readUInt16BE(0))])
+        : Buffer.from(bhs.subarray(32, 48));
+    this.edtl = word20(bhs);
+    this.read = (flags & 0x40) !== 0;
+    this.write = (flags & 0x20) !== 0;
+    this.needed = this.write ? routedDataOutLength(host.luns(), lun, this.cdb) : 0;
+    this.want = Math.min(this.needed, this.edtl);
+    this.unsolicitedDone = (flags & FINAL) !== 0;
+    if (pdu.data.length > 0) this.place(0, pdu.data);
+    this.unsolicitedBytes = pdu.data.length;
+    this.unsolicited.nextOffset = pdu.data.length;
+  }
+
+  get opcode(): number {
+    return this.cdb[0]!;
+  }
+
+  /** Starts transfer or execution once the command PDU has been accepted in CmdSN order. */
+  start(): void {
+    this.progress();
+  }
+
+  dataOut(pdu: IncomingPdu): void {
+    if (this.state !== 'collecting') return;
+    const { bhs, data } = pdu;
+    const ttt = word20(bhs);
+    const offset = bhs.readUInt32BE(40);
+    if (offset + data.length > this.edtl) return this.sequenceError(bhs);
+    const sequence = ttt === RESERVED_TAG ? (this.unsolicitedDone ? undefined : this.unsolicited) : this.r2ts.get(ttt);
+    if (!sequence) return this.host.reject(RejectReason.INVALID_PDU_FIELD, bhs);
+    // DataPDUInOrder=Yes: each PDU continues its sequence exactly (RFC 7143 13.19).
+    if (bhs.readUInt32BE(36) !== sequence.nextDataSn || offset !== sequence.nextOffset) return this.sequenceError(bhs);
+    sequence.nextDataSn++;
+    sequence.nextOffset += data.length;
+    if (ttt === RESERVED_TAG) {
+      this.place(offset, data);
+      this.unsolicitedBytes = Math.max(this.unsolicitedBytes, offset + data.length);
+      if ((flagsOf(bhs) & FINAL) !== 0) this.unsolicitedDone = true;
+    } else {
+      const burst = sequence as OutstandingR2t;
+      if (offset + data.length > burst.offset + burst.length) return this.sequenceError(bhs);
+      this.place(offset, data);
+      burst.received += data.length;
+      if (burst.received >= burst.length) this.r2ts.delete(ttt);
+    }
+    this.progress();
+  }
+
+  /** Ends the task without a response (ABORT TASK, LUN RESET, connection loss). */
+  async abort(): Promise<void> {
+    if (this.state === 'done' || this.state === 'aborted') return;
+    const wasRunning = this.state === 'running';
+    this.state = 'aborted';
+    this.r2ts.clear();
+    this.controller.abort();
+    if (wasRunning) await this.running?.catch(() => undefined);
+    this.host.taskFinished(this);
+  }
+
+  /** Ends the task with CHECK CONDITION before it ran (a data digest error on its data-out). */
+  fail(result: ScsiResult): void {
+    if (this.state !== 'collecting') return;
+    this.state = 'done';
+    this.respond(result);
+    this.host.taskFinished(this);
+  }
+
+  /**
+   * A data-out that breaks its sequence: at ErrorRecoveryLevel 0 the data cannot be asked for
+   * again, so the PDU is rejected and the command ends with ABORTED COMMAND.
+   */
+  private sequenceError(bhs: Buffer): void {
+    this.host.reject(RejectReason.PROTOCOL_ERROR, bhs);
+    this.fail(checkCondition(Sense.of(SenseKey.ABORTED_COMMAND, DATA_OFFSET_ERROR)));
+  }
+
+  private place(offset: number, data: Buffer): void {
+    if (offset >= this.want) return;
+    const n = Math.min(data.length, this.want - offset);
+    if (!this.buffer && offset === 0 && n === this.want) {
+      // The whole transfer arrived in one segment: hand that slice to the device, no copy.
+      this.buffer = data.subarray(0, n);
+      return;
+    }
+    this.buffer ??= Buffer.allocUnsafe(this.want);
+    data.copy(this.buffer, offset, 0, n);
+  }
+
+  private progress(): void {
+    if (this.state !== 'collecting' || !this.unsolicitedDone) return;
+    if (this.r2tSn === 0 && this.nextR2tOffset === 0) this.nextR2tOffset = this.unsolicitedBytes;
+    const maxOutstanding = this.host.params.maxOutstandingR2T;
+    while (this.r2ts.size < maxOutstanding && this.nextR2tOffset < this.want) {
+      const length = Math.min(this.host.maxBurst, this.want - this.nextR2tOffset);
+      const ttt = this.host.nextTtt();
+      const offset = this.nextR2tOffset;
+      this.r2ts.set(ttt, { offset, length, received: 0, nextDataSn: 0, nextOffset: offset });
+      const fields = { itt: this.itt, lun: this.lunBytes, ttt, r2tSn: this.r2tSn++, offset: this.nextR2tOffset, length };
+      this.host.send(r2t(fields, this.host.sn(false)));
+      this.nextR2tOffset += length;
+    }
+    if (this.r2ts.size === 0 && this.nextR2tOffset >= this.want) {
+      this.state = 'running';
+      this.running = this.execute();
+    }
+  }
+
+  private async execute(): Promise<void> {
+    let result: ScsiResult;
+    try {
+      result = await executeRouted(this.host.luns(), {
+        cdb: this.cdb,
+        ...(this.want > 0 ? { dataOut: this.buffer ?? Buffer.alloc(0) } : {}),
+        expectedDataInLength: this.read ? this.edtl : 0,
+        initiator: this.host.nexus,
+        lun: this.lun,
+        signal: this.controller.signal,
+      });
+    } catch (err) {
+      this.host.logger.error({ err, opcode: this.opcode, lun: this.lun }, 'device failed a command');
+      result = checkCondition(Sense.internalFailure());
+    }
+    if (this.state !== 'running') return;
+    this.state = 'done';
+    this.respond(result);
+    this.host.taskFinished(this);
+  }
+
+  private respond(result: ScsiResult): void {
+    const data = this.read ? result.dataIn : undefined;
+    const available = data?.length ?? 0;
+    const length = Math.min(available, this.edtl);
+    let residual = 0;
+    let overflow = false;
+    if (this.write) {
+      overflow = this.needed > this.edtl;
+      residual = overflow ? this.needed - this.edtl : this.edtl - this.want;
+    } else if (available > this.edtl) {
+      overflow = true;
+      residual = available - this.edtl;
+    } else {
+      residual = result.residual ?? this.edtl - length;
+    }
+    const collapse = length > 0 && result.status === ScsiStatus.GOOD && !result.sense;
+    this.host.batch(() => {
+      const dataSn = data && length > 0 ? this.sendDataIn(data, length, collapse ? { status: result.status, residual, overflow } : undefined) : 0;
+      if (collapse) return;
+      const sense = result.sense;
+      const fields = {
+        itt: this.itt,
+        status: result.status,
+        senseLength: sense?.length ?? 0,
+        residual,
+        overflow,
+        expDataSn: dataSn + this.r2tSn,
+      };
+      const payload = sense ? Buffer.concat([u16(sense.length), sense]) : undefined;
+      this.host.send(scsiResponse(fields, this.host.sn(true)), payload);
+    });
+  }
+
+  /** Sends data-in in segments of the initiator's MaxRecvDataSegmentLength; returns the PDU count. */
+  private sendDataIn(data: Buffer, length: number, status?: { status: number; residual: number; overflow: boolean }): number {
+    const segment = this.host.params.initiatorMaxRecvDataSegmentLength;
+    const burst = this.host.params.maxBurstLength;
+    let offset = 0;
+    let dataSn = 0;
+    let burstLeft = burst;
+    while (offset < length) {
+      const n = Math.min(segment, length - offset, burstLeft);
+      const last = offset + n === length;
+      burstLeft -= n;
+      // F closes each Data-In sequence, which MaxBurstLength bounds (RFC 7143 11.7.1).
+      const final = last || burstLeft === 0;
+      if (burstLeft === 0) burstLeft = burst;
+      const withStatus = last ? status : undefined;
+      const fields = { itt: this.itt, lun: this.lunBytes, dataSn: dataSn++, offset, length: n, final, ...(withStatus ? { status: withStatus } : {}) };
+      this.host.send(dataIn(fields, this.host.sn(withStatus !== undefined)), data.subarray(offset, offset + n));
+      offset += n;
+    }
+    return dataSn;
+  }
+}
+
+function u16(n: number): Buffer {
+  const b = Buffer.alloc(2);
+  b.writeUInt16BE(n, 0);
+  return b;
+}

@@ -1,0 +1,187 @@
+import { type AddressInfo, type Server, createServer } from 'node:net';
+import { pino, type Logger } from 'pino';
+import type { LunMap, ScsiDevice } from '../../scsi/types.js';
+import { IscsiConnection } from './connection.js';
+import type { LoginOutcome, LunAccess } from './login.js';
+import { DEFAULT_TARGET_LIMITS, type TargetLimits } from './negotiation.js';
+import type { IscsiSession } from './session.js';
+import type { KeyValue } from './text-keys.js';
+
+/** An authorization rule's answer: refuse (false), everything (true), or only these LUNs. */
+export type Authorization = boolean | ReadonlySet<number>;
+
+export interface IscsiTargetOptions {
+  /** Address to listen on (default 0.0.0.0). */
+  bind?: string;
+  /** TCP port (default 3260; 0 picks a free one). */
+  port?: number;
+  /** The target's iSCSI name (iqn.…). */
+  targetName: string;
+  targetAlias?: string;
+  /** The LUN map an initiator sees, asked per command so live changes apply at once. */
+  luns: LunMap | ((initiatorName: string) => LunMap);
+  /**
+   * Who may log in and which LUNs they see. Refusal is a login reject with AUTHORIZATION
+   * FAILURE (0x0202). Without a rule only `open` lets anyone in.
+   */
+  authorize?: (initiatorName: string) => Authorization | Promise<Authorization>;
+  /** Lets every initiator in with every LUN, ignoring `authorize`. */
+  open?: boolean;
+  logger?: Logger;
+  limits?: Partial<TargetLimits>;
+  portalGroupTag?: number;
+  loginTimeoutMs?: number;
+  /** Interval of keep-alive NOP-In pings; 0 (default) disables them. */
+  nopInIntervalMs?: number;
+  /** Commands an initiator may have outstanding per session. */
+  commandWindow?: number;
+}
+
+/** A logged-in session as operators and status reports see it. */
+export interface IscsiSessionInfo {
+  tsih: number;
+  isid: string;
+  initiatorName: string;
+  initiatorAlias?: string;
+  type: 'Normal' | 'Discovery';
+  remoteAddress: string;
+  loggedInAt: Date;
+  headerDigest: boolean;
+  dataDigest: boolean;
+  outstandingTasks: number;
+}
+
+export interface IscsiTarget {
+  readonly port: number;
+  readonly address: string;
+  sessions(): IscsiSessionInfo[];
+  /** Drops every session of an initiator (its ACL changed); returns how many were dropped. */
+  disconnect(initiatorName: string): number;
+  stop(): Promise<void>;
+}
+
+/** Starts a userspace iSCSI target (RFC 7143, ErrorRecoveryLevel 0, one connection per session). */
+export async function startIscsiTarget(opts: IscsiTargetOptions): Promise<IscsiTarget> {
+  const logger = opts.logger ?? pino({ level: 'silent' });
+  const limits: TargetLimits = { ...DEFAULT_TARGET_LIMITS, ...opts.limits };
+  const lunsFor = typeof opts.luns === 'function' ? opts.luns : () => opts.luns as LunMap;
+  const connections = new Set<IscsiConnection>();
+  const sessions = new Map<number, { session: IscsiSession; connection: IscsiConnection }>();
+  let lastTsih = 0;
+
+  const authorize = async (initiatorName: string): Promise<LunAccess | undefined> => {
+    if (opts.open) return 'all';
+    if (!opts.authorize) return undefined;
+    const decision = await opts.authorize(initiatorName);
+    if (decision === false) return undefined;
+    return decision === true ? 'all' : decision;
+  };
+
+  const visibleLuns = (login: LoginOutcome): LunMap => {
+    const all = lunsFor(login.initiatorName);
+    const access = login.access;
+    if (access === 'all') return all;
+    return new Map([...all].filter(([lun]) => access.has(lun)));
+  };
+
+  const sendTargets = (value: string, connection: IscsiConnection, login: LoginOutcome): KeyValue[] => {
+    const wanted =
+      value === 'All' ? login.type === 'Discovery' : value === '' || value.toLowerCase() === opts.targetName.toLowerCase();
+    if (!wanted) return [];
+    const host = connection.localAddress.includes(':') ? `[${connection.localAddress}]` : connection.localAddress;
+    return [
+      ['TargetName', opts.targetName],
+      ['TargetAddress', `${host}:${connection.localPort},${opts.portalGroupTag ?? 1}`],
+    ];
+  };
+
+  const resetLogicalUnit = async (device: ScsiDevice, by: string): Promise<void> => {
+    await Promise.all([...sessions.values()].map(({ session }) => session.abortTasksOn(device)));
+    device.notify?.({ kind: 'lun-reset', by });
+  };
+
+  const server: Server = createServer((socket) => {
+    const connection = new IscsiConnection(socket, {
+      logger,
+      loginTimeoutMs: opts.loginTimeoutMs ?? 15_000,
+      nopInIntervalMs: opts.nopInIntervalMs ?? 0,
+      commandWindow: opts.commandWindow ?? 64,
+      policy: {
+        targetName: opts.targetName,
+        ...(opts.targetAlias ? { targetAlias: opts.targetAlias } : {}),
+        portalGroupTag: opts.portalGroupTag ?? 1,
+        limits,
+        authorize,
+        sessionExists: (tsih) => sessions.has(tsih),
+        allocateTsih: () => {
+          do lastTsih = (lastTsih % 0xffff) + 1;
+          while (sessions.has(lastTsih));
+          return lastTsih;
+        },
+      },
+      sessionEnv: (login, conn) => ({
+        luns: () => visibleLuns(login),
+        sendTargets: (value) => sendTargets(value, conn, login),
+        resetLogicalUnit,
+      }),
+      onSession: (session, conn) => {
+        // Session reinstatement: a new login with the same initiator and ISID replaces the old one.
+        for (const [tsih, entry] of sessions) {
+          if (entry.session.nexus === session.nexus) {
+            entry.connection.close('session reinstated');
+            sessions.delete(tsih);
+          }
+        }
+        sessions.set(session.login.tsih, { session, connection: conn });
+      },
+      onClose: (conn) => {
+        connections.delete(conn);
+        const tsih = conn.session?.login.tsih;
+        if (tsih !== undefined && sessions.get(tsih)?.connection === conn) sessions.delete(tsih);
+      },
+    });
+    connections.add(connection);
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 3260, opts.bind ?? '0.0.0.0', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  logger.info({ target: opts.targetName, address: address.address, port: address.port }, 'iSCSI target listening');
+
+  return {
+    port: address.port,
+    address: address.address,
+    sessions: () =>
+      [...sessions.values()].map(({ session, connection }) => ({
+        tsih: session.login.tsih,
+        isid: session.login.isid.toString('hex'),
+        initiatorName: session.login.initiatorName,
+        ...(session.login.initiatorAlias ? { initiatorAlias: session.login.initiatorAlias } : {}),
+        type: session.login.type,
+        remoteAddress: connection.remoteAddress,
+        loggedInAt: session.loggedInAt,
+        headerDigest: session.params.headerDigest,
+        dataDigest: session.params.dataDigest,
+        outstandingTasks: session.tasks.size,
+      })),
+    disconnect: (initiatorName) => {
+      let n = 0;
+      for (const { session, connection } of sessions.values()) {
+        if (session.login.initiatorName.toLowerCase() !== initiatorName.toLowerCase()) continue;
+        connection.socket.destroy();
+        n++;
+      }
+      return n;
+    },
+    stop: async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const connection of connections) connection.socket.destroy();
+      await closed;
+    },
+  };
+}

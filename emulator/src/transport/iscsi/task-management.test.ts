@@ -1,0 +1,85 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseSense } from '../../scsi/sense.js';
+import { encodeLun } from '../../scsi/lun.js';
+import { Op, opcodeOf } from './pdu.js';
+import { RawInitiator } from './testing/raw-initiator.js';
+import { HOLD_OPCODE, TEST_INITIATOR, TEST_TARGET, type TestTarget, startTestTarget } from './testing/test-target.js';
+import { TmfFunction, TmfResponse } from './task-management.js';
+
+let t: TestTarget | undefined;
+const clients: RawInitiator[] = [];
+
+async function loggedIn(isidTail = 1): Promise<RawInitiator> {
+  const c = await RawInitiator.connect(t!.target.port);
+  clients.push(c);
+  const isid = Buffer.from([0x80, 0, 0, 0, 0, isidTail]);
+  expect((await c.login({ initiatorName: TEST_INITIATOR, targetName: TEST_TARGET, isid })).status).toBe(0);
+  return c;
+}
+
+function tmf(c: RawInitiator, fn: number, lun: number, referenced = 0xffffffff, refCmdSn = 0): number {
+  const bhs = Buffer.alloc(48);
+  const itt = c.itt++;
+  bhs[0] = Op.TASK_MGMT_REQUEST | 0x40;
+  bhs[1] = 0x80 | fn;
+  encodeLun(lun, bhs, 8);
+  bhs.writeUInt32BE(itt, 16);
+  bhs.writeUInt32BE(referenced, 20);
+  bhs.writeUInt32BE(c.cmdSn, 24);
+  bhs.writeUInt32BE(refCmdSn, 32);
+  c.send(bhs);
+  return itt;
+}
+
+async function tmfResponse(c: RawInitiator, itt: number): Promise<number> {
+  const pdu = await c.next();
+  expect(opcodeOf(pdu.bhs)).toBe(Op.TASK_MGMT_RESPONSE);
+  expect(pdu.bhs.readUInt32BE(16)).toBe(itt);
+  return pdu.bhs[2]!;
+}
+
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.close();
+  await t?.target.stop();
+  t = undefined;
+});
+
+describe('iSCSI task management', () => {
+  it('aborts a task in flight: TMF response, and no status for the aborted task', async () => {
+    t = await startTestTarget();
+    const c = await loggedIn();
+    await c.collect(c.command({ lun: 1, cdb: [0, 0, 0, 0, 0, 0] })); // power-on UA
+    const cmdSn = c.cmdSn;
+    const held = c.command({ lun: 1, cdb: [HOLD_OPCODE, 0, 0, 0, 0, 0] });
+    await expect.poll(() => t!.changer.held).toBe(1);
+    expect(t.target.sessions()[0]!.outstandingTasks).toBe(1);
+    expect(await tmfResponse(c, tmf(c, TmfFunction.ABORT_TASK, 1, held, cmdSn))).toBe(TmfResponse.FUNCTION_COMPLETE);
+    await expect(c.next(300)).rejects.toThrow(/timed out/);
+    expect(t.target.sessions()[0]!.outstandingTasks).toBe(0);
+    // A task that completed long ago: RefCmdSN is below ExpCmdSN.
+    expect(await tmfResponse(c, tmf(c, TmfFunction.ABORT_TASK, 1, 0x7777, cmdSn))).toBe(TmfResponse.TASK_DOES_NOT_EXIST);
+  });
+
+  it('resets a logical unit: aborts its tasks everywhere and raises 29/03 for the other nexus', async () => {
+    t = await startTestTarget();
+    const a = await loggedIn(1);
+    const b = await loggedIn(2);
+    for (const c of [a, b]) await c.collect(c.command({ lun: 1, cdb: [0, 0, 0, 0, 0, 0] }));
+    b.command({ lun: 1, cdb: [HOLD_OPCODE, 0, 0, 0, 0, 0] });
+    await expect.poll(() => t!.changer.held).toBe(1);
+    expect(await tmfResponse(a, tmf(a, TmfFunction.LOGICAL_UNIT_RESET, 1))).toBe(TmfResponse.FUNCTION_COMPLETE);
+    const afterB = await b.collect(b.command({ lun: 1, cdb: [0, 0, 0, 0, 0, 0] }));
+    expect(parseSense(afterB.sense!)).toMatchObject({ key: 6, asc: 0x29, ascq: 0x03 });
+    const afterA = await a.collect(a.command({ lun: 1, cdb: [0, 0, 0, 0, 0, 0] }));
+    expect(afterA.status).toBe(0);
+  });
+
+  it('answers functions it does not implement, and unknown LUNs', async () => {
+    t = await startTestTarget();
+    const c = await loggedIn();
+    expect(await tmfResponse(c, tmf(c, TmfFunction.TARGET_WARM_RESET, 0))).toBe(TmfResponse.NOT_SUPPORTED);
+    expect(await tmfResponse(c, tmf(c, TmfFunction.CLEAR_ACA, 0))).toBe(TmfResponse.NOT_SUPPORTED);
+    expect(await tmfResponse(c, tmf(c, TmfFunction.LOGICAL_UNIT_RESET, 9))).toBe(TmfResponse.LUN_DOES_NOT_EXIST);
+    expect(await tmfResponse(c, tmf(c, TmfFunction.ABORT_TASK_SET, 0))).toBe(TmfResponse.FUNCTION_COMPLETE);
+  });
+});

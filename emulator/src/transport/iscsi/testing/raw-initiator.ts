@@ -1,0 +1,225 @@
+import { type Socket, connect } from 'node:net';
+import { once } from 'node:events';
+import { crc32c, digestBytes } from '../crc32c.js';
+import { PduReader } from '../pdu-reader.js';
+import { BHS_LENGTH, FINAL, IMMEDIATE, type IncomingPdu, Op, opcodeOf } from '../pdu.js';
+import { type KeyValue, parseKeys, serializeKeys } from '../text-keys.js';
+import { encodeLun } from '../../../scsi/lun.js';
+
+export interface RawLoginOptions {
+  initiatorName: string;
+  targetName?: string;
+  sessionType?: 'Normal' | 'Discovery';
+  /** Extra operational keys; the target's answers come back in `keys`. */
+  keys?: KeyValue[];
+  /** Run a security stage with AuthMethod first. */
+  securityStage?: string;
+  isid?: Buffer;
+}
+
+export interface RawLoginResult {
+  status: number;
+  tsih: number;
+  keys: Map<string, string>;
+  statSn: number;
+  pdus: IncomingPdu[];
+}
+
+export interface RawCommand {
+  lun?: number;
+  cdb: Buffer | number[];
+  edtl?: number;
+  read?: boolean;
+  write?: boolean;
+  /** Immediate data in the command PDU. */
+  data?: Buffer;
+  /** F bit: no unsolicited Data-Out follows (default true). */
+  final?: boolean;
+  itt?: number;
+  immediate?: boolean;
+  cmdSn?: number;
+}
+
+/**
+ * A deliberately dumb initiator over a raw socket, for protocol tests a real initiator will not
+ * do on purpose: odd CmdSNs, malformed PDUs, task management against tasks in flight.
+ */
+export class RawInitiator {
+  readonly reader = new PduReader(16 * 1024 * 1024);
+  cmdSn = 1;
+  itt = 0x1000;
+  headerDigest = false;
+  dataDigest = false;
+  private readonly inbox: IncomingPdu[] = [];
+  private waiters: Array<() => void> = [];
+  private closed = false;
+
+  private constructor(readonly socket: Socket) {
+    socket.on('data', (chunk: Buffer) => {
+      this.reader.push(chunk);
+      for (let pdu = this.reader.next(); pdu; pdu = this.reader.next()) this.inbox.push(pdu);
+      this.wake();
+    });
+    socket.on('close', () => {
+      this.closed = true;
+      this.wake();
+    });
+    socket.on('error', () => undefined);
+  }
+
+  static async connect(port: number, host = '127.0.0.1'): Promise<RawInitiator> {
+    const socket = connect(port, host);
+    await once(socket, 'connect');
+    return new RawInitiator(socket);
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  private wake(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const w of waiters) w();
+  }
+
+  /** The next PDU from the target; rejects on timeout or when the connection closes. */
+  async next(timeoutMs = 5000): Promise<IncomingPdu> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const pdu = this.inbox.shift();
+      if (pdu) return pdu;
+      if (this.closed) throw new Error('connection closed');
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error('timed out waiting for a PDU');
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  /** Waits until the target closes the connection. */
+  async closedByTarget(timeoutMs = 5000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.closed) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error('target kept the connection open');
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  send(bhs: Buffer, data: Buffer = Buffer.alloc(0)): void {
+    bhs.writeUInt32BE(data.length & 0xffffff, 4);
+    const parts = [bhs];
+    if (this.headerDigest) parts.push(digestBytes(crc32c(bhs)));
+    if (data.length) {
+      const pad = Buffer.alloc((4 - (data.length & 3)) & 3);
+      parts.push(data, pad);
+      if (this.dataDigest) parts.push(digestBytes(crc32c(pad, crc32c(data))));
+    }
+    this.socket.write(Buffer.concat(parts));
+  }
+
+  async login(opts: RawLoginOptions): Promise<RawLoginResult> {
+    const isid = opts.isid ?? Buffer.from([0x80, 0, 0, 0, 0, 1]);
+    const declarations: KeyValue[] = [
+      ['InitiatorName', opts.initiatorName],
+      ['SessionType', opts.sessionType ?? 'Normal'],
+      ...(opts.targetName ? ([['TargetName', opts.targetName]] as KeyValue[]) : []),
+    ];
+    const pdus: IncomingPdu[] = [];
+    const keys = new Map<string, string>();
+    let tsih = 0;
+    let statSn = 0;
+    const stages: Array<{ csg: number; nsg: number; pairs: KeyValue[] }> = opts.securityStage
+      ? [
+          { csg: 0, nsg: 1, pairs: [...declarations, ['AuthMethod', opts.securityStage]] },
+          { csg: 1, nsg: 3, pairs: opts.keys ?? [] },
+        ]
+      : [{ csg: 1, nsg: 3, pairs: [...declarations, ...(opts.keys ?? [])] }];
+    for (const stage of stages) {
+      const bhs = Buffer.alloc(BHS_LENGTH);
+      bhs[0] = Op.LOGIN_REQUEST | IMMEDIATE;
+      bhs[1] = FINAL | (stage.csg << 2) | stage.nsg;
+      isid.copy(bhs, 8);
+      bhs.writeUInt16BE(tsih, 14);
+      bhs.writeUInt32BE(this.itt, 16);
+      bhs.writeUInt32BE(this.cmdSn, 24);
+      this.send(bhs, serializeKeys(stage.pairs));
+      const reply = await this.next();
+      pdus.push(reply);
+      for (const [k, v] of parseKeys(reply.data).pairs) keys.set(k, v);
+      const status = reply.bhs.readUInt16BE(36);
+      tsih = reply.bhs.readUInt16BE(14);
+      statSn = reply.bhs.readUInt32BE(24);
+      if (status !== 0) return { status, tsih, keys, statSn, pdus };
+    }
+    this.itt++;
+    this.headerDigest = this.reader.headerDigest = keys.get('HeaderDigest') === 'CRC32C';
+    this.dataDigest = this.reader.dataDigest = keys.get('DataDigest') === 'CRC32C';
+    return { status: 0, tsih, keys, statSn, pdus };
+  }
+
+  /** Sends a SCSI Command PDU; returns its ITT. */
+  command(c: RawCommand): number {
+    const bhs = Buffer.alloc(BHS_LENGTH);
+    const itt = c.itt ?? this.itt++;
+    bhs[0] = Op.SCSI_COMMAND | (c.immediate ? IMMEDIATE : 0);
+    bhs[1] = (c.final === false ? 0 : FINAL) | (c.read ? 0x40 : 0) | (c.write ? 0x20 : 0) | 0x01;
+    encodeLun(c.lun ?? 0, bhs, 8);
+    bhs.writeUInt32BE(itt, 16);
+    bhs.writeUInt32BE(c.edtl ?? 0, 20);
+    bhs.writeUInt32BE(c.cmdSn ?? this.cmdSn, 24);
+    if (c.cmdSn === undefined && !c.immediate) this.cmdSn++;
+    Buffer.from(c.cdb).copy(bhs, 32, 0, 16);
+    this.send(bhs, c.data);
+    return itt;
+  }
+
+  dataOut(f: { itt: number; ttt: number; offset: number; dataSn: number; final: boolean; data: Buffer; lun?: number }): void {
+    const bhs = Buffer.alloc(BHS_LENGTH);
+    bhs[0] = Op.DATA_OUT;
+    bhs[1] = f.final ? FINAL : 0;
+    encodeLun(f.lun ?? 0, bhs, 8);
+    bhs.writeUInt32BE(f.itt, 16);
+    bhs.writeUInt32BE(f.ttt, 20);
+    bhs.writeUInt32BE(f.dataSn, 36);
+    bhs.writeUInt32BE(f.offset, 40);
+    this.send(bhs, f.data);
+  }
+
+  /** Collects the PDUs of one command up to its status (SCSI Response or Data-In with S). */
+  async collect(itt: number, timeoutMs = 5000): Promise<{ pdus: IncomingPdu[]; status: number; data: Buffer; sense?: Buffer }> {
+    const pdus: IncomingPdu[] = [];
+    const data: Buffer[] = [];
+    for (;;) {
+      const pdu = await this.next(timeoutMs);
+      if (pdu.bhs.readUInt32BE(16) !== itt) throw new Error(`unexpected PDU 0x${opcodeOf(pdu.bhs).toString(16)}`);
+      pdus.push(pdu);
+      const op = opcodeOf(pdu.bhs);
+      if (op === Op.DATA_IN) {
+        data.push(pdu.data);
+        if ((pdu.bhs[1]! & 0x01) !== 0) return { pdus, status: pdu.bhs[3]!, data: Buffer.concat(data) };
+      } else if (op === Op.SCSI_RESPONSE) {
+        const sense = pdu.data.length >= 2 ? pdu.data.subarray(2, 2 + pdu.data.readUInt16BE(0)) : undefined;
+        return { pdus, status: pdu.bhs[3]!, data: Buffer.concat(data), ...(sense ? { sense } : {}) };
+      } else {
+        return { pdus, status: -1, data: Buffer.concat(data) };
+      }
+    }
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+}

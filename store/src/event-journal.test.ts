@@ -1,0 +1,94 @@
+import { EventRecord, keys } from '@vtl/api';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { EventJournal } from './event-journal.js';
+import { Store } from './store.js';
+import { startTestEtcd, type TestEtcd } from './test-etcd.js';
+
+let etcd: TestEtcd;
+let store: Store;
+beforeAll(async () => {
+  etcd = await startTestEtcd();
+  store = await Store.connect({ endpoints: [etcd.endpoint] });
+});
+afterAll(async () => {
+  await store?.close();
+  await etcd?.stop();
+});
+beforeEach(async () => {
+  await store.deletePrefix('/vtl/');
+});
+
+describe('EventJournal', () => {
+  it('numbers events from 1 and stores them under keys.events', async () => {
+    const journal = new EventJournal(store);
+    const e = await journal.emit({ kind: 'pool_created', subject: 'p1' });
+    expect(e).toMatchObject({ id: 1, kind: 'pool_created', subject: 'p1', detail: '', data: {} });
+    expect(new Date(e.ts).toISOString()).toBe(e.ts);
+    expect((await store.get(keys.events.one(1), EventRecord))?.value).toEqual(e);
+  });
+
+  it('trims the record `bound` older, so the journal never holds more than bound', async () => {
+    const journal = new EventJournal(store, 5);
+    for (let i = 1; i <= 8; i++) await journal.emit({ kind: 'k', subject: `s${i}` });
+    const ids = (await store.list(keys.events.prefix, EventRecord)).items.map((i) => i.value.id);
+    expect(ids).toEqual([4, 5, 6, 7, 8]);
+  });
+
+  it('stays bounded under concurrent emitters', async () => {
+    const journal = new EventJournal(store, 10);
+    await Promise.all(Array.from({ length: 40 }, (_, i) => journal.emit({ kind: 'k', subject: `s${i}` })));
+    // A straggler whose put landed after its trim is removed by the next emit at the latest.
+    await journal.emit({ kind: 'k', subject: 'last' });
+    const ids = (await store.list(keys.events.prefix, EventRecord)).items.map((i) => i.value.id);
+    expect(ids).toEqual(Array.from({ length: 10 }, (_, i) => 32 + i));
+  });
+
+  it('recent() returns the newest first', async () => {
+    const journal = new EventJournal(store);
+    for (let i = 1; i <= 5; i++) await journal.emit({ kind: 'k', subject: `s${i}` });
+    expect((await journal.recent(3)).map((e) => e.subject)).toEqual(['s5', 's4', 's3']);
+    expect(await journal.recent(10)).toHaveLength(5);
+  });
+
+  it('search() matches any case in kind/subject/detail, filters kind exactly, newest first, up to limit', async () => {
+    const journal = new EventJournal(store);
+    await journal.emit({ kind: 'cart_minted', subject: 'AAA001L8', detail: 'slot 3' });
+    await journal.emit({ kind: 'pool_created', subject: 'fast', detail: 'node1:/srv/Pool' });
+    await journal.emit({ kind: 'cart_deleted', subject: 'AAA001L8' });
+    await journal.emit({ kind: 'cart_minted', subject: 'BBB002L8', detail: 'from POOL fast' });
+    const subjects = (evs: EventRecord[]) => evs.map((e) => `${e.id}:${e.subject}`);
+    expect(subjects(await journal.search({ q: 'pool', limit: 10 }))).toEqual(['4:BBB002L8', '2:fast']);
+    expect(subjects(await journal.search({ q: 'aaa001', limit: 10 }))).toEqual(['3:AAA001L8', '1:AAA001L8']);
+    expect(subjects(await journal.search({ kind: 'cart_minted', limit: 10 }))).toEqual([
+      '4:BBB002L8',
+      '1:AAA001L8',
+    ]);
+    expect(subjects(await journal.search({ kind: 'cart_minted', q: 'aaa', limit: 10 }))).toEqual([
+      '1:AAA001L8',
+    ]);
+    expect(await journal.search({ kind: 'all', limit: 10 })).toHaveLength(4);
+    expect(await journal.search({ kind: '', q: '', limit: 2 })).toHaveLength(2);
+    expect(await journal.search({ kind: 'cart', limit: 10 })).toHaveLength(0);
+  });
+
+  it('search() walks past the first page to find older matches', async () => {
+    const journal = new EventJournal(store);
+    await journal.emit({ kind: 'rare', subject: 'needle' });
+    for (let start = 0; start < 1100; start += 100) {
+      const txn = store.transaction();
+      for (let id = start + 2; id < start + 102; id++) {
+        txn.put(keys.events.one(id), {
+          id,
+          ts: new Date().toISOString(),
+          kind: 'noise',
+          subject: 'x',
+          detail: '',
+          data: {},
+        });
+      }
+      await txn.commit();
+    }
+    const found = await journal.search({ q: 'needle', limit: 5 });
+    expect(found.map((e) => e.id)).toEqual([1]);
+  });
+});
