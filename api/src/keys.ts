@@ -47,6 +47,8 @@ export const keys = {
   poolName: (name: string) => `${ROOT}system/names/pools/${name}`,
   /** Claim of a pool by the one library it homes (declare and pool delete race on it). */
   poolHome: (poolId: number) => `${ROOT}system/names/pool-home/${pad(poolId)}`,
+  /** Short-lived leased locks serialising read-decide-write sequences (e.g. mint per library). */
+  lock: (name: string) => `${ROOT}system/locks/${name}`,
   /** Library serials are unique on an appliance (recover refuses an existing one). */
   librarySerial: (serial: string) => `${ROOT}system/names/library-serials/${serial}`,
 } as const;

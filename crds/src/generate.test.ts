@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { format, resolveConfig } from 'prettier';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
@@ -42,6 +43,14 @@ function objectPairs(
 
 describe('generated CRD files', () => {
   const files = crdFiles();
+
+  it('are formatted as prettier formats them, so `prettier --check` passes on crds/generated', async () => {
+    for (const file of files) {
+      const filepath = path.join(REPO_ROOT, 'crds/generated', file.name);
+      const options = { ...(await resolveConfig(filepath)), filepath };
+      expect(await format(file.text, options), file.name).toBe(file.text);
+    }
+  });
 
   for (const dir of CRD_DIRS) {
     it(`${dir} holds exactly the CRDs the schemas generate, byte for byte`, () => {

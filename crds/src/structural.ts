@@ -257,7 +257,7 @@ function convertAllOf(schema: SchemaNode, path: string): SchemaNode {
 /** A stable keyword order, so the generated YAML reads the same way at every node. */
 const ORDER = ['description', 'type', 'format', 'nullable', 'default', 'enum'];
 
-export function orderKeys(node: SchemaNode): SchemaNode {
+function orderKeys(node: SchemaNode): SchemaNode {
   const rank = (k: string) => {
     const i = ORDER.indexOf(k);
     return i === -1 ? ORDER.length : i;

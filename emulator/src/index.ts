@@ -20,3 +20,27 @@ export * from './media/mam.js';
 export * from './media/mint.js';
 export * from './media/image.js';
 export * from './media/vol1.js';
+export * from './scsi/constants.js';
+export * from './scsi/types.js';
+export * from './scsi/cdb.js';
+export * from './scsi/sense.js';
+export * from './scsi/result.js';
+export * from './scsi/dispatch.js';
+export * from './scsi/inquiry.js';
+export * from './scsi/lun.js';
+export * from './scsi/lun-router.js';
+export * from './scsi/report-luns.js';
+export * from './scsi/unit-attention.js';
+export * from './scsi/reservation.js';
+export * from './scsi/device-base.js';
+export { type SpcHost, type VpdPageBuilder, defaultVpdPages } from './scsi/spc-commands.js';
+export {
+  type Authorization,
+  type IscsiSessionInfo,
+  type IscsiTarget,
+  type IscsiTargetOptions,
+  startIscsiTarget,
+} from './transport/iscsi/target.js';
+export { DEFAULT_TARGET_LIMITS, type TargetLimits } from './transport/iscsi/negotiation.js';
+export { crc32c } from './transport/iscsi/crc32c.js';
+export { RamDisk } from './testing/ram-disk.js';

@@ -39,9 +39,11 @@ export function runWhileLeader(opts: LeaderOptions): { stop(): Promise<void> } {
         continue;
       }
       backoffMs = 100;
-      const signal = (leading = new AbortController()).signal;
-      leadership.onLost(() => leading?.abort(new Error('leadership lost')));
-      if (stopping.signal.aborted) leading.abort(new Error('stopping'));
+      const term = new AbortController();
+      const signal = term.signal;
+      leading = term;
+      leadership.onLost(() => term.abort(new Error('leadership lost')));
+      if (stopping.signal.aborted) term.abort(new Error('stopping'));
       log.info('leading');
       try {
         await opts.lead(signal);

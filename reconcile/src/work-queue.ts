@@ -37,7 +37,7 @@ export class WorkQueue<K extends string = string> {
   add(key: K): void {
     if (this.stopped || this.dirty.has(key)) return;
     this.dirty.add(key);
-    
+    if (this.processing.has(key)) return; // done() queues it again
     this.hand(key);
   }
 

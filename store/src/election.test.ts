@@ -76,6 +76,17 @@ describe('Store.campaign', () => {
     await waitFor(() => lost);
   });
 
+  it('a campaign pending when its store closes rejects and withdraws', async () => {
+    const holder = await a.campaign('/t/el5', 'a', 5);
+    const c = await Store.connect({ endpoints: [etcd.endpoint] });
+    const pending = c.campaign('/t/el5', 'c', 5);
+    await waitFor(async () => (await a.count('/t/el5/')) === 2);
+    await c.close();
+    await expect(pending).rejects.toMatchObject({ code: 'unavailable' });
+    expect(await a.count('/t/el5/')).toBe(1);
+    await holder.resign();
+  });
+
   it('an aborted campaign rejects and withdraws its candidacy', async () => {
     const holder = await a.campaign('/t/el4', 'a', 5);
     const ac = new AbortController();

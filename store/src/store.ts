@@ -35,6 +35,8 @@ const NEXT_ID_ATTEMPTS = 200;
 export class Store {
   private readonly leases = new Set<StoreLease>();
   private readonly watches = new Set<Watch>();
+  /** Aborts pending campaigns on close(); their waits would otherwise never end. */
+  private readonly closing = new AbortController();
   private closed = false;
 
   private constructor(
@@ -251,13 +253,15 @@ export class Store {
       lease: (ttl: number) => this.grantLease(ttl),
       watch: (prefix: string, o: WatchOptions, cb: (e: WatchEvent) => void) => this.watch(prefix, o, cb),
     };
-    return campaign(deps, electionName, candidateId, ttlSec, opts.signal);
+    const signal = opts.signal ? AbortSignal.any([opts.signal, this.closing.signal]) : this.closing.signal;
+    return campaign(deps, electionName, candidateId, ttlSec, signal);
   }
 
   /** Stops watches, revokes leases (etcd3's close() would leave keepalives running), then closes. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.closing.abort(new VtlError('unavailable', 'The store is closed.'));
     await Promise.all([...this.watches].map((w) => w.close().catch(() => undefined)));
     await Promise.all([...this.leases].map((l) => l.revoke()));
     this.client.close();

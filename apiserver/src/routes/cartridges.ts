@@ -23,6 +23,10 @@ import { liveLibraryIds, loadSnapshot, observedCartridges, observedLibrary, type
 import { cartridgeView } from '../services/status-view.js';
 import { nextLabels, usedVolsers, volser } from '../services/labels.js';
 import { findLibrary } from './libraries.js';
+import { withLock } from '../services/lock.js';
+
+/** Cartridges written per etcd transaction (etcd allows 128 operations by default). */
+const MINT_TXN_CHUNK = 100;
 
 /** How long mint and delete wait for the nodeagent to realise the change on disk. */
 const REALISE_WAIT_MS = 30_000;
@@ -93,26 +97,37 @@ export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
     if (label && !label.endsWith(drive.suffix))
       throw badRequest(`label must end with ${drive.suffix}, the media suffix of ${drive.product}.`);
 
-    const used = await usedVolsers(store, s);
-    if (label && used.has(volser(label)))
-      throw badRequest(`Volume ${volser(label)} exists here or in a bucket catalog; pick another label.`);
-    const slots = freeSlots(s, lib);
-    if (slots.length === 0)
-      throw badRequest(`Library ${lib.id} has no free storage slot; delete or export cartridges first.`);
-    const count = Math.min(body.count, slots.length);
-    const labels = label ? [label] : nextLabels(lib.label_prefix, drive.suffix, used, count);
-
-    const specs: CartridgeSpec[] = labels.map((l, i) => ({
-      label: l,
-      library: lib.id,
-      home_slot: slots[i] as number,
-      created_at: isoNow(),
-      deleting: false,
-      last_export_gen: '',
-    }));
-    const txn = store.transaction();
-    for (const c of specs) txn.ifAbsent(keys.cartridges.one(c.label)).put(keys.cartridges.one(c.label), c);
-    if (!(await txn.commit())) throw badRequest('A label was taken by a concurrent mint; retry.');
+    const specs = await withLock(store, `mint-${lib.id}`, async () => {
+      // Decide on fresh records under the lock: free slots and labels cannot be promised twice.
+      const fresh = await loadSnapshot(store);
+      const used = await usedVolsers(store, fresh);
+      if (label && used.has(volser(label)))
+        throw badRequest(`Volume ${volser(label)} exists here or in a bucket catalog; pick another label.`);
+      const slots = freeSlots(fresh, lib);
+      if (slots.length === 0)
+        throw badRequest(`Library ${lib.id} has no free storage slot; delete or export cartridges first.`);
+      const count = Math.min(body.count, slots.length);
+      const labels = label ? [label] : nextLabels(lib.label_prefix, drive.suffix, used, count);
+      const planned: CartridgeSpec[] = labels.map((l, i) => ({
+        label: l,
+        library: lib.id,
+        home_slot: slots[i] as number,
+        created_at: isoNow(),
+        deleting: false,
+        last_export_gen: '',
+      }));
+      // etcd bounds the operations of one transaction; a 400-slot batch goes in chunks.
+      for (let i = 0; i < planned.length; i += MINT_TXN_CHUNK) {
+        const txn = store.transaction();
+        for (const c of planned.slice(i, i + MINT_TXN_CHUNK))
+          txn.ifAbsent(keys.cartridges.one(c.label)).put(keys.cartridges.one(c.label), c);
+        if (!(await txn.commit()))
+          throw new VtlError('internal', 'A label was taken while minting; the batch stopped part way.', {
+            created: planned.slice(0, i).map((c) => ({ label: c.label, slot: c.home_slot })),
+          });
+      }
+      return planned;
+    });
 
     const created = async () => {
       const seen = observedCartridges(await loadSnapshot(store));

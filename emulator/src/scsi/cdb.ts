@@ -76,7 +76,7 @@ export function truncateToAllocation(data: Buffer, allocation: number): Buffer {
 }
 
 /** Space-padded fixed-width ASCII field, as INQUIRY vendor/product/revision use. */
-export function asciiField(value: string, width: number): Buffer {
+export function spacePadded(value: string, width: number): Buffer {
   const out = Buffer.alloc(width, 0x20);
   out.write(value.slice(0, width), 'ascii');
   return out;

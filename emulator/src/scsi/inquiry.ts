@@ -1,4 +1,4 @@
-import { asciiField } from './cdb.js';
+import { spacePadded } from './cdb.js';
 
 /** What a logical unit says about itself in INQUIRY and the identification VPD pages. */
 export interface DeviceIdentity {
@@ -35,9 +35,9 @@ export function standardInquiry(peripheralType: number, id: DeviceIdentity): Buf
   out[3] = 0x12;
   out[4] = STANDARD_INQUIRY_LENGTH - 5;
   out[7] = id.commandQueuing ? 0x02 : 0;
-  asciiField(id.vendor, 8).copy(out, 8);
-  asciiField(id.product, 16).copy(out, 16);
-  asciiField(id.revision, 4).copy(out, 32);
+  spacePadded(id.vendor, 8).copy(out, 8);
+  spacePadded(id.product, 16).copy(out, 16);
+  spacePadded(id.revision, 4).copy(out, 32);
   id.vendorSpecific?.subarray(0, 20).copy(out, 36);
   (id.versionDescriptors ?? []).slice(0, 8).forEach((d, i) => out.writeUInt16BE(d, 58 + 2 * i));
   return out;
@@ -101,7 +101,7 @@ export function deviceIdentificationPayload(id: DeviceIdentity): Buffer {
     const naa = Buffer.from(id.naa.replace(/^naa\./i, ''), 'hex');
     parts.push(designator(Designator.CODE_SET_BINARY, Designator.TYPE_NAA, naa));
   }
-  const t10 = Buffer.concat([asciiField(id.vendor, 8), asciiField(id.product, 16), Buffer.from(id.serial)]);
+  const t10 = Buffer.concat([spacePadded(id.vendor, 8), spacePadded(id.product, 16), Buffer.from(id.serial)]);
   parts.push(designator(Designator.CODE_SET_ASCII, Designator.TYPE_T10_VENDOR_ID, t10));
   parts.push(...(id.extraDesignators ?? []));
   return Buffer.concat(parts);
