@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Job, isoNow, keys } from '@vtl/api';
+import { Store } from '@vtl/store';
+import { Appliance } from './harness/appliance.js';
+
+/**
+ * Refusals that depend on jobs and on a draining control plane. The job rows and the drain
+ * flag are written straight into etcd, as the job machinery and a graceful restart would.
+ */
+describe('maintenance is refused while jobs run or the control plane drains', () => {
+  let app: Appliance;
+  let store: Store;
+  let libId: number;
+
+  beforeAll(async () => {
+    app = await Appliance.start();
+    store = await Store.connect({ endpoints: [`http://127.0.0.1:${app.ports.etcdClient}`] });
+    const pool = (await app.api.get('/api/pools')).body[0];
+    const res = await app.api.post('/api/libraries', {
+      product: '3573-TL',
+      drive_product: 'ULT3580-HH7',
+      num_drives: 1,
+      label_prefix: 'JOB',
+      pool_id: pool.id,
+    });
+    libId = res.body.library;
+    expect(res.body.state).toBe('pending_restart');
+  });
+  afterAll(async () => {
+    await store?.close();
+    await app?.destroy();
+  });
+
+  it('names the library after its serial when no name is given', async () => {
+    const row = (await app.api.get('/api/libraries')).body[0];
+    expect(row.name).toBe(row.serial);
+  });
+
+  it('refuses apply, data-plane restart and library delete with a queued job', async () => {
+    const job: Job = {
+      id: 1,
+      kind: 'import',
+      state: 'queued',
+      label: 'JOB001L7',
+      library: libId,
+      remote_id: 1,
+      generation: '20260101T000000Z',
+      bytes_done: 0,
+      chunks_done: 0,
+      detail: '',
+      created_at: isoNow(),
+      updated_at: isoNow(),
+    };
+    await store.put(keys.jobs.one(1), job);
+    const lib = (await app.api.get('/api/libraries')).body[0];
+
+    const apply = await app.api.post('/api/libraries/apply', { confirm: 'apply' });
+    expect(apply.status).toBe(400);
+    expect(apply.body.error.message).toMatch(/job/);
+    expect((await app.api.post('/api/system/dataplane-restart', { confirm: 'restart' })).status).toBe(400);
+    const del = await app.api.delete(`/api/libraries/${libId}`, {
+      confirm: lib.name,
+      acknowledge: 'I understand',
+    });
+    expect(del.status).toBe(400);
+    expect((await app.api.get('/api/system')).body.active_jobs).toBe(1);
+
+    // Nothing changed: still declared, still pending.
+    expect((await app.api.get('/api/libraries')).body).toEqual([lib]);
+    await store.put(keys.jobs.one(1), { ...job, state: 'succeeded' });
+  });
+
+  it('answers 409 to disruptive calls while a graceful restart drains', async () => {
+    await store.put(keys.drain, { draining: true });
+    const lib = (await app.api.get('/api/libraries')).body[0];
+    expect((await app.api.post('/api/system/dataplane-restart', { confirm: 'restart' })).status).toBe(409);
+    const del = await app.api.delete(`/api/libraries/${libId}`, {
+      confirm: lib.name,
+      acknowledge: 'I understand',
+    });
+    expect(del.status).toBe(409);
+    expect(del.body.error.code).toBe('draining');
+    expect((await app.api.get('/api/system')).body.draining).toBe(true);
+    await store.put(keys.drain, { draining: false });
+  });
+
+  it('deletes a library that was never served without a reboot', async () => {
+    const lib = (await app.api.get('/api/libraries')).body[0];
+    const res = await app.api.delete(`/api/libraries/${libId}`, {
+      confirm: lib.name,
+      acknowledge: 'I understand',
+    });
+    expect(res.body).toMatchObject({ ok: true, cartridges_deleted: 0, rebooting: false });
+    const events = (await app.api.get('/api/events/search?kind=maint_done')).body;
+    expect(events[0].detail).toMatch(/delete_library/);
+  });
+});
