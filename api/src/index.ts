@@ -11,3 +11,6 @@ export * from './resources/event.js';
 export * from './resources/job.js';
 export * from './resources/system.js';
 export * from './resources/status.js';
+export * from './resources/settings.js';
+export * from './resources/auth.js';
+export * from './resources/audit.js';

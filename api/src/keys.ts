@@ -32,6 +32,15 @@ export const keys = {
   events: { prefix: `${ROOT}events/`, one: (seq: number) => `${ROOT}events/${pad(seq)}` },
   audit: { prefix: `${ROOT}audit/`, one: (seq: number) => `${ROOT}audit/${pad(seq)}` },
 
+  /** Users by name, sessions by SHA-256 of their token, API keys by id (stored hashed). */
+  users: { prefix: `${ROOT}auth/users/`, one: (name: string) => `${ROOT}auth/users/${name}` },
+  sessions: { prefix: `${ROOT}auth/sessions/`, one: (hash: string) => `${ROOT}auth/sessions/${hash}` },
+  apiKeys: { prefix: `${ROOT}auth/apikeys/`, one: (id: number) => `${ROOT}auth/apikeys/${pad(id)}` },
+  /** Written with the first admin: its presence means the first start is done. */
+  authBootstrap: `${ROOT}auth/bootstrap`,
+  /** The acknowledged support fingerprint (§2.12). */
+  license: `${ROOT}system/license`,
+
   settings: `${ROOT}settings`,
   /** Appliance identity: system UUID created once. */
   identity: `${ROOT}system/identity`,

@@ -1,6 +1,8 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AppContext } from './context.js';
+import './plugins/route-config.js';
 import { registerErrorHandler } from './plugins/errors.js';
+import { registerAudit, registerAuth } from './plugins/auth.js';
 import { healthRoutes } from './routes/health.js';
 import { systemRoutes } from './routes/system.js';
 import { poolRoutes } from './routes/pools.js';
@@ -9,22 +11,46 @@ import { cartridgeRoutes } from './routes/cartridges.js';
 import { driveRoutes } from './routes/drives.js';
 import { statusRoutes } from './routes/status.js';
 import { eventRoutes } from './routes/events.js';
-import { createMetrics, type Metrics } from './services/metrics.js';
+import { eventStreamRoutes } from './routes/event-stream.js';
+import { settingsRoutes } from './routes/settings.js';
+import { licenseRoutes } from './routes/license.js';
+import { authRoutes } from './routes/auth.js';
+import { userRoutes } from './routes/users.js';
+import { apiKeyRoutes } from './routes/apikeys.js';
+import { auditRoutes } from './routes/audit.js';
+import { openApiRoutes } from './routes/openapi.js';
+import { createMetrics } from './services/metrics.js';
+import { AuditLog } from './services/audit-log.js';
 
-/** Endpoint roles as §4 labels them; unlabelled reads are read-only, writes admin (docs/api.md). */
-export type Role = 'public' | 'read-only' | 'admin';
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    role?: Role;
-  }
+async function metricsRoute(app: FastifyInstance, ctx: AppContext) {
+  const metrics = createMetrics(ctx.store);
+  app.get(
+    '/metrics',
+    {
+      config: {
+        role: 'public',
+        doc: { summary: 'Prometheus text format (§6.4)', produces: 'text/plain; version=0.0.4' },
+      },
+    },
+    async (_request, reply) => {
+      const text = await metrics.scrape();
+      reply.header('content-type', metrics.contentType);
+      return text;
+    },
+  );
 }
 
-async function metricsRoute(app: FastifyInstance, metrics: Metrics) {
-  app.get('/metrics', { config: { role: 'public' } }, async (_request, reply) => {
-    await metrics.refresh();
-    reply.header('content-type', metrics.contentType);
-    return metrics.metrics();
-  });
+/** What both listeners share: the error body, role enforcement and the audit log. */
+function base(ctx: AppContext, opts: { https?: { key: string; cert: string } }): FastifyInstance {
+  // The pino instance is typed more narrowly than Fastify's logger; the cast only widens it.
+  const app = Fastify({
+    loggerInstance: ctx.logger,
+    ...(opts.https ? { https: opts.https } : {}),
+  }) as unknown as FastifyInstance;
+  registerErrorHandler(app);
+  registerAuth(app, ctx.store);
+  registerAudit(app, new AuditLog(ctx.store));
+  return app;
 }
 
 /** The HTTPS application: every route of the control API. */
@@ -32,33 +58,34 @@ export async function buildApp(
   ctx: AppContext,
   opts: { https?: { key: string; cert: string } } = {},
 ): Promise<FastifyInstance> {
-  // The pino instance is typed more narrowly than Fastify's logger; the cast only widens it.
-  const app = Fastify({
-    loggerInstance: ctx.logger,
-    ...(opts.https ? { https: opts.https } : {}),
-  }) as unknown as FastifyInstance;
-  registerErrorHandler(app);
-  const metrics = createMetrics(ctx.store) as Metrics;
+  const app = base(ctx, opts);
+  openApiRoutes(app, ctx); // first: it collects every route registered after it
   await healthRoutes(app, ctx);
-  await metricsRoute(app, metrics);
+  await metricsRoute(app, ctx);
   for (const routes of [
+    authRoutes,
+    userRoutes,
+    apiKeyRoutes,
     systemRoutes,
+    licenseRoutes,
+    settingsRoutes,
     poolRoutes,
     libraryRoutes,
     cartridgeRoutes,
     driveRoutes,
     statusRoutes,
     eventRoutes,
+    eventStreamRoutes,
   ])
     await routes(app, ctx);
+  await auditRoutes(app, ctx, new AuditLog(ctx.store));
   return app;
 }
 
 /** The optional plaintext listener: `/healthz` and `/metrics` only. */
 export async function buildPlainApp(ctx: AppContext): Promise<FastifyInstance> {
-  const app = Fastify({ loggerInstance: ctx.logger }) as unknown as FastifyInstance;
-  registerErrorHandler(app);
+  const app = base(ctx, {});
   await healthRoutes(app, ctx);
-  await metricsRoute(app, createMetrics(ctx.store) as Metrics);
+  await metricsRoute(app, ctx);
   return app;
 }

@@ -10,6 +10,12 @@ export interface ApiserverConfig {
   plainPort: number;
   /** How long a request waits for the process that carries it out before answering 504. */
   opTimeoutMs: number;
+  /** Interval of the keepalive comment on GET /api/events (§6.1: 20 s). */
+  sseKeepaliveMs: number;
+  /** How long a login session lasts. */
+  sessionTtlSec: number;
+  /** Files holding this machine's durable identity (the support fingerprint), first readable wins. */
+  machineIdFiles: string[];
 }
 
 const int = (value: string | undefined, fallback: number) => {
@@ -27,5 +33,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiserverConfi
     httpsPort: int(env.VTL_HTTPS_PORT, 8443),
     plainPort: int(env.VTL_PLAIN_PORT, 8080),
     opTimeoutMs: int(env.VTL_OP_TIMEOUT_MS, 120_000),
+    sseKeepaliveMs: Math.max(1, int(env.VTL_SSE_KEEPALIVE_MS, 20_000)),
+    sessionTtlSec: Math.max(1, int(env.VTL_SESSION_TTL_SEC, 12 * 3600)),
+    machineIdFiles: env.VTL_MACHINE_ID_FILE
+      ? [env.VTL_MACHINE_ID_FILE]
+      : ['/etc/machine-id', '/var/lib/dbus/machine-id', '/sys/class/dmi/id/product_uuid'],
   };
 }

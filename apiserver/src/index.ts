@@ -1,4 +1,4 @@
-export { buildApp, buildPlainApp, type Role } from './app.js';
+export { buildApp, buildPlainApp } from './app.js';
 export { loadConfig, type ApiserverConfig } from './config.js';
 export type { AppContext } from './context.js';
 export { VERSION } from './version.js';

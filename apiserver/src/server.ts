@@ -4,6 +4,7 @@ import { buildApp, buildPlainApp } from './app.js';
 import { loadConfig } from './config.js';
 import { ensureCertificate } from './tls.js';
 import { ensureIdentity } from './services/identity.js';
+import { ensureInitialAdmin } from './services/users.js';
 import { VERSION } from './version.js';
 
 /** Entry point: listens on HTTPS and, unless disabled, on the plaintext port. */
@@ -12,6 +13,7 @@ async function main() {
   const logger = pino({ name: 'apiserver' });
   const store = await Store.connect({ endpoints: config.etcdEndpoints, logger });
   await ensureIdentity(store);
+  await ensureInitialAdmin(store, config.stateDir, logger);
   const ctx = {
     store,
     journal: new EventJournal(store),

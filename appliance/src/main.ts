@@ -27,6 +27,7 @@ async function main() {
       peerPort: config.etcdPeerPort,
       host: '127.0.0.1',
       logFile: path.join(logs, 'etcd.log'),
+      detached: true,
     });
     endpoints = [etcd.endpoint];
     logger.info({ endpoint: etcd.endpoint }, 'local etcd running');
@@ -91,8 +92,7 @@ async function main() {
     logger.info('appliance stopped');
     process.exit(0);
   };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => void stop(signal));
 }
 
 main().catch((err) => {

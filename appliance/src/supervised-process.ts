@@ -29,7 +29,13 @@ export class SupervisedProcess {
 
   start(): void {
     const startedAt = Date.now();
-    const child = spawn(process.execPath, [this.entry], { env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Own process group: a terminal's Ctrl-C reaches only the launcher, which stops the children
+    // in order (etcd last).
+    const child = spawn(process.execPath, [this.entry], {
+      env: this.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     this.child = child;
     for (const stream of [child.stdout, child.stderr]) {
       stream.pipe(this.log, { end: false });

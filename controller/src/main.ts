@@ -1,15 +1,13 @@
 import os from 'node:os';
-import { pino } from 'pino';
 import { EventJournal, Store } from '@vtl/store';
-import { runWhileLeader, startOpRunner } from '@vtl/reconcile';
+import { runProcess, runWhileLeader, startOpRunner } from '@vtl/reconcile';
 import { activate } from './library/activate.js';
 
 /** Lease of the controller's leadership; a standby takes over about this long after a crash. */
 const LEADER_TTL_SEC = 5;
 
 /** Entry point: campaigns for leadership, then carries out the controller's operations. */
-async function main() {
-  const logger = pino({ name: 'controller' });
+runProcess('controller', async (logger) => {
   const store = await Store.connect({
     endpoints: (process.env.VTL_ETCD_ENDPOINTS ?? 'http://127.0.0.1:2379').split(','),
     logger,
@@ -39,24 +37,8 @@ async function main() {
     },
   });
 
-  const stop = async (signal: string) => {
-    logger.info({ signal }, 'controller stopping');
+  return async () => {
     await leader.stop();
     await store.close();
-    process.exit(0);
   };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
-}
-
-main().catch((err) => {
-  console.error(
-    JSON.stringify({
-      level: 60,
-      name: 'controller',
-      msg: 'controller failed',
-      err: String(err?.stack ?? err),
-    }),
-  );
-  process.exit(1);
 });

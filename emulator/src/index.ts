@@ -44,3 +44,11 @@ export {
 export { DEFAULT_TARGET_LIMITS, type TargetLimits } from './transport/iscsi/negotiation.js';
 export { crc32c } from './transport/iscsi/crc32c.js';
 export { RamDisk } from './testing/ram-disk.js';
+export * from './dataplane-luns.js';
+export * from './ssc/lto-personality.js';
+export * from './ssc/drive-identity.js';
+export * from './ssc/tape-drive.js';
+export * from './ssc/tape-sense.js';
+export * from './ssc/tape-alert.js';
+export * from './smc/element-map.js';
+export * from './smc/media-changer.js';

@@ -1,7 +1,6 @@
-import { pino } from 'pino';
 import { DataplaneSpec, LibrarySpec, PoolSpec, keys } from '@vtl/api';
 import { EventJournal, Store } from '@vtl/store';
-import { Requeue, startController, startOpRunner, watchInto } from '@vtl/reconcile';
+import { Requeue, runProcess, startController, startOpRunner, watchInto } from '@vtl/reconcile';
 import { loadConfig } from './config.js';
 import { hostPowerFrom } from './host-power.js';
 import { ensureDefaultPool } from './pool/default-pool.js';
@@ -18,9 +17,9 @@ const STATUS_LEASE_TTL_SEC = 10;
 const DATAPLANE_KEY = 'dataplane';
 
 /** Entry point: one nodeagent per appliance node. */
-async function main() {
+runProcess('nodeagent', async (rootLogger) => {
   const config = loadConfig();
-  const logger = pino({ name: 'nodeagent' }).child({ node: config.node });
+  const logger = rootLogger.child({ node: config.node });
   const store = await Store.connect({ endpoints: config.etcdEndpoints, logger });
   const journal = new EventJournal(store);
   const lease = await store.lease(STATUS_LEASE_TTL_SEC);
@@ -102,8 +101,7 @@ async function main() {
   });
   logger.info({ node: config.node }, 'nodeagent running');
 
-  const stop = async (signal: string) => {
-    logger.info({ signal }, 'nodeagent stopping');
+  return async () => {
     await ops.stop();
     await dataplaneWatch.close();
     await dataplane.stop();
@@ -113,15 +111,5 @@ async function main() {
     if (config.stopEmulatorOnExit) await supervisor.stop();
     else supervisor.detach();
     await store.close();
-    process.exit(0);
   };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
-}
-
-main().catch((err) => {
-  console.error(
-    JSON.stringify({ level: 60, name: 'nodeagent', msg: 'nodeagent failed', err: String(err?.stack ?? err) }),
-  );
-  process.exit(1);
 });

@@ -11,3 +11,4 @@ export { waitFor, type WaitOptions } from './wait.js';
 export { watchInto } from './informer.js';
 export { WorkQueue, type WorkQueueOptions } from './work-queue.js';
 export { startOpRunner, type OpContext, type OpHandler } from './op-runner.js';
+export { runProcess } from './process.js';

@@ -26,6 +26,11 @@ export interface EtcdOptions {
   logFile?: string;
   /** More etcd flags; a flag given here overrides the one set by startEtcd (e.g. --initial-cluster). */
   extraArgs?: string[];
+  /**
+   * Own process group: a terminal's Ctrl-C then reaches only the parent, which stops etcd last,
+   * after the processes that still write to it.
+   */
+  detached?: boolean;
 }
 
 const HEALTH_TIMEOUT_MS = 20_000;
@@ -55,7 +60,7 @@ export async function startEtcd(opts: EtcdOptions): Promise<EtcdProcess> {
     `--initial-cluster=${name}=${peerUrl}`,
     ...(opts.extraArgs ?? []),
   ];
-  const child = spawn('etcd', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('etcd', args, { stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached ?? false });
   running.add(child);
   const output = captureOutput(child, opts.logFile);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

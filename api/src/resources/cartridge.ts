@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LocalState } from './live.js';
+import { ObservedCartridge } from './live.js';
 
 /**
  * Desired cartridge. The apiserver creates it on mint (reserving the label atomically) and
@@ -17,17 +17,8 @@ export const CartridgeSpec = z.object({
 });
 export type CartridgeSpec = z.infer<typeof CartridgeSpec>;
 
-/** §2.7, the top-level `cartridges[]` and GET /api/cartridges. */
-export const Cartridge = z.object({
-  label: z.string(),
-  library: z.number().int(),
-  size_bytes: z.number().int(),
-  phys_bytes: z.number().int(),
-  modified: z.string(),
-  location: z.string(),
-  local_state: LocalState,
-  last_export_gen: z.string(),
-});
+/** §2.7, the top-level `cartridges[]` and GET /api/cartridges: what is observed plus the last export. */
+export const Cartridge = ObservedCartridge.extend({ last_export_gen: z.string() });
 export type Cartridge = z.infer<typeof Cartridge>;
 
 /** The per-library `cartridges[]` of the status view carries the first six fields only. */

@@ -41,3 +41,11 @@ export type Settings = Record<string, string>;
 export function defaultSystemName(uuid: string): string {
   return `vtl-${uuid.slice(0, 8)}`;
 }
+
+/** §2.12 */
+export const License = z.object({ fingerprint: z.string(), changed: z.boolean(), previous: z.string() });
+export type License = z.infer<typeof License>;
+/** The fingerprint an operator last acknowledged (the first one seen counts as acknowledged). */
+export const LicenseRecord = z.object({ acknowledged: z.string(), acknowledged_at: z.string() });
+export type LicenseRecord = z.infer<typeof LicenseRecord>;
+export const LicenseAck = z.object({ ok: z.literal(true), fingerprint: z.string() });

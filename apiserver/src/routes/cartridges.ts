@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import {
   CARTRIDGE_LABEL,
   Cartridge,
@@ -65,13 +66,17 @@ function freeSlots(s: Snapshot, lib: LibrarySpec): number[] {
 export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
   const { store } = ctx;
 
-  app.get('/api/cartridges', { config: { role: 'read-only' } }, async () =>
-    cartridgeView(await loadSnapshot(store)).map((c) => Cartridge.parse(c)),
+  app.get(
+    '/api/cartridges',
+    {
+      config: { role: 'read-only', doc: { summary: 'Every cartridge (§2.7)', response: z.array(Cartridge) } },
+    },
+    async () => cartridgeView(await loadSnapshot(store)).map((c) => Cartridge.parse(c)),
   );
 
   app.get<{ Params: { label: string } }>(
     '/api/cartridges/:label',
-    { config: { role: 'read-only' } },
+    { config: { role: 'read-only', doc: { summary: 'One cartridge', response: Cartridge } } },
     async (request) => {
       const label = request.params.label.toUpperCase();
       const found = cartridgeView(await loadSnapshot(store)).find((c) => c.label === label);
@@ -80,79 +85,95 @@ export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
-  app.post('/api/cartridges', { config: { role: 'admin' } }, async (request) => {
-    const body = parse(MintRequest, request.body);
-    const s = await loadSnapshot(store);
-    const lib = mintTarget(s, body.library);
-    const drive = findDriveModel(lib.drive_model);
-    if (!drive)
-      throw new VtlError('internal', `Library ${lib.id} names an unknown drive model ${lib.drive_model}.`);
-    const label = body.label.trim().toUpperCase();
-    if (label && body.count > 1) throw badRequest('label must be empty when count is more than 1.');
-    if (label && !CARTRIDGE_LABEL.test(label))
-      throw badRequest(
-        'label must be six A-Z0-9 characters plus the media suffix, e.g. ' +
-          `${lib.label_prefix}001${drive.suffix}.`,
-      );
-    if (label && !label.endsWith(drive.suffix))
-      throw badRequest(`label must end with ${drive.suffix}, the media suffix of ${drive.product}.`);
+  app.post(
+    '/api/cartridges',
+    {
+      config: {
+        role: 'admin',
+        action: 'cartridge.mint',
+        doc: { summary: 'Mint cartridges', body: MintRequest, response: MintResponse },
+      },
+    },
+    async (request) => {
+      const body = parse(MintRequest, request.body);
+      const s = await loadSnapshot(store);
+      const lib = mintTarget(s, body.library);
+      const drive = findDriveModel(lib.drive_model);
+      if (!drive)
+        throw new VtlError('internal', `Library ${lib.id} names an unknown drive model ${lib.drive_model}.`);
+      const label = body.label.trim().toUpperCase();
+      if (label && body.count > 1) throw badRequest('label must be empty when count is more than 1.');
+      if (label && !CARTRIDGE_LABEL.test(label))
+        throw badRequest(
+          'label must be six A-Z0-9 characters plus the media suffix, e.g. ' +
+            `${lib.label_prefix}001${drive.suffix}.`,
+        );
+      if (label && !label.endsWith(drive.suffix))
+        throw badRequest(`label must end with ${drive.suffix}, the media suffix of ${drive.product}.`);
 
-    const specs = await withLock(store, `mint-${lib.id}`, async () => {
-      // Decide on fresh records under the lock: free slots and labels cannot be promised twice.
-      const fresh = await loadSnapshot(store);
-      const used = await usedVolsers(store, fresh);
-      if (label && used.has(volser(label)))
-        throw badRequest(`Volume ${volser(label)} exists here or in a bucket catalog; pick another label.`);
-      const slots = freeSlots(fresh, lib);
-      if (slots.length === 0)
-        throw badRequest(`Library ${lib.id} has no free storage slot; delete or export cartridges first.`);
-      const count = Math.min(body.count, slots.length);
-      const labels = label ? [label] : nextLabels(lib.label_prefix, drive.suffix, used, count);
-      const planned: CartridgeSpec[] = labels.map((l, i) => ({
-        label: l,
-        library: lib.id,
-        home_slot: slots[i] as number,
-        created_at: isoNow(),
-        deleting: false,
-        last_export_gen: '',
-      }));
-      // etcd bounds the operations of one transaction; a 400-slot batch goes in chunks.
-      for (let i = 0; i < planned.length; i += MINT_TXN_CHUNK) {
-        const txn = store.transaction();
-        for (const c of planned.slice(i, i + MINT_TXN_CHUNK))
-          txn.ifAbsent(keys.cartridges.one(c.label)).put(keys.cartridges.one(c.label), c);
-        if (!(await txn.commit()))
-          throw new VtlError('internal', 'A label was taken while minting; the batch stopped part way.', {
-            created: planned.slice(0, i).map((c) => ({ label: c.label, slot: c.home_slot })),
-          });
+      const specs = await withLock(store, `mint-${lib.id}`, async () => {
+        // Decide on fresh records under the lock: free slots and labels cannot be promised twice.
+        const fresh = await loadSnapshot(store);
+        const used = await usedVolsers(store, fresh);
+        if (label && used.has(volser(label)))
+          throw badRequest(`Volume ${volser(label)} exists here or in a bucket catalog; pick another label.`);
+        const slots = freeSlots(fresh, lib);
+        if (slots.length === 0)
+          throw badRequest(`Library ${lib.id} has no free storage slot; delete or export cartridges first.`);
+        const count = Math.min(body.count, slots.length);
+        const labels = label ? [label] : nextLabels(lib.label_prefix, drive.suffix, used, count);
+        const planned: CartridgeSpec[] = labels.map((l, i) => ({
+          label: l,
+          library: lib.id,
+          home_slot: slots[i] as number,
+          created_at: isoNow(),
+          deleting: false,
+          last_export_gen: '',
+        }));
+        // etcd bounds the operations of one transaction; a 400-slot batch goes in chunks.
+        for (let i = 0; i < planned.length; i += MINT_TXN_CHUNK) {
+          const txn = store.transaction();
+          for (const c of planned.slice(i, i + MINT_TXN_CHUNK))
+            txn.ifAbsent(keys.cartridges.one(c.label)).put(keys.cartridges.one(c.label), c);
+          if (!(await txn.commit()))
+            throw new VtlError('internal', 'A label was taken while minting; the batch stopped part way.', {
+              created: planned.slice(0, i).map((c) => ({ label: c.label, slot: c.home_slot })),
+            });
+        }
+        return planned;
+      });
+
+      const created = async () => {
+        const seen = observedCartridges(await loadSnapshot(store));
+        return specs.filter((c) => seen.has(c.label));
+      };
+      try {
+        await waitFor(async () => (await created()).length === specs.length, { timeoutMs: REALISE_WAIT_MS });
+      } catch {
+        const done = await created();
+        throw new VtlError(
+          'internal',
+          `Only ${done.length} of ${specs.length} cartridges came up; the rest are still being created (GET /api/cartridges).`,
+          { created: done.map((c) => ({ label: c.label, slot: c.home_slot })) },
+        );
       }
-      return planned;
-    });
-
-    const created = async () => {
-      const seen = observedCartridges(await loadSnapshot(store));
-      return specs.filter((c) => seen.has(c.label));
-    };
-    try {
-      await waitFor(async () => (await created()).length === specs.length, { timeoutMs: REALISE_WAIT_MS });
-    } catch {
-      const done = await created();
-      throw new VtlError(
-        'internal',
-        `Only ${done.length} of ${specs.length} cartridges came up; the rest are still being created (GET /api/cartridges).`,
-        { created: done.map((c) => ({ label: c.label, slot: c.home_slot })) },
-      );
-    }
-    return MintResponse.parse({
-      library: lib.id,
-      size_gb: Math.round(drive.capacity_mb / 1000),
-      created: specs.map((c) => ({ label: c.label, slot: c.home_slot })),
-    });
-  });
+      return MintResponse.parse({
+        library: lib.id,
+        size_gb: Math.round(drive.capacity_mb / 1000),
+        created: specs.map((c) => ({ label: c.label, slot: c.home_slot })),
+      });
+    },
+  );
 
   app.delete<{ Params: { label: string } }>(
     '/api/cartridges/:label',
-    { config: { role: 'admin' } },
+    {
+      config: {
+        role: 'admin',
+        action: 'cartridge.delete',
+        doc: { summary: 'Delete a cartridge', body: DeleteCartridgeRequest },
+      },
+    },
     async (request) => {
       const label = request.params.label.toUpperCase();
       const body = parse(DeleteCartridgeRequest, request.body);

@@ -28,7 +28,13 @@ export async function driveRoutes(app: FastifyInstance, ctx: AppContext) {
 
   app.post<DriveParams>(
     '/api/libraries/:lib/drives/:index/load',
-    { config: { role: 'admin' } },
+    {
+      config: {
+        role: 'admin',
+        action: 'drive.load',
+        doc: { summary: 'Load a cartridge into a drive', body: LoadRequest, response: LoadResponse },
+      },
+    },
     async (request) => {
       const { label } = parse(LoadRequest, request.body);
       const { lib, live, drive, executor } = await target(request.params);
@@ -47,7 +53,13 @@ export async function driveRoutes(app: FastifyInstance, ctx: AppContext) {
 
   app.post<DriveParams>(
     '/api/libraries/:lib/drives/:index/unload',
-    { config: { role: 'admin' } },
+    {
+      config: {
+        role: 'admin',
+        action: 'drive.unload',
+        doc: { summary: 'Return the loaded cartridge to its slot', response: UnloadResponse },
+      },
+    },
     async (request) => {
       const { lib, drive, executor } = await target(request.params);
       if (!drive.loaded)

@@ -16,13 +16,28 @@ const SearchQuery = z.object({
 const toEvent = (e: unknown) => Event.parse(e);
 
 export async function eventRoutes(app: FastifyInstance, ctx: AppContext) {
-  app.get('/api/events/recent', { config: { role: 'read-only' } }, async () =>
-    (await ctx.journal.recent(RECENT)).map(toEvent),
+  app.get(
+    '/api/events/recent',
+    { config: { role: 'read-only', doc: { summary: 'The 200 newest events', response: z.array(Event) } } },
+    async () => (await ctx.journal.recent(RECENT)).map(toEvent),
   );
 
-  app.get('/api/events/search', { config: { role: 'read-only' } }, async (request) => {
-    const query = parse(SearchQuery, request.query);
-    const kind = query.kind === 'all' ? '' : query.kind;
-    return (await ctx.journal.search({ q: query.q, kind, limit: query.limit })).map(toEvent);
-  });
+  app.get(
+    '/api/events/search',
+    {
+      config: {
+        role: 'read-only',
+        doc: {
+          summary: 'Events by substring and kind, newest first',
+          query: SearchQuery,
+          response: z.array(Event),
+        },
+      },
+    },
+    async (request) => {
+      const query = parse(SearchQuery, request.query);
+      const kind = query.kind === 'all' ? '' : query.kind;
+      return (await ctx.journal.search({ q: query.q, kind, limit: query.limit })).map(toEvent);
+    },
+  );
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import {
   ApplyResponse,
   ConfirmRequest,
@@ -95,43 +96,70 @@ function planLibrary(s: Snapshot, body: DeclareLibraryRequest, id: number): Libr
 export async function libraryRoutes(app: FastifyInstance, ctx: AppContext) {
   const { store, journal } = ctx;
 
-  app.get('/api/libraries', { config: { role: 'read-only' } }, async () => {
-    const s = await loadSnapshot(store);
-    return s.libraries.filter((l) => !l.deleting).map((l) => row(s, l));
-  });
+  app.get(
+    '/api/libraries',
+    {
+      config: { role: 'read-only', doc: { summary: 'Library rows (§2.14)', response: z.array(LibraryRow) } },
+    },
+    async () => {
+      const s = await loadSnapshot(store);
+      return s.libraries.filter((l) => !l.deleting).map((l) => row(s, l));
+    },
+  );
 
-  app.post('/api/libraries', { config: { role: 'admin' } }, async (request, reply) => {
-    const body = parse(DeclareLibraryRequest, request.body);
-    const s = await loadSnapshot(store);
-    const lib = planLibrary(s, body, await store.nextId('libraries'));
-    const ok = await store
-      .transaction()
-      .ifAbsent(keys.poolHome(lib.home_pool))
-      .ifAbsent(keys.librarySerial(lib.serial))
-      .put(keys.poolHome(lib.home_pool), lib.id)
-      .put(keys.librarySerial(lib.serial), lib.id)
-      .put(keys.libraries.one(lib.id), lib)
-      .commit();
-    if (!ok) throw badRequest(`Pool ${lib.home_pool} was just claimed by another library; use a free pool.`);
-    await journal.emit({
-      kind: 'library_created',
-      subject: lib.name,
-      detail: `${lib.product} with ${lib.num_drives} × ${lib.drive_model}, ${lib.num_slots} slots, ${lib.num_ie} I/E`,
-      data: { library: lib.id, serial: lib.serial },
-    });
-    reply.status(201);
-    return DeclareLibraryResponse.parse({
-      library: lib.id,
-      serial: lib.serial,
-      drive_serials: lib.drive_serials,
-      state: 'pending_restart',
-      note: 'Declared. Nothing is served until POST /api/libraries/apply, which restarts the tape emulator: every host session drops for a minute or two.',
-    });
-  });
+  app.post(
+    '/api/libraries',
+    {
+      config: {
+        role: 'admin',
+        action: 'library.create',
+        doc: {
+          summary: 'Declare a library',
+          body: DeclareLibraryRequest,
+          response: DeclareLibraryResponse,
+          status: 201,
+        },
+      },
+    },
+    async (request, reply) => {
+      const body = parse(DeclareLibraryRequest, request.body);
+      const s = await loadSnapshot(store);
+      const lib = planLibrary(s, body, await store.nextId('libraries'));
+      const ok = await store
+        .transaction()
+        .ifAbsent(keys.poolHome(lib.home_pool))
+        .ifAbsent(keys.librarySerial(lib.serial))
+        .put(keys.poolHome(lib.home_pool), lib.id)
+        .put(keys.librarySerial(lib.serial), lib.id)
+        .put(keys.libraries.one(lib.id), lib)
+        .commit();
+      if (!ok)
+        throw badRequest(`Pool ${lib.home_pool} was just claimed by another library; use a free pool.`);
+      await journal.emit({
+        kind: 'library_created',
+        subject: lib.name,
+        detail: `${lib.product} with ${lib.num_drives} × ${lib.drive_model}, ${lib.num_slots} slots, ${lib.num_ie} I/E`,
+        data: { library: lib.id, serial: lib.serial },
+      });
+      reply.status(201);
+      return DeclareLibraryResponse.parse({
+        library: lib.id,
+        serial: lib.serial,
+        drive_serials: lib.drive_serials,
+        state: 'pending_restart',
+        note: 'Declared. Nothing is served until POST /api/libraries/apply, which restarts the tape emulator: every host session drops for a minute or two.',
+      });
+    },
+  );
 
   app.get<{ Params: { lib: string } }>(
     '/api/libraries/:lib/next-label',
-    { config: { role: 'read-only' } },
+    {
+      config: {
+        role: 'read-only',
+        doc: { summary: 'The label a mint would generate next', response: NextLabelResponse },
+      },
+    },
     async (request) => {
       const s = await loadSnapshot(store);
       const lib = findLibrary(s, idParam(request.params.lib, 'library'));
@@ -141,35 +169,65 @@ export async function libraryRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
-  app.post('/api/libraries/apply', { config: { role: 'admin' } }, async (request) => {
-    parse(ConfirmRequest('apply'), request.body);
-    const s = await loadSnapshot(store);
-    refuseWithActiveJobs(s, 'Apply');
-    refuseWithLoadedDrives(s, 'Apply');
-    const result = await runOp(
-      store,
-      { kind: 'apply', executor: 'controller', params: {} },
-      ctx.config.opTimeoutMs,
-    );
-    return ApplyResponse.parse(result);
-  });
+  app.post(
+    '/api/libraries/apply',
+    {
+      config: {
+        role: 'admin',
+        action: 'library.apply',
+        doc: {
+          summary: 'Activate declared libraries',
+          body: ConfirmRequest('apply'),
+          response: ApplyResponse,
+        },
+      },
+    },
+    async (request) => {
+      parse(ConfirmRequest('apply'), request.body);
+      const s = await loadSnapshot(store);
+      refuseWithActiveJobs(s, 'Apply');
+      refuseWithLoadedDrives(s, 'Apply');
+      const result = await runOp(
+        store,
+        { kind: 'apply', executor: 'controller', params: {} },
+        ctx.config.opTimeoutMs,
+      );
+      return ApplyResponse.parse(result);
+    },
+  );
 
-  app.post('/api/system/dataplane-restart', { config: { role: 'admin' } }, async (request) => {
-    parse(ConfirmRequest('restart'), request.body);
-    await refuseWhileDraining(store, 'A data-plane restart');
-    const s = await loadSnapshot(store);
-    refuseWithActiveJobs(s, 'A data-plane restart');
-    const result = await runOp(
-      store,
-      { kind: 'dataplane_restart', executor: 'controller', params: {} },
-      ctx.config.opTimeoutMs,
-    );
-    return ApplyResponse.parse(result);
-  });
+  app.post(
+    '/api/system/dataplane-restart',
+    {
+      config: {
+        role: 'admin',
+        action: 'system.dataplane_restart',
+        doc: { summary: 'Restart the data plane', body: ConfirmRequest('restart'), response: ApplyResponse },
+      },
+    },
+    async (request) => {
+      parse(ConfirmRequest('restart'), request.body);
+      await refuseWhileDraining(store, 'A data-plane restart');
+      const s = await loadSnapshot(store);
+      refuseWithActiveJobs(s, 'A data-plane restart');
+      const result = await runOp(
+        store,
+        { kind: 'dataplane_restart', executor: 'controller', params: {} },
+        ctx.config.opTimeoutMs,
+      );
+      return ApplyResponse.parse(result);
+    },
+  );
 
   app.delete<{ Params: { lib: string } }>(
     '/api/libraries/:lib',
-    { config: { role: 'admin' } },
+    {
+      config: {
+        role: 'admin',
+        action: 'library.delete',
+        doc: { summary: 'Delete a library', body: DeleteLibraryRequest, response: DeleteLibraryResponse },
+      },
+    },
     async (request) => {
       const id = idParam(request.params.lib, 'library');
       const s = await loadSnapshot(store);

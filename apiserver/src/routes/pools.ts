@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import {
   CreatePoolRequest,
   PoolRow,
@@ -36,69 +37,97 @@ const within = (child: string, parent: string) =>
 
 /** Pools: the spec names pools but shows no endpoint; docs/api.md documents these. */
 export async function poolRoutes(app: FastifyInstance, ctx: AppContext) {
-  app.get('/api/pools', { config: { role: 'read-only' } }, async () => {
-    const s = await loadSnapshot(ctx.store);
-    return s.pools.map((p) => PoolRow.parse(poolRow(s, p)));
-  });
+  app.get(
+    '/api/pools',
+    { config: { role: 'read-only', doc: { summary: 'Pool rows', response: z.array(PoolRow) } } },
+    async () => {
+      const s = await loadSnapshot(ctx.store);
+      return s.pools.map((p) => PoolRow.parse(poolRow(s, p)));
+    },
+  );
 
-  app.post('/api/pools', { config: { role: 'admin' } }, async (request, reply) => {
-    const body = parse(CreatePoolRequest, request.body);
-    const s = await loadSnapshot(ctx.store);
-    let node = body.node;
-    if (!node) {
-      const nodes = s.nodes.map((n) => n.node);
-      if (nodes.length !== 1)
-        throw badRequest(`node is required: ${nodes.length} nodes are up (${nodes.join(', ') || 'none'}).`);
-      node = nodes[0] as string;
-    }
-    if (s.pools.some((p) => p.name === body.name))
-      throw conflict(`A pool named "${body.name}" exists already.`);
-    const clash = s.pools.find(
-      (p) => p.node === node && (within(body.path, p.path) || within(p.path, body.path)),
-    );
-    if (clash)
-      throw badRequest(`Path ${body.path} overlaps pool "${clash.name}" (${clash.path}) on node ${node}.`);
-
-    const id = await ctx.store.nextId('pools');
-    const pool: PoolSpec = { id, name: body.name, node, path: body.path, created_at: isoNow() };
-    const ok = await ctx.store
-      .transaction()
-      .ifAbsent(keys.poolName(body.name))
-      .put(keys.poolName(body.name), id)
-      .put(keys.pools.one(id), pool)
-      .commit();
-    if (!ok) throw conflict(`A pool named "${body.name}" exists already.`);
-    await ctx.journal.emit({ kind: 'pool_created', subject: body.name, detail: `${node}:${body.path}` });
-    await waitFor(
-      async () => (await ctx.store.get(keys.poolStatus.one(id), PoolStatus))?.value.state === 'active',
-      {
-        timeoutMs: POOL_ACTIVATION_WAIT_MS,
+  app.post(
+    '/api/pools',
+    {
+      config: {
+        role: 'admin',
+        action: 'pool.create',
+        doc: { summary: 'Create a pool', body: CreatePoolRequest, response: PoolRow, status: 201 },
       },
-    ).catch(() => undefined);
-    reply.status(201);
-    return PoolRow.parse(poolRow(await loadSnapshot(ctx.store), pool));
-  });
-
-  app.delete<{ Params: { id: string } }>('/api/pools/:id', { config: { role: 'admin' } }, async (request) => {
-    const id = idParam(request.params.id, 'pool');
-    const s = await loadSnapshot(ctx.store);
-    const pool = s.pools.find((p) => p.id === id);
-    if (!pool) throw notFound(`No pool ${id}; GET /api/pools lists the pools.`);
-    const home = s.libraries.find((l) => l.home_pool === id);
-    if (home)
-      throw badRequest(
-        `Pool "${pool.name}" homes library ${home.id} (${home.name}); delete that library first.`,
+    },
+    async (request, reply) => {
+      const body = parse(CreatePoolRequest, request.body);
+      const s = await loadSnapshot(ctx.store);
+      let node = body.node;
+      if (!node) {
+        const nodes = s.nodes.map((n) => n.node);
+        if (nodes.length !== 1)
+          throw badRequest(`node is required: ${nodes.length} nodes are up (${nodes.join(', ') || 'none'}).`);
+        node = nodes[0] as string;
+      }
+      if (s.pools.some((p) => p.name === body.name))
+        throw conflict(`A pool named "${body.name}" exists already.`);
+      const clash = s.pools.find(
+        (p) => p.node === node && (within(body.path, p.path) || within(p.path, body.path)),
       );
-    const removed = await ctx.store
-      .transaction()
-      .ifAbsent(keys.poolHome(id))
-      .delete(keys.pools.one(id))
-      .delete(keys.poolName(pool.name))
-      .delete(keys.poolStatus.one(id))
-      .commit();
-    if (!removed)
-      throw badRequest(`Pool "${pool.name}" was just claimed by a library; delete that library first.`);
-    await ctx.journal.emit({ kind: 'pool_removed', subject: pool.name, detail: `${pool.node}:${pool.path}` });
-    return { ok: true, id, name: pool.name };
-  });
+      if (clash)
+        throw badRequest(`Path ${body.path} overlaps pool "${clash.name}" (${clash.path}) on node ${node}.`);
+
+      const id = await ctx.store.nextId('pools');
+      const pool: PoolSpec = { id, name: body.name, node, path: body.path, created_at: isoNow() };
+      const ok = await ctx.store
+        .transaction()
+        .ifAbsent(keys.poolName(body.name))
+        .put(keys.poolName(body.name), id)
+        .put(keys.pools.one(id), pool)
+        .commit();
+      if (!ok) throw conflict(`A pool named "${body.name}" exists already.`);
+      await ctx.journal.emit({ kind: 'pool_created', subject: body.name, detail: `${node}:${body.path}` });
+      await waitFor(
+        async () => (await ctx.store.get(keys.poolStatus.one(id), PoolStatus))?.value.state === 'active',
+        {
+          timeoutMs: POOL_ACTIVATION_WAIT_MS,
+        },
+      ).catch(() => undefined);
+      reply.status(201);
+      return PoolRow.parse(poolRow(await loadSnapshot(ctx.store), pool));
+    },
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    '/api/pools/:id',
+    {
+      config: {
+        role: 'admin',
+        action: 'pool.delete',
+        doc: { summary: 'Delete a pool that homes no library' },
+      },
+    },
+    async (request) => {
+      const id = idParam(request.params.id, 'pool');
+      const s = await loadSnapshot(ctx.store);
+      const pool = s.pools.find((p) => p.id === id);
+      if (!pool) throw notFound(`No pool ${id}; GET /api/pools lists the pools.`);
+      const home = s.libraries.find((l) => l.home_pool === id);
+      if (home)
+        throw badRequest(
+          `Pool "${pool.name}" homes library ${home.id} (${home.name}); delete that library first.`,
+        );
+      const removed = await ctx.store
+        .transaction()
+        .ifAbsent(keys.poolHome(id))
+        .delete(keys.pools.one(id))
+        .delete(keys.poolName(pool.name))
+        .delete(keys.poolStatus.one(id))
+        .commit();
+      if (!removed)
+        throw badRequest(`Pool "${pool.name}" was just claimed by a library; delete that library first.`);
+      await ctx.journal.emit({
+        kind: 'pool_removed',
+        subject: pool.name,
+        detail: `${pool.node}:${pool.path}`,
+      });
+      return { ok: true, id, name: pool.name };
+    },
+  );
 }

@@ -1,10 +1,11 @@
-import { Gauge, Registry } from 'prom-client';
+import { Counter, Gauge, Registry } from 'prom-client';
+import { JobKind, TERMINAL_JOB_STATES } from '@vtl/api';
 import type { Store } from '@vtl/store';
 import { loadSnapshot } from '@vtl/store';
-import { cartridgeView } from './status-view.js';
+import { cartridgeView, statusView } from './status-view.js';
 
 /** Prometheus series derived from the records at scrape time (§6.4). No label carries a secret. */
-export function createMetrics(store: Store): Registry {
+export function createMetrics(store: Store): Metrics {
   const registry = new Registry();
   const pool = (name: string, help: string) =>
     new Gauge({ name, help, labelNames: ['pool'], registers: [registry] });
@@ -45,6 +46,27 @@ export function createMetrics(store: Store): Registry {
     }),
   };
 
+  const job = (name: string, help: string) =>
+    new Counter({ name, help, labelNames: ['kind', 'outcome'], registers: [registry] });
+  const jobs = {
+    count: job('vtl_jobs_total', 'Terminal jobs by kind and outcome, from the job records'),
+    bytes: job('vtl_job_bytes_total', 'Bytes moved by terminal jobs'),
+    seconds: job('vtl_job_duration_seconds_total', 'Seconds terminal jobs ran, creation to end'),
+  };
+  const fc = {
+    verified: new Gauge({
+      name: 'vtl_fc_target_verified',
+      help: '1 when the FC target passed identity verification',
+      registers: [registry],
+    }),
+    sessions: new Gauge({
+      name: 'vtl_target_sessions_active',
+      help: 'Live initiator logins by fabric',
+      labelNames: ['fabric'],
+      registers: [registry],
+    }),
+  };
+
   // prom-client calls `collect` of each metric; one shared refresh keeps the scrape consistent.
   const refresh = async () => {
     const s = await loadSnapshot(store);
@@ -71,8 +93,35 @@ export function createMetrics(store: Store): Registry {
         }
     for (const c of cartridgeView(s))
       gauges.carts.inc({ library: serialOf.get(c.library) ?? String(c.library), local_state: c.local_state });
+
+    // Counters rebuilt from the records on every scrape: every kind/outcome pair is present, 0 or not.
+    Object.values(jobs).forEach((c) => c.reset());
+    for (const kind of JobKind.options)
+      for (const outcome of TERMINAL_JOB_STATES)
+        Object.values(jobs).forEach((c) => c.inc({ kind, outcome }, 0));
+    for (const j of s.jobs) {
+      if (!TERMINAL_JOB_STATES.includes(j.state)) continue;
+      const labels = { kind: j.kind, outcome: j.state };
+      jobs.count.inc(labels);
+      jobs.bytes.inc(labels, j.bytes_done);
+      const seconds = (Date.parse(j.updated_at) - Date.parse(j.created_at)) / 1000;
+      if (Number.isFinite(seconds) && seconds > 0) jobs.seconds.inc(labels, seconds);
+    }
+    const view = statusView(s);
+    fc.verified.set(view.fc.verified ? 1 : 0);
+    fc.sessions.set({ fabric: 'fc' }, view.fabrics.fc.sessions);
   };
-  return Object.assign(registry, { refresh });
+  // Refresh resets and refills the series: two scrapes at once must not interleave.
+  let queue: Promise<unknown> = Promise.resolve();
+  const scrape = (): Promise<string> => {
+    const next = queue.then(async () => {
+      await refresh();
+      return registry.metrics();
+    });
+    queue = next.catch(() => undefined);
+    return next;
+  };
+  return Object.assign(registry, { scrape });
 }
 
-export type Metrics = Registry & { refresh(): Promise<void> };
+export type Metrics = Registry & { scrape(): Promise<string> };

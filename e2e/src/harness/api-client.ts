@@ -8,13 +8,23 @@ export interface ApiResponse<T = unknown> {
   text: string;
 }
 
+/** One request and its response text, as a secret-leak check reads them afterwards. */
+export interface Exchange {
+  method: string;
+  path: string;
+  status: number;
+  text: string;
+}
+
 /** A JSON client for the control API; the appliance's certificate is self-signed. */
 export class ApiClient {
   private readonly agent: https.Agent | http.Agent;
 
   constructor(
     readonly baseUrl: string,
-    private token = '',
+    readonly token = '',
+    /** Every exchange is appended here when given (shared by the clients of one appliance). */
+    readonly transcript?: Exchange[],
   ) {
     this.agent = baseUrl.startsWith('https:')
       ? new https.Agent({ rejectUnauthorized: false, keepAlive: true })
@@ -22,7 +32,7 @@ export class ApiClient {
   }
 
   withToken(token: string): ApiClient {
-    return new ApiClient(this.baseUrl, token);
+    return new ApiClient(this.baseUrl, token, this.transcript);
   }
 
   request<T = any>(method: string, path: string, body?: unknown): Promise<ApiResponse<T>> {
@@ -43,8 +53,45 @@ export class ApiClient {
           const text = Buffer.concat(chunks).toString('utf8');
           let parsed: unknown = text;
           if ((res.headers['content-type'] ?? '').includes('json') && text) parsed = JSON.parse(text);
+          this.transcript?.push({ method, path, status: res.statusCode ?? 0, text });
           resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parsed as T, text });
         });
+      });
+      req.on('error', reject);
+      if (payload) req.write(payload);
+      req.end();
+    });
+  }
+
+  /**
+   * Only the status and content type: resolves when the response headers arrive and drops the
+   * rest, so it also works on a stream that never ends (GET /api/events).
+   */
+  probe(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; type: string; text: string }> {
+    const url = new URL(path, this.baseUrl);
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const headers: Record<string, string> = {};
+    if (payload) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = String(payload.length);
+    }
+    if (this.token) headers.authorization = `Bearer ${this.token}`;
+    const lib = url.protocol === 'https:' ? https : http;
+    return new Promise((resolve, reject) => {
+      const req = lib.request(url, { method, headers, agent: this.agent }, (res) => {
+        const type = String(res.headers['content-type'] ?? '');
+        if (type.includes('event-stream')) {
+          resolve({ status: res.statusCode ?? 0, type, text: '' });
+          req.destroy();
+          return;
+        }
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString('utf8')));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, type, text }));
       });
       req.on('error', reject);
       if (payload) req.write(payload);

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '@vtl/store';
 import { waitFor } from '@vtl/reconcile';
-import { ApiClient } from './api-client.js';
+import { ApiClient, type Exchange } from './api-client.js';
 
 const root = path.resolve(import.meta.dirname, '../../..');
 
@@ -21,8 +21,15 @@ export interface ApplianceOptions {
 export class Appliance {
   private child: ChildProcess | undefined;
   private output = '';
+  /** Logged in as admin (session token from POST /api/auth/login). */
   api!: ApiClient;
+  /** No credentials: for the 401 tests. */
+  anonymous!: ApiClient;
   plain!: ApiClient;
+  /** Every request the clients made and what came back, for the secret-leak check. */
+  readonly transcript: Exchange[] = [];
+  /** The admin password: the initial one from the state dir unless a test changed it. */
+  adminPassword: string | undefined;
   ports!: { https: number; plain: number; iscsi: number; etcdClient: number; etcdPeer: number };
   /** Reboot requests the nodeagent made (its host-power interface records instead of rebooting). */
   readonly rebootLog: string;
@@ -70,19 +77,40 @@ export class Appliance {
     this.child = child;
     child.stdout?.on('data', (d: Buffer) => (this.output = (this.output + d.toString()).slice(-200_000)));
     child.stderr?.on('data', (d: Buffer) => (this.output = (this.output + d.toString()).slice(-200_000)));
-    this.api = new ApiClient(`https://127.0.0.1:${this.ports.https}`);
-    this.plain = new ApiClient(`http://127.0.0.1:${this.ports.plain}`);
+    this.anonymous = new ApiClient(`https://127.0.0.1:${this.ports.https}`, '', this.transcript);
+    this.plain = new ApiClient(`http://127.0.0.1:${this.ports.plain}`, '', this.transcript);
+    const alive = async () => {
+      if (child.exitCode !== null) throw new Error(`appliance exited with ${child.exitCode}`);
+    };
     try {
-      await waitFor(
-        async () => {
-          if (child.exitCode !== null) throw new Error(`appliance exited with ${child.exitCode}`);
-          return await this.ready();
-        },
-        { timeoutMs: 60_000, intervalMs: 200 },
-      );
+      await waitFor(async () => (await alive(), await this.login()), { timeoutMs: 60_000, intervalMs: 200 });
+      await waitFor(async () => (await alive(), await this.ready()), { timeoutMs: 60_000, intervalMs: 200 });
     } catch (err) {
       throw new Error(`appliance did not come up: ${(err as Error).message}\n${this.output.slice(-5000)}`);
     }
+  }
+
+  /** Logs in as admin once the apiserver answers and has written the initial password. */
+  private async login(): Promise<boolean> {
+    this.adminPassword ??= await fs
+      .readFile(path.join(this.stateDir, 'initial-admin-password'), 'utf8')
+      .then((s) => s.trim())
+      .catch(() => undefined);
+    if (!this.adminPassword) return false;
+    const res = await this.anonymous
+      .post('/api/auth/login', { username: 'admin', password: this.adminPassword })
+      .catch(() => undefined);
+    if (res?.status !== 200) return false;
+    this.api?.close();
+    this.api = this.anonymous.withToken(res.body.token);
+    return true;
+  }
+
+  /** A client logged in as another user. */
+  async loginAs(username: string, password: string): Promise<ApiClient> {
+    const res = await this.anonymous.post('/api/auth/login', { username, password });
+    if (res.status !== 200) throw new Error(`login as ${username} failed: ${res.text}`);
+    return this.anonymous.withToken(res.body.token);
   }
 
   /** Up: a pool is active and every active library is live again (served by the emulator). */
@@ -100,6 +128,26 @@ export class Appliance {
     return libraries.body.every((l: { id: number; state: string }) => l.state !== 'active' || live.has(l.id));
   }
 
+  /**
+   * Stops one process of the appliance (by its entry, e.g. `apiserver/dist/server.js`) with
+   * SIGTERM; the launcher restarts it about a second later. Returns the stopped pid.
+   */
+  async restartProcess(entry: string): Promise<number> {
+    const parent = this.child?.pid;
+    if (!parent) throw new Error('the appliance is not running');
+    for (const pid of await fs.readdir('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid !== parent) continue;
+      const cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+      if (!cmdline.includes(entry)) continue;
+      process.kill(Number(pid), 'SIGTERM');
+      return Number(pid);
+    }
+    throw new Error(`no child process of the appliance runs ${entry}`);
+  }
+
   /** The last lines the appliance printed, for failure messages. */
   get logs(): string {
     return this.output.slice(-8000);
@@ -109,6 +157,7 @@ export class Appliance {
   async stop(): Promise<void> {
     const child = this.child;
     this.api?.close();
+    this.anonymous?.close();
     this.plain?.close();
     if (!child || child.exitCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -144,7 +144,9 @@ describe('libiscsi (koffi) against the emulator iSCSI target', () => {
     await ready(s, 0);
     const data = pattern(256 * 1024, 99);
     expect((await s.command(0, rw10(0x2a, 100, 512), { dataOut: data })).status).toBe(0);
-    expect((await s.command(0, rw10(0x28, 100, 512), { dataInLength: data.length })).data.equals(data)).toBe(true);
+    expect((await s.command(0, rw10(0x28, 100, 512), { dataInLength: data.length })).data.equals(data)).toBe(
+      true,
+    );
   });
 
   it('answers task management: LUN reset, unknown tasks, unsupported functions', async () => {

@@ -65,8 +65,12 @@ function load(): Lib {
     setTargetName: f('int iscsi_set_targetname(void *iscsi, const char *name)') as Lib['setTargetName'],
     setSessionType: f('int iscsi_set_session_type(void *iscsi, int type)') as Lib['setSessionType'],
     setHeaderDigest: f('int iscsi_set_header_digest(void *iscsi, int digest)') as Lib['setHeaderDigest'],
-    setIsidRandom: f('int iscsi_set_isid_random(void *iscsi, uint32_t rnd, uint32_t qualifier)') as Lib['setIsidRandom'],
-    setNoAutoReconnect: f('void iscsi_set_noautoreconnect(void *iscsi, int state)') as Lib['setNoAutoReconnect'],
+    setIsidRandom: f(
+      'int iscsi_set_isid_random(void *iscsi, uint32_t rnd, uint32_t qualifier)',
+    ) as Lib['setIsidRandom'],
+    setNoAutoReconnect: f(
+      'void iscsi_set_noautoreconnect(void *iscsi, int state)',
+    ) as Lib['setNoAutoReconnect'],
     setTimeout: f('int iscsi_set_timeout(void *iscsi, int seconds)') as Lib['setTimeout'],
     getError: f('const char *iscsi_get_error(void *iscsi)') as Lib['getError'],
     fullConnect: f('int iscsi_full_connect_sync(void *iscsi, const char *portal, int lun)') as AsyncFn,
@@ -76,10 +80,14 @@ function load(): Lib {
     disconnect: f('int iscsi_disconnect(void *iscsi)') as AsyncFn,
     discovery: f('void *iscsi_discovery_sync(void *iscsi)') as AsyncFn,
     freeDiscovery: f('void iscsi_free_discovery_data(void *iscsi, void *data)') as Lib['freeDiscovery'],
-    createTask: f('void *scsi_create_task(int cdb_size, uint8_t *cdb, int xfer_dir, int expxferlen)') as Lib['createTask'],
+    createTask: f(
+      'void *scsi_create_task(int cdb_size, uint8_t *cdb, int xfer_dir, int expxferlen)',
+    ) as Lib['createTask'],
     freeTask: f('void scsi_free_scsi_task(void *task)') as Lib['freeTask'],
     command: f('void *iscsi_scsi_command_sync(void *iscsi, int lun, void *task, void *data)') as AsyncFn,
-    taskMgmt: f('int iscsi_task_mgmt_sync(void *iscsi, int lun, int fn, uint32_t ritt, uint32_t rcmdsn)') as AsyncFn,
+    taskMgmt: f(
+      'int iscsi_task_mgmt_sync(void *iscsi, int lun, int fn, uint32_t ritt, uint32_t rcmdsn)',
+    ) as AsyncFn,
   };
   return lib;
 }
@@ -173,7 +181,8 @@ export class LibIscsiSession {
       for (let addr: Ptr | null = list; addr; addr = koffi.decode(addr, 0, 'void *') as Ptr | null) {
         const portals: string[] = [];
         let p = koffi.decode(addr, 16, 'void *') as Ptr | null;
-        for (; p; p = koffi.decode(p, 0, 'void *') as Ptr | null) portals.push(koffi.decode(p, 8, 'const char *') as string);
+        for (; p; p = koffi.decode(p, 0, 'void *') as Ptr | null)
+          portals.push(koffi.decode(p, 8, 'const char *') as string);
         targets.push({ targetName: koffi.decode(addr, 8, 'const char *') as string, portals });
       }
       l.freeDiscovery(ctx, list);
@@ -190,7 +199,12 @@ export class LibIscsiSession {
   }
 
   /** Issues a task management function; resolves with libiscsi's error text, or undefined on success. */
-  taskManagement(lun: number, fn: number, referencedTaskTag = 0xffffffff, refCmdSn = 0): Promise<string | undefined> {
+  taskManagement(
+    lun: number,
+    fn: number,
+    referencedTaskTag = 0xffffffff,
+    refCmdSn = 0,
+  ): Promise<string | undefined> {
     return this.serial(async () => {
       const l = load();
       const rc = await call<number>(l.taskMgmt, this.ctx, lun, fn, referencedTaskTag, refCmdSn);
@@ -237,14 +251,21 @@ export class LibIscsiSession {
       const status = koffi.decode(task, TASK.status, 'int') as number;
       const size = koffi.decode(task, TASK.dataInSize, 'int') as number;
       const dataPtr = koffi.decode(task, TASK.dataInData, 'void *') as Ptr | null;
-      const raw = size > 0 && dataPtr ? Buffer.from(koffi.view(dataPtr, size)) : Buffer.alloc(0);
+      // Copied out: koffi.view aliases libiscsi's buffer, which scsi_free_scsi_task releases.
+      const raw =
+        size > 0 && dataPtr ? Buffer.from(new Uint8Array(koffi.view(dataPtr, size))) : Buffer.alloc(0);
       const residualStatus = koffi.decode(task, TASK.residualStatus, 'int') as number;
       const residual = Number(koffi.decode(task, TASK.residual, 'size_t'));
       const kind = residualStatus === 1 ? 'underflow' : residualStatus === 2 ? 'overflow' : 'none';
       if (status === STATUS_CHECK_CONDITION) {
         // On CHECK CONDITION libiscsi keeps the sense segment (2-byte length + sense) in datain.
         const senseLength = raw.length >= 2 ? raw.readUInt16BE(0) : 0;
-        return { status, sense: raw.subarray(2, 2 + senseLength), data: Buffer.alloc(0), residual: { kind, count: residual } };
+        return {
+          status,
+          sense: raw.subarray(2, 2 + senseLength),
+          data: Buffer.alloc(0),
+          residual: { kind, count: residual },
+        };
       }
       return { status, sense: Buffer.alloc(0), data: raw, residual: { kind, count: residual } };
     } finally {

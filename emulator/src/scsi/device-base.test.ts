@@ -20,7 +20,13 @@ function device(): ScsiDeviceBase {
 }
 
 function cmd(initiator: string, cdb: number[], extra: Partial<ScsiCommand> = {}): ScsiCommand {
-  return { cdb: Buffer.from([...cdb, ...Array(16 - cdb.length).fill(0)]), expectedDataInLength: 255, initiator, lun: 0, ...extra };
+  return {
+    cdb: Buffer.from([...cdb, ...Array(16 - cdb.length).fill(0)]),
+    expectedDataInLength: 255,
+    initiator,
+    lun: 0,
+    ...extra,
+  };
 }
 
 /** Sends TEST UNIT READY once to consume the power-on unit attention. */
@@ -44,14 +50,22 @@ describe('ScsiDeviceBase (SPC)', () => {
 
   it('answers VPD pages 00, 80 and 83 and refuses others with a field pointer', async () => {
     const d = device();
-    expect([...(await d.execute(cmd(A, [0x12, 1, 0x00, 0, 255, 0]))).dataIn!]).toEqual([1, 0, 0, 3, 0, 0x80, 0x83]);
-    expect((await d.execute(cmd(A, [0x12, 1, 0x80, 0, 255, 0]))).dataIn!.subarray(4).toString()).toBe('1013000123');
+    expect([...(await d.execute(cmd(A, [0x12, 1, 0x00, 0, 255, 0]))).dataIn!]).toEqual([
+      1, 0, 0, 3, 0, 0x80, 0x83,
+    ]);
+    expect((await d.execute(cmd(A, [0x12, 1, 0x80, 0, 255, 0]))).dataIn!.subarray(4).toString()).toBe(
+      '1013000123',
+    );
     const ids = (await d.execute(cmd(A, [0x12, 1, 0x83, 0, 255, 0]))).dataIn!;
     expect(ids.subarray(4, 8)).toEqual(Buffer.from([0x01, 0x03, 0x00, 0x08]));
     expect(ids.subarray(8, 16).toString('hex')).toBe('5000e11100000123');
     expect(ids.subarray(16).toString('ascii', 4)).toBe('IBM     ULT3580-TD8     1013000123');
     const bad = await d.execute(cmd(A, [0x12, 1, 0xb5, 0, 255, 0]));
-    expect(parseSense(bad.sense!)).toMatchObject({ key: 5, asc: 0x24, fieldPointer: { inCdb: true, byte: 2, bit: 7 } });
+    expect(parseSense(bad.sense!)).toMatchObject({
+      key: 5,
+      asc: 0x24,
+      fieldPointer: { inCdb: true, byte: 2, bit: 7 },
+    });
     const noEvpd = await d.execute(cmd(A, [0x12, 0, 0x80, 0, 255, 0]));
     expect(parseSense(noEvpd.sense!).fieldPointer).toEqual({ inCdb: true, byte: 2, bit: 7 });
   });
@@ -64,25 +78,40 @@ describe('ScsiDeviceBase (SPC)', () => {
     d.raiseUnitAttention(Asc.NOT_READY_TO_READY_CHANGE);
     d.raiseUnitAttention(Asc.NOT_READY_TO_READY_CHANGE);
     d.raiseUnitAttention(Asc.MODE_PARAMETERS_CHANGED, { only: B });
-    expect(parseSense((await d.execute(cmd(A, [0, 0, 0, 0, 0, 0]))).sense!)).toMatchObject({ key: 6, asc: 0x28 });
+    expect(parseSense((await d.execute(cmd(A, [0, 0, 0, 0, 0, 0]))).sense!)).toMatchObject({
+      key: 6,
+      asc: 0x28,
+    });
     expect((await d.execute(cmd(A, [0, 0, 0, 0, 0, 0]))).status).toBe(ScsiStatus.GOOD);
     // Even an unknown opcode reports the pending condition first.
-    expect(parseSense((await d.execute(cmd(B, [0xee, 0, 0, 0, 0, 0]))).sense!)).toMatchObject({ key: 6, asc: 0x28 });
+    expect(parseSense((await d.execute(cmd(B, [0xee, 0, 0, 0, 0, 0]))).sense!)).toMatchObject({
+      key: 6,
+      asc: 0x28,
+    });
     // REQUEST SENSE first returns the sense of the last CHECK CONDITION, then the next condition.
     const pending = await d.execute(cmd(B, [0x03, 0, 0, 0, 18, 0]));
     expect(parseSense(pending.dataIn!)).toMatchObject({ key: 6, asc: 0x28 });
     const rs = await d.execute(cmd(B, [0x03, 0, 0, 0, 18, 0]));
     expect(rs.status).toBe(ScsiStatus.GOOD);
     expect(parseSense(rs.dataIn!)).toMatchObject({ key: 6, asc: 0x2a, ascq: 0x01 });
-    expect(parseSense((await d.execute(cmd(B, [0xee, 0, 0, 0, 0, 0]))).sense!)).toMatchObject({ key: 5, asc: 0x20 });
+    expect(parseSense((await d.execute(cmd(B, [0xee, 0, 0, 0, 0, 0]))).sense!)).toMatchObject({
+      key: 5,
+      asc: 0x20,
+    });
   });
 
   it('returns the last sense once through REQUEST SENSE, then NO SENSE', async () => {
     const d = device();
     await attach(d, A);
     await d.execute(cmd(A, [0xee, 0, 0, 0, 0, 0]));
-    expect(parseSense((await d.execute(cmd(A, [0x03, 0, 0, 0, 18, 0]))).dataIn!)).toMatchObject({ key: 5, asc: 0x20 });
-    expect(parseSense((await d.execute(cmd(A, [0x03, 0, 0, 0, 18, 0]))).dataIn!)).toMatchObject({ key: 0, asc: 0 });
+    expect(parseSense((await d.execute(cmd(A, [0x03, 0, 0, 0, 18, 0]))).dataIn!)).toMatchObject({
+      key: 5,
+      asc: 0x20,
+    });
+    expect(parseSense((await d.execute(cmd(A, [0x03, 0, 0, 0, 18, 0]))).dataIn!)).toMatchObject({
+      key: 0,
+      asc: 0,
+    });
     const desc = await d.execute(cmd(A, [0x03, 1, 0, 0, 18, 0]));
     expect(parseSense(desc.sense!).fieldPointer).toEqual({ inCdb: true, byte: 1, bit: 0 });
   });
@@ -106,7 +135,11 @@ describe('ScsiDeviceBase (SPC)', () => {
   it('lists its table in REPORT SUPPORTED OPERATION CODES, with timeouts when asked', async () => {
     const d = device();
     await attach(d, A);
-    d.table.set(0x01, { name: 'REWIND', handler: () => ({ status: 0 }), timeouts: { nominal: 60, recommended: 600 } });
+    d.table.set(0x01, {
+      name: 'REWIND',
+      handler: () => ({ status: 0 }),
+      timeouts: { nominal: 60, recommended: 600 },
+    });
     const all = (await d.execute(cmd(A, [0xa3, 0x0c, 0x00, 0, 0, 0, 0, 0, 4, 0, 0, 0]))).dataIn!;
     const count = all.readUInt32BE(0) / 8;
     const opcodes = Array.from({ length: count }, (_, i) => all[4 + 8 * i]);
@@ -134,8 +167,13 @@ describe('ScsiDeviceBase (SPC)', () => {
         throw new Error('bug');
       },
     });
-    expect(parseSense((await d.execute(cmd(A, [0x2b, 4, 0, 0, 0, 0, 0, 0, 0, 0]))).sense!).fieldPointer).toEqual({ inCdb: true, byte: 1, bit: 2 });
-    expect(parseSense((await d.execute(cmd(A, [0x11, 0, 0, 0, 0, 0]))).sense!)).toMatchObject({ key: 4, asc: 0x44 });
+    expect(
+      parseSense((await d.execute(cmd(A, [0x2b, 4, 0, 0, 0, 0, 0, 0, 0, 0]))).sense!).fieldPointer,
+    ).toEqual({ inCdb: true, byte: 1, bit: 2 });
+    expect(parseSense((await d.execute(cmd(A, [0x11, 0, 0, 0, 0, 0]))).sense!)).toMatchObject({
+      key: 4,
+      asc: 0x44,
+    });
     const naca = await d.execute(cmd(A, [0x00, 0, 0, 0, 0, 0x04]));
     expect(parseSense(naca.sense!).fieldPointer).toEqual({ inCdb: true, byte: 5, bit: 2 });
   });
@@ -162,5 +200,23 @@ describe('ScsiDeviceBase (SPC)', () => {
     release();
     await Promise.all([rewind, tur]);
     expect(order).toEqual(['rewind start', 'inquiry', 'rewind end', 'tur']);
+  });
+
+  it('drops a queued command that was aborted before its turn', async () => {
+    const d = device();
+    await attach(d, A);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let ran = 0;
+    d.table.set(0x01, { name: 'REWIND', handler: async () => (await gate, { status: 0 }) });
+    d.table.set(0x10, { name: 'WRITE FILEMARKS', handler: () => (ran++, { status: 0 }) });
+    const busy = d.execute(cmd(A, [0x01, 0, 0, 0, 0, 0]));
+    const abort = new AbortController();
+    const queued = d.execute(cmd(A, [0x10, 0, 0, 0, 1, 0], { signal: abort.signal }));
+    abort.abort();
+    release();
+    await busy;
+    expect((await queued).status).toBe(ScsiStatus.TASK_ABORTED);
+    expect(ran).toBe(0);
   });
 });

@@ -117,7 +117,12 @@ export class ScsiDeviceBase implements ScsiDevice, SpcHost {
 
   testUnitReady(_ctx: CommandContext): void | Promise<void> {}
 
-  private async runHandler(ctx: CommandContext, handler: (c: CommandContext) => unknown): Promise<ScsiResult> {
+  private async runHandler(
+    ctx: CommandContext,
+    handler: (c: CommandContext) => unknown,
+  ): Promise<ScsiResult> {
+    // Aborted while waiting behind another command: it must not take effect at all.
+    if (ctx.cmd.signal?.aborted) return { status: ScsiStatus.TASK_ABORTED };
     try {
       return (await handler(ctx)) as ScsiResult;
     } catch (err) {

@@ -103,7 +103,8 @@ export class OpcodeTable {
   /** Rows in opcode order, service actions ascending. */
   list(): ListedEntry[] {
     const rows: ListedEntry[] = [];
-    for (const [opcode, entry] of this.plain) rows.push({ opcode, entry, cdbLength: lengthOf(opcode, entry) });
+    for (const [opcode, entry] of this.plain)
+      rows.push({ opcode, entry, cdbLength: lengthOf(opcode, entry) });
     for (const [opcode, sub] of this.withServiceAction) {
       for (const [serviceAction, entry] of sub) {
         rows.push({ opcode, serviceAction, entry, cdbLength: lengthOf(opcode, entry) });

@@ -6,7 +6,13 @@ import { executeRouted } from './lun-router.js';
 import { parseSense } from './sense.js';
 import type { ScsiCommand } from './types.js';
 
-const dev = () => new ScsiDeviceBase(PeripheralType.MEDIUM_CHANGER, { vendor: 'IBM', product: '03584L32', revision: '1', serial: 'X' });
+const dev = () =>
+  new ScsiDeviceBase(PeripheralType.MEDIUM_CHANGER, {
+    vendor: 'IBM',
+    product: '03584L32',
+    revision: '1',
+    serial: 'X',
+  });
 const cmd = (lun: number, cdb: number[]): ScsiCommand => ({
   cdb: Buffer.from([...cdb, ...Array(16 - cdb.length).fill(0)]),
   expectedDataInLength: 512,
@@ -36,7 +42,10 @@ describe('LUN routing', () => {
 
   it('answers for unmapped LUNs as SPC requires', async () => {
     expect((await executeRouted(luns, cmd(9, [0x12, 0, 0, 0, 36, 0]))).dataIn![0]).toBe(0x7f);
-    expect(parseSense((await executeRouted(luns, cmd(9, [0, 0, 0, 0, 0, 0]))).sense!)).toMatchObject({ key: 5, asc: 0x25 });
+    expect(parseSense((await executeRouted(luns, cmd(9, [0, 0, 0, 0, 0, 0]))).sense!)).toMatchObject({
+      key: 5,
+      asc: 0x25,
+    });
     const rs = await executeRouted(luns, cmd(9, [0x03, 0, 0, 0, 18, 0]));
     expect(rs.status).toBe(0);
     expect(parseSense(rs.dataIn!).asc).toBe(0x25);

@@ -27,7 +27,10 @@ export async function executeRouted(luns: LunMap, cmd: ScsiCommand): Promise<Scs
     return good(truncateToAllocation(absentLunInquiry(), cmd.cdb.readUInt16BE(3)));
   }
   if (opcode === Opcode.REQUEST_SENSE) {
-    return { status: ScsiStatus.GOOD, dataIn: truncateToAllocation(buildSense(Sense.lunNotSupported()), cmd.cdb[4]!) };
+    return {
+      status: ScsiStatus.GOOD,
+      dataIn: truncateToAllocation(buildSense(Sense.lunNotSupported()), cmd.cdb[4]!),
+    };
   }
   return checkCondition(Sense.lunNotSupported());
 }

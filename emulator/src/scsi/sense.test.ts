@@ -24,7 +24,15 @@ describe('fixed-format sense data', () => {
   });
 
   it('sets filemark, EOM and ILI with a signed information field', () => {
-    const s = buildSense({ key: SenseKey.NO_SENSE, asc: 0, ascq: 1, filemark: true, eom: true, ili: true, information: -512 });
+    const s = buildSense({
+      key: SenseKey.NO_SENSE,
+      asc: 0,
+      ascq: 1,
+      filemark: true,
+      eom: true,
+      ili: true,
+      information: -512,
+    });
     expect(s[0]).toBe(0xf0);
     expect(s[2]).toBe(0xe0);
     expect(s.readInt32BE(3)).toBe(-512);
@@ -32,7 +40,11 @@ describe('fixed-format sense data', () => {
   });
 
   it('appends vendor bytes and reports progress', () => {
-    const s = buildSense({ ...Sense.notReady([0x04, 0x04]), progress: 0x8000, vendor: Buffer.alloc(6, 0xee) });
+    const s = buildSense({
+      ...Sense.notReady([0x04, 0x04]),
+      progress: 0x8000,
+      vendor: Buffer.alloc(6, 0xee),
+    });
     expect(s.length).toBe(24);
     expect(s[7]).toBe(16);
     expect(s[15]).toBe(0x80);

@@ -40,8 +40,7 @@ export function buildSense(spec: SenseSpec): Buffer {
   const out = Buffer.alloc(FIXED_LENGTH + vendorLength);
   const infoValid = spec.information !== undefined;
   out[0] = (infoValid ? 0x80 : 0) | (spec.deferred ? 0x71 : 0x70);
-  out[2] =
-    (spec.filemark ? 0x80 : 0) | (spec.eom ? 0x40 : 0) | (spec.ili ? 0x20 : 0) | (spec.key & 0x0f);
+  out[2] = (spec.filemark ? 0x80 : 0) | (spec.eom ? 0x40 : 0) | (spec.ili ? 0x20 : 0) | (spec.key & 0x0f);
   if (infoValid) out.writeInt32BE(clampInt32(spec.information!), 3);
   out[7] = FIXED_LENGTH - 8 + vendorLength;
   if (spec.commandSpecific !== undefined) out.writeUInt32BE(spec.commandSpecific >>> 0, 8);
@@ -153,8 +152,7 @@ export const Sense = {
     pair(SenseKey.ILLEGAL_REQUEST, Asc.INVALID_FIELD_IN_PARAMETER_LIST, {
       fieldPointer: { inCdb: false, byte, ...(bit !== undefined ? { bit } : {}) },
     }),
-  parameterListLengthError: (): SenseSpec =>
-    pair(SenseKey.ILLEGAL_REQUEST, Asc.PARAMETER_LIST_LENGTH_ERROR),
+  parameterListLengthError: (): SenseSpec => pair(SenseKey.ILLEGAL_REQUEST, Asc.PARAMETER_LIST_LENGTH_ERROR),
   lunNotSupported: (): SenseSpec => pair(SenseKey.ILLEGAL_REQUEST, Asc.LOGICAL_UNIT_NOT_SUPPORTED),
   unitAttention: (asc: AscPair): SenseSpec => pair(SenseKey.UNIT_ATTENTION, asc),
   notReady: (asc: AscPair = Asc.LUN_NOT_READY_CAUSE_NOT_REPORTABLE): SenseSpec =>

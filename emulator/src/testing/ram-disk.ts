@@ -32,14 +32,20 @@ export class RamDisk extends ScsiDeviceBase {
     const len16 = (cdb: Buffer) => cdb.readUInt32BE(10) * blockSize;
     this.table
       .set(0x25, { name: 'READ CAPACITY(10)', handler: () => good(this.capacity10()) })
-      .set(0x28, { name: 'READ(10)', handler: (c) => this.read(c.cdb.readUInt32BE(2), c.cdb.readUInt16BE(7)) })
+      .set(0x28, {
+        name: 'READ(10)',
+        handler: (c) => this.read(c.cdb.readUInt32BE(2), c.cdb.readUInt16BE(7)),
+      })
       .set(0x2a, {
         name: 'WRITE(10)',
         dataOutLength: len10,
         handler: (c) => this.write(c, c.cdb.readUInt32BE(2), c.cdb.readUInt16BE(7)),
       })
       .set(0x35, { name: 'SYNCHRONIZE CACHE(10)', handler: () => good() })
-      .set(0x88, { name: 'READ(16)', handler: (c) => this.read(readUInt64BE(c.cdb, 2), c.cdb.readUInt32BE(10)) })
+      .set(0x88, {
+        name: 'READ(16)',
+        handler: (c) => this.read(readUInt64BE(c.cdb, 2), c.cdb.readUInt32BE(10)),
+      })
       .set(0x8a, {
         name: 'WRITE(16)',
         dataOutLength: len16,

@@ -1,5 +1,5 @@
 import { PoolSpec, isoNow, keys } from '@vtl/api';
-import type { Store } from '@vtl/store';
+import { EventJournal, type Store } from '@vtl/store';
 import type { Logger } from 'pino';
 
 export const DEFAULT_POOL_NAME = 'default';
@@ -18,6 +18,14 @@ export async function ensureDefaultPool(store: Store, node: string, path: string
     .put(keys.poolName(DEFAULT_POOL_NAME), id)
     .put(keys.pools.one(id), pool)
     .commit();
-  if (created) logger.info({ pool: id, path }, 'created the default pool');
+  if (created) {
+    logger.info({ pool: id, path }, 'created the default pool');
+    // §6.2 topology change, as for a pool created through the API.
+    await new EventJournal(store).emit({
+      kind: 'pool_created',
+      subject: DEFAULT_POOL_NAME,
+      detail: `${node}:${path}`,
+    });
+  }
   return created ? pool : undefined;
 }

@@ -1,12 +1,14 @@
 import fs from 'node:fs/promises';
 import { PoolSpec, PoolStatus, keys, type PoolFigures } from '@vtl/api';
-import type { Lease, Store } from '@vtl/store';
+import { EventJournal, type Lease, type Store } from '@vtl/store';
 import { Requeue, startController, watchInto, type ReconcileResult } from '@vtl/reconcile';
 import type { Logger } from 'pino';
 import { directoryPoolFigures } from './pool-figures.js';
 
 /** Figures are refreshed this often; the status record is written only when they change. */
 const POOL_REFRESH_MS = Requeue.poll;
+/** pool_stats events (§6.2) at most this often per pool, and only when the figures changed. */
+const POOL_STATS_EVERY_MS = 60_000;
 
 const sameFigures = (a?: PoolFigures, b?: PoolFigures) =>
   JSON.stringify({ ...a, collected_at: '' }) === JSON.stringify({ ...b, collected_at: '' });
@@ -20,6 +22,29 @@ export async function startPoolReconciler(opts: {
 }) {
   const { store, lease, node } = opts;
   const published = new Map<number, PoolStatus>();
+  const journal = new EventJournal(store);
+  const statsAt = new Map<number, { at: number; figures: PoolFigures }>();
+
+  /** The periodic capacity and dedup figures of §6.2, throttled so they cannot flood the journal. */
+  async function emitStats(pool: PoolSpec, figures: PoolFigures | undefined) {
+    const last = statsAt.get(pool.id);
+    if (
+      !figures ||
+      (last && (Date.now() - last.at < POOL_STATS_EVERY_MS || sameFigures(last.figures, figures)))
+    )
+      return;
+    statsAt.set(pool.id, { at: Date.now(), figures });
+    const { name: _name, ...data } = figures;
+    const used = figures.fs_total_bytes
+      ? Math.round((100 * figures.fs_used_bytes) / figures.fs_total_bytes)
+      : 0;
+    await journal.emit({
+      kind: 'pool_stats',
+      subject: pool.name,
+      detail: `${used}% used, dedup ${figures.dedup_ratio}x, compression ${figures.compress_ratio}x`,
+      data,
+    });
+  }
 
   async function reconcile(key: string): Promise<ReconcileResult> {
     const pool = (await store.get(key, PoolSpec))?.value;
@@ -53,6 +78,9 @@ export async function startPoolReconciler(opts: {
       await store.put(statusKey, status, { lease });
       published.set(pool.id, status);
     }
+    await emitStats(pool, status.figures).catch((err) =>
+      opts.logger.warn({ err }, 'pool_stats not recorded'),
+    );
     return { requeueAfterMs: POOL_REFRESH_MS };
   }
 

@@ -62,13 +62,20 @@ export class IscsiConnection {
     this.logger = opts.logger.child({ peer: this.remoteAddress });
     this.login = new LoginPhase(opts.policy);
     socket.setNoDelay(true);
+    // Detects hosts that vanished without a FIN even when target NOP-In pings are off.
+    socket.setKeepAlive(true, 30_000);
     socket.on('data', (chunk: Buffer) => {
       this.reader.push(chunk);
       this.pump();
     });
     socket.on('error', (err) => this.logger.debug({ err }, 'socket error'));
     socket.on('close', () => void this.teardown());
-    socket.on('drain', () => socket.isPaused() && !this.busy && socket.resume());
+    socket.on('drain', () => {
+      if (!socket.isPaused()) return;
+      socket.resume();
+      // PDUs may already sit in the reader; the initiator could be waiting on their answers.
+      this.pump();
+    });
     this.loginTimer = setTimeout(() => this.close('login timeout'), opts.loginTimeoutMs);
   }
 
@@ -121,10 +128,21 @@ export class IscsiConnection {
     // Every login response carries the next StatSN, including the intermediate ones (RFC 7143 11.13.4).
     if (step.status === 0) this.statSn++;
     const sn = { statSn, expCmdSn: step.cmdSn, maxCmdSn: step.cmdSn + this.opts.commandWindow - 1 };
-    const fields = { flags: step.flags, isid: step.isid, tsih: step.tsih, itt: step.itt, statusClass: step.status >> 8, statusDetail: step.status & 0xff, dataLength: step.data.length };
+    const fields = {
+      flags: step.flags,
+      isid: step.isid,
+      tsih: step.tsih,
+      itt: step.itt,
+      statusClass: step.status >> 8,
+      statusDetail: step.status & 0xff,
+      dataLength: step.data.length,
+    };
     this.writer.send(loginResponse(fields, sn), step.data);
     if (step.failed) {
-      this.logger.warn({ opcode: opcodeName(opcodeOf(pdu.bhs)), status: step.status.toString(16) }, 'login refused');
+      this.logger.warn(
+        { opcode: opcodeName(opcodeOf(pdu.bhs)), status: step.status.toString(16) },
+        'login refused',
+      );
       this.close('login refused');
       return;
     }

@@ -44,8 +44,7 @@ export function crc32c(data: Uint8Array, previous = 0): number {
   let i = 0;
   const end8 = data.length - (data.length % 8);
   for (; i < end8; i += 8) {
-    const lo =
-      (crc ^ (data[i]! | (data[i + 1]! << 8) | (data[i + 2]! << 16) | (data[i + 3]! << 24))) >>> 0;
+    const lo = (crc ^ (data[i]! | (data[i + 1]! << 8) | (data[i + 2]! << 16) | (data[i + 3]! << 24))) >>> 0;
     crc =
       T7[lo & 0xff]! ^
       T6[(lo >>> 8) & 0xff]! ^

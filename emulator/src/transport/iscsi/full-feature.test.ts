@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseSense } from '../../scsi/sense.js';
+import { checkCondition } from '../../scsi/result.js';
 import { decodeLun } from '../../scsi/lun.js';
 import { Op, opcodeOf } from './pdu.js';
 import { RawInitiator, type RawLoginOptions } from './testing/raw-initiator.js';
@@ -23,8 +24,24 @@ async function clearUnitAttention(c: RawInitiator, lun = 0): Promise<void> {
   expect(parseSense(first.sense!)).toMatchObject({ key: 6, asc: 0x29, ascq: 0 });
 }
 
-const read10 = (lba: number, blocks: number) => [0x28, 0, ...u32(lba), 0, (blocks >> 8) & 0xff, blocks & 0xff, 0];
-const write10 = (lba: number, blocks: number) => [0x2a, 0, ...u32(lba), 0, (blocks >> 8) & 0xff, blocks & 0xff, 0];
+const read10 = (lba: number, blocks: number) => [
+  0x28,
+  0,
+  ...u32(lba),
+  0,
+  (blocks >> 8) & 0xff,
+  blocks & 0xff,
+  0,
+];
+const write10 = (lba: number, blocks: number) => [
+  0x2a,
+  0,
+  ...u32(lba),
+  0,
+  (blocks >> 8) & 0xff,
+  blocks & 0xff,
+  0,
+];
 function u32(n: number): number[] {
   return [(n >>> 24) & 0xff, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff];
 }
@@ -46,7 +63,14 @@ describe('iSCSI full feature phase', () => {
   });
 
   it('moves a write through immediate data, an unsolicited burst and R2Ts, with data digests', async () => {
-    t = await startTestTarget({ limits: { maxRecvDataSegmentLength: 4096, firstBurstLength: 8192, maxBurstLength: 16384, maxOutstandingR2T: 2 } });
+    t = await startTestTarget({
+      limits: {
+        maxRecvDataSegmentLength: 4096,
+        firstBurstLength: 8192,
+        maxBurstLength: 16384,
+        maxOutstandingR2T: 2,
+      },
+    });
     const c = await loggedIn([
       ['DataDigest', 'CRC32C'],
       ['HeaderDigest', 'CRC32C'],
@@ -57,18 +81,42 @@ describe('iSCSI full feature phase', () => {
     ]);
     await clearUnitAttention(c);
     const payload = Buffer.from(Array.from({ length: 100 * 512 }, (_, i) => (i * 31 + 7) & 0xff));
-    const itt = c.command({ cdb: write10(10, 100), write: true, edtl: payload.length, data: payload.subarray(0, 4096), final: false });
-    c.dataOut({ itt, ttt: 0xffffffff, offset: 4096, dataSn: 0, final: true, data: payload.subarray(4096, 8192) });
+    const itt = c.command({
+      cdb: write10(10, 100),
+      write: true,
+      edtl: payload.length,
+      data: payload.subarray(0, 4096),
+      final: false,
+    });
+    c.dataOut({
+      itt,
+      ttt: 0xffffffff,
+      offset: 4096,
+      dataSn: 0,
+      final: true,
+      data: payload.subarray(4096, 8192),
+    });
     let received = 8192;
     const bursts: Array<[number, number]> = [];
     while (received < payload.length) {
       const pdu = await c.next();
       expect(opcodeOf(pdu.bhs)).toBe(Op.R2T);
-      const [ttt, offset, length] = [pdu.bhs.readUInt32BE(20), pdu.bhs.readUInt32BE(40), pdu.bhs.readUInt32BE(44)];
+      const [ttt, offset, length] = [
+        pdu.bhs.readUInt32BE(20),
+        pdu.bhs.readUInt32BE(40),
+        pdu.bhs.readUInt32BE(44),
+      ];
       bursts.push([offset, length]);
       for (let o = 0, sn = 0; o < length; o += 4096, sn++) {
         const n = Math.min(4096, length - o);
-        c.dataOut({ itt, ttt, offset: offset + o, dataSn: sn, final: o + n === length, data: payload.subarray(offset + o, offset + o + n) });
+        c.dataOut({
+          itt,
+          ttt,
+          offset: offset + o,
+          dataSn: sn,
+          final: o + n === length,
+          data: payload.subarray(offset + o, offset + o + n),
+        });
       }
       received += length;
     }
@@ -102,10 +150,34 @@ describe('iSCSI full feature phase', () => {
     expect(overBhs.readUInt32BE(44)).toBe(60);
   });
 
+  it('sends data-in and then a SCSI Response when a read ends in CHECK CONDITION (tape ILI)', async () => {
+    t = await startTestTarget();
+    t.changer.table.set(0xc2, {
+      name: 'SHORT READ (test)',
+      cdbLength: 6,
+      handler: () =>
+        checkCondition({ key: 0, asc: 0, ascq: 0, ili: true, information: 412 }, Buffer.alloc(100, 9)),
+    });
+    const c = await loggedIn();
+    await clearUnitAttention(c, 1);
+    const r = await c.collect(c.command({ lun: 1, cdb: [0xc2, 0, 0, 0, 0, 0], read: true, edtl: 512 }));
+    expect(r.data).toEqual(Buffer.alloc(100, 9));
+    const [dataIn, response] = r.pdus;
+    expect(opcodeOf(dataIn!.bhs)).toBe(Op.DATA_IN);
+    expect(dataIn!.bhs[1]! & 0x01).toBe(0);
+    expect(opcodeOf(response!.bhs)).toBe(Op.SCSI_RESPONSE);
+    expect(response!.bhs[1]! & 0x06).toBe(0x02);
+    expect(response!.bhs.readUInt32BE(44)).toBe(412);
+    expect(response!.bhs.readUInt32BE(36)).toBe(1);
+    expect(parseSense(r.sense!)).toMatchObject({ ili: true, information: 412 });
+  });
+
   it('routes REPORT LUNS and unmapped LUNs at target level, honouring the LUN subset', async () => {
     t = await startTestTarget({ authorize: () => new Set([1]) });
     const c = await loggedIn();
-    const luns = await c.collect(c.command({ lun: 5, cdb: [0xa0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0], read: true, edtl: 256 }));
+    const luns = await c.collect(
+      c.command({ lun: 5, cdb: [0xa0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0], read: true, edtl: 256 }),
+    );
     expect(luns.status).toBe(0);
     expect(luns.data.readUInt32BE(0)).toBe(8);
     expect(decodeLun(luns.data, 8)).toBe(1);
@@ -212,6 +284,42 @@ describe('iSCSI full feature phase', () => {
     const ping = await c.next();
     expect(opcodeOf(ping.bhs)).toBe(Op.NOP_IN);
     expect(ping.bhs.readUInt32BE(16)).toBe(0xffffffff);
+    const answer = Buffer.alloc(48);
+    answer[0] = Op.NOP_OUT | 0x40;
+    answer[1] = 0x80;
+    answer.writeUInt32BE(0xffffffff, 16);
+    answer.writeUInt32BE(ping.bhs.readUInt32BE(20), 20);
+    answer.writeUInt32BE(c.cmdSn, 24);
+    c.send(answer);
+    // Answered: the next interval pings again instead of dropping the connection.
+    const second = await c.next();
+    expect(second.bhs.readUInt32BE(20)).not.toBe(ping.bhs.readUInt32BE(20));
     await c.closedByTarget(2000);
+  });
+
+  it('rejects a data-out with a bad data digest and fails its command', async () => {
+    t = await startTestTarget();
+    const c = await loggedIn([
+      ['DataDigest', 'CRC32C'],
+      ['InitialR2T', 'Yes'],
+    ]);
+    await clearUnitAttention(c);
+    const itt = c.command({ cdb: write10(0, 1), write: true, edtl: 512 });
+    const r2t = await c.next();
+    expect(opcodeOf(r2t.bhs)).toBe(Op.R2T);
+    c.dataDigest = false;
+    const bhs = Buffer.alloc(48);
+    bhs[0] = Op.DATA_OUT;
+    bhs[1] = 0x80;
+    bhs.writeUInt32BE(itt, 16);
+    bhs.writeUInt32BE(r2t.bhs.readUInt32BE(20), 20);
+    c.send(bhs, Buffer.alloc(512, 1));
+    c.socket.write(Buffer.from([0xde, 0xad, 0xbe, 0xef]));
+    const reject = await c.next();
+    expect(opcodeOf(reject.bhs)).toBe(Op.REJECT);
+    expect(reject.bhs[2]).toBe(0x02);
+    const failed = await c.collect(itt);
+    expect(parseSense(failed.sense!)).toMatchObject({ key: 0x0b, asc: 0x47, ascq: 0x05 });
+    expect(t.disk.storage.subarray(0, 512).every((b) => b === 0)).toBe(true);
   });
 });

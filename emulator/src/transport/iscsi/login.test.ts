@@ -64,13 +64,22 @@ describe('iSCSI login', () => {
     const pairs = parseKeys(result.pdus[0]!.data).pairs.filter(([key]) => key === 'MaxBurstLength');
     expect(pairs.map(([, v]) => v)).toEqual(['1048576', 'Reject']);
     const [session] = t.target.sessions();
-    expect(session).toMatchObject({ initiatorName: TEST_INITIATOR, type: 'Normal', headerDigest: true, tsih: result.tsih });
+    expect(session).toMatchObject({
+      initiatorName: TEST_INITIATOR,
+      type: 'Normal',
+      headerDigest: true,
+      tsih: result.tsih,
+    });
   });
 
   it('runs a security stage with AuthMethod=None', async () => {
     t = await startTestTarget();
     const c = await client();
-    const result = await c.login({ initiatorName: TEST_INITIATOR, targetName: TEST_TARGET, securityStage: 'CHAP,None' });
+    const result = await c.login({
+      initiatorName: TEST_INITIATOR,
+      targetName: TEST_TARGET,
+      securityStage: 'CHAP,None',
+    });
     expect(result.status).toBe(0);
     expect(result.keys.get('AuthMethod')).toBe('None');
     // Each login response consumes a StatSN (RFC 7143 11.13.4).
@@ -81,7 +90,11 @@ describe('iSCSI login', () => {
   it('refuses CHAP-only initiators with an authentication failure', async () => {
     t = await startTestTarget();
     const c = await client();
-    const result = await c.login({ initiatorName: TEST_INITIATOR, targetName: TEST_TARGET, securityStage: 'CHAP' });
+    const result = await c.login({
+      initiatorName: TEST_INITIATOR,
+      targetName: TEST_TARGET,
+      securityStage: 'CHAP',
+    });
     expect(result.status).toBe(0x0201);
     await c.closedByTarget();
   });
@@ -89,7 +102,10 @@ describe('iSCSI login', () => {
   it('refuses an initiator the rule does not authorize (0x0202) and lets an authorized one in', async () => {
     t = await startTestTarget({ authorize: (name) => name === TEST_INITIATOR });
     const denied = await client();
-    const refused = await denied.login({ initiatorName: 'iqn.2024-01.org.vtl.test:stranger', targetName: TEST_TARGET });
+    const refused = await denied.login({
+      initiatorName: 'iqn.2024-01.org.vtl.test:stranger',
+      targetName: TEST_TARGET,
+    });
     expect(refused.status).toBe(0x0202);
     expect(refused.keys.size).toBe(0);
     await denied.closedByTarget();
@@ -106,12 +122,17 @@ describe('iSCSI login', () => {
   it('reports an unknown target name and missing declarations', async () => {
     t = await startTestTarget();
     const wrong = await client();
-    expect((await wrong.login({ initiatorName: TEST_INITIATOR, targetName: 'iqn.2024-01.org.vtl.test:other' })).status).toBe(0x0203);
+    expect(
+      (await wrong.login({ initiatorName: TEST_INITIATOR, targetName: 'iqn.2024-01.org.vtl.test:other' }))
+        .status,
+    ).toBe(0x0203);
     const missing = await client();
     expect((await missing.login({ initiatorName: TEST_INITIATOR })).status).toBe(0x0207);
     // Target names compare case-insensitively.
     const upper = await client();
-    expect((await upper.login({ initiatorName: TEST_INITIATOR, targetName: TEST_TARGET.toUpperCase() })).status).toBe(0);
+    expect(
+      (await upper.login({ initiatorName: TEST_INITIATOR, targetName: TEST_TARGET.toUpperCase() })).status,
+    ).toBe(0);
   });
 
   it('answers SendTargets in a discovery session and marks data keys irrelevant', async () => {
@@ -160,7 +181,13 @@ describe('iSCSI login', () => {
     bhs[1] = 0x87;
     Buffer.from([0x80, 0, 0, 0, 0, 1]).copy(bhs, 8);
     bhs.writeUInt16BE(tsih, 14);
-    second.send(bhs, serializeKeys([['InitiatorName', TEST_INITIATOR], ['TargetName', TEST_TARGET]]));
+    second.send(
+      bhs,
+      serializeKeys([
+        ['InitiatorName', TEST_INITIATOR],
+        ['TargetName', TEST_TARGET],
+      ]),
+    );
     expect((await second.next()).bhs.readUInt16BE(36)).toBe(0x0206);
   });
 });

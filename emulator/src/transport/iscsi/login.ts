@@ -95,11 +95,17 @@ export class LoginPhase {
     const isid = bhs.subarray(8, 14);
     const tsih = bhs.readUInt16BE(14);
     const base = { itt: ittOf(bhs), isid, tsih, cmdSn: bhs.readUInt32BE(24) };
-    const fail = (status: number): LoginStep => ({ ...base, flags: csg << 2, status, data: Buffer.alloc(0), failed: true });
+    const fail = (status: number): LoginStep => ({
+      ...base,
+      flags: csg << 2,
+      status,
+      data: Buffer.alloc(0),
+      failed: true,
+    });
 
     if (opcodeOf(bhs) !== Op.LOGIN_REQUEST) return fail(LoginStatus.INVALID_DURING_LOGIN);
     if (bhs[3]! > 0) return fail(LoginStatus.UNSUPPORTED_VERSION);
-    if (csg === 2 || csg === STAGE_FULL_FEATURE) return fail(LoginStatus.INITIATOR_ERROR);
+    if (csg !== STAGE_SECURITY && csg !== STAGE_OPERATIONAL) return fail(LoginStatus.INITIATOR_ERROR);
     if (this.stage >= 0 && csg !== this.stage) return fail(LoginStatus.INITIATOR_ERROR);
     if (transit && (nsg <= csg || nsg === 2)) return fail(LoginStatus.INITIATOR_ERROR);
 
@@ -162,7 +168,9 @@ export class LoginPhase {
   private async first(pairs: readonly KeyValue[], tsih: number): Promise<number | undefined> {
     const get = (key: string) => pairs.find(([k]) => k === key)?.[1];
     if (tsih !== 0) {
-      return this.policy.sessionExists(tsih) ? LoginStatus.TOO_MANY_CONNECTIONS : LoginStatus.SESSION_DOES_NOT_EXIST;
+      return this.policy.sessionExists(tsih)
+        ? LoginStatus.TOO_MANY_CONNECTIONS
+        : LoginStatus.SESSION_DOES_NOT_EXIST;
     }
     const initiatorName = get('InitiatorName');
     if (!initiatorName) return LoginStatus.MISSING_PARAMETER;
@@ -175,7 +183,8 @@ export class LoginPhase {
       const targetName = get('TargetName');
       if (!targetName) return LoginStatus.MISSING_PARAMETER;
       // iSCSI names compare case-insensitively (RFC 7143 4.2.7.2: they are normalised to lower case).
-      if (targetName.toLowerCase() !== this.policy.targetName.toLowerCase()) return LoginStatus.TARGET_NOT_FOUND;
+      if (targetName.toLowerCase() !== this.policy.targetName.toLowerCase())
+        return LoginStatus.TARGET_NOT_FOUND;
     }
     const access = await this.policy.authorize(initiatorName);
     if (access === undefined) return LoginStatus.AUTHORIZATION_FAILURE;

@@ -11,7 +11,10 @@ describe('operational key negotiation', () => {
   });
 
   it('applies min, max, AND and OR result functions', () => {
-    const n = new Negotiator({ ...DEFAULT_TARGET_LIMITS, maxBurstLength: 65536, firstBurstLength: 131072 }, false);
+    const n = new Negotiator(
+      { ...DEFAULT_TARGET_LIMITS, maxBurstLength: 65536, firstBurstLength: 131072 },
+      false,
+    );
     const a = answers(n, [
       ['MaxBurstLength', '262144'],
       ['FirstBurstLength', '262144'],
@@ -29,7 +32,12 @@ describe('operational key negotiation', () => {
     expect(a.get('InitialR2T')).toBe('Yes');
     expect(a.get('DataPDUInOrder')).toBe('Yes');
     // FirstBurstLength never exceeds MaxBurstLength in the outcome.
-    expect(n.result()).toMatchObject({ maxBurstLength: 65536, firstBurstLength: 65536, immediateData: false, initialR2T: true });
+    expect(n.result()).toMatchObject({
+      maxBurstLength: 65536,
+      firstBurstLength: 65536,
+      immediateData: false,
+      initialR2T: true,
+    });
   });
 
   it('records the initiator MaxRecvDataSegmentLength without answering it', () => {
@@ -47,7 +55,9 @@ describe('operational key negotiation', () => {
       ['DataDigest', 'Adler32,None'],
     ]);
     expect([a.get('HeaderDigest'), a.get('DataDigest')]).toEqual(['CRC32C', 'None']);
-    expect(answers(new Negotiator(DEFAULT_TARGET_LIMITS, false), [['HeaderDigest', 'MD5']]).get('HeaderDigest')).toBe('Reject');
+    expect(
+      answers(new Negotiator(DEFAULT_TARGET_LIMITS, false), [['HeaderDigest', 'MD5']]).get('HeaderDigest'),
+    ).toBe('Reject');
   });
 
   it('rejects out-of-range values and answers unknown keys', () => {
@@ -56,6 +66,10 @@ describe('operational key negotiation', () => {
       ['InitialR2T', 'Maybe'],
       ['X-vendor.key', '1'],
     ]);
-    expect([a.get('MaxBurstLength'), a.get('InitialR2T'), a.get('X-vendor.key')]).toEqual(['Reject', 'Reject', 'NotUnderstood']);
+    expect([a.get('MaxBurstLength'), a.get('InitialR2T'), a.get('X-vendor.key')]).toEqual([
+      'Reject',
+      'Reject',
+      'NotUnderstood',
+    ]);
   });
 });

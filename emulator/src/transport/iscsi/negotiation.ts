@@ -119,7 +119,11 @@ const RULES: Record<string, KeyRule> = {
   MaxBurstLength: numeric(512, MAX_24, (n, p, l) => (p.maxBurstLength = Math.min(n, l.maxBurstLength))),
   FirstBurstLength: numeric(512, MAX_24, (n, p, l) => (p.firstBurstLength = Math.min(n, l.firstBurstLength))),
   DefaultTime2Wait: numeric(0, 3600, (n, p, l) => (p.defaultTime2Wait = Math.max(n, l.defaultTime2Wait))),
-  DefaultTime2Retain: numeric(0, 3600, (n, p, l) => (p.defaultTime2Retain = Math.min(n, l.defaultTime2Retain))),
+  DefaultTime2Retain: numeric(
+    0,
+    3600,
+    (n, p, l) => (p.defaultTime2Retain = Math.min(n, l.defaultTime2Retain)),
+  ),
   MaxOutstandingR2T: numeric(1, 65535, (n, p, l) => (p.maxOutstandingR2T = Math.min(n, l.maxOutstandingR2T))),
   DataPDUInOrder: boolean((_offer, p) => (p.dataPduInOrder = true)),
   DataSequenceInOrder: boolean((_offer, p) => (p.dataSequenceInOrder = true)),

@@ -116,7 +116,13 @@ export function r2t(f: R2tFields, sn: SeqNumbers): Buffer {
   return bhs;
 }
 
-export function nopIn(itt: number, ttt: number, lun: Buffer | undefined, dataLength: number, sn: SeqNumbers): Buffer {
+export function nopIn(
+  itt: number,
+  ttt: number,
+  lun: Buffer | undefined,
+  dataLength: number,
+  sn: SeqNumbers,
+): Buffer {
   const bhs = header(Op.NOP_IN, FINAL, dataLength, itt, sn);
   lun?.copy(bhs, 8, 0, 8);
   bhs.writeUInt32BE(ttt >>> 0, 20);

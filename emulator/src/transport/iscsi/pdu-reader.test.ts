@@ -14,7 +14,11 @@ function pdu(data: Buffer, ahsWords = 0): Buffer {
 describe('PduReader', () => {
   it('reassembles PDUs fed one byte at a time', () => {
     const reader = new PduReader(1 << 20);
-    const wire = Buffer.concat([pdu(Buffer.from('hello')), pdu(Buffer.alloc(0), 2), pdu(Buffer.from('abcd'))]);
+    const wire = Buffer.concat([
+      pdu(Buffer.from('hello')),
+      pdu(Buffer.alloc(0), 2),
+      pdu(Buffer.from('abcd')),
+    ]);
     const out = [];
     for (const byte of wire) {
       reader.push(Buffer.from([byte]));

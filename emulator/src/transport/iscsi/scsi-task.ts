@@ -110,10 +110,12 @@ export class ScsiTask {
     const ttt = word20(bhs);
     const offset = bhs.readUInt32BE(40);
     if (offset + data.length > this.edtl) return this.sequenceError(bhs);
-    const sequence = ttt === RESERVED_TAG ? (this.unsolicitedDone ? undefined : this.unsolicited) : this.r2ts.get(ttt);
+    const sequence =
+      ttt === RESERVED_TAG ? (this.unsolicitedDone ? undefined : this.unsolicited) : this.r2ts.get(ttt);
     if (!sequence) return this.host.reject(RejectReason.INVALID_PDU_FIELD, bhs);
     // DataPDUInOrder=Yes: each PDU continues its sequence exactly (RFC 7143 13.19).
-    if (bhs.readUInt32BE(36) !== sequence.nextDataSn || offset !== sequence.nextOffset) return this.sequenceError(bhs);
+    if (bhs.readUInt32BE(36) !== sequence.nextDataSn || offset !== sequence.nextOffset)
+      return this.sequenceError(bhs);
     sequence.nextDataSn++;
     sequence.nextOffset += data.length;
     if (ttt === RESERVED_TAG) {
@@ -179,7 +181,14 @@ export class ScsiTask {
       const ttt = this.host.nextTtt();
       const offset = this.nextR2tOffset;
       this.r2ts.set(ttt, { offset, length, received: 0, nextDataSn: 0, nextOffset: offset });
-      const fields = { itt: this.itt, lun: this.lunBytes, ttt, r2tSn: this.r2tSn++, offset: this.nextR2tOffset, length };
+      const fields = {
+        itt: this.itt,
+        lun: this.lunBytes,
+        ttt,
+        r2tSn: this.r2tSn++,
+        offset: this.nextR2tOffset,
+        length,
+      };
       this.host.send(r2t(fields, this.host.sn(false)));
       this.nextR2tOffset += length;
     }
@@ -227,7 +236,14 @@ export class ScsiTask {
     }
     const collapse = length > 0 && result.status === ScsiStatus.GOOD && !result.sense;
     this.host.batch(() => {
-      const dataSn = data && length > 0 ? this.sendDataIn(data, length, collapse ? { status: result.status, residual, overflow } : undefined) : 0;
+      const dataSn =
+        data && length > 0
+          ? this.sendDataIn(
+              data,
+              length,
+              collapse ? { status: result.status, residual, overflow } : undefined,
+            )
+          : 0;
       if (collapse) return;
       const sense = result.sense;
       const fields = {
@@ -244,7 +260,11 @@ export class ScsiTask {
   }
 
   /** Sends data-in in segments of the initiator's MaxRecvDataSegmentLength; returns the PDU count. */
-  private sendDataIn(data: Buffer, length: number, status?: { status: number; residual: number; overflow: boolean }): number {
+  private sendDataIn(
+    data: Buffer,
+    length: number,
+    status?: { status: number; residual: number; overflow: boolean },
+  ): number {
     const segment = this.host.params.initiatorMaxRecvDataSegmentLength;
     const burst = this.host.params.maxBurstLength;
     let offset = 0;
@@ -258,8 +278,19 @@ export class ScsiTask {
       const final = last || burstLeft === 0;
       if (burstLeft === 0) burstLeft = burst;
       const withStatus = last ? status : undefined;
-      const fields = { itt: this.itt, lun: this.lunBytes, dataSn: dataSn++, offset, length: n, final, ...(withStatus ? { status: withStatus } : {}) };
-      this.host.send(dataIn(fields, this.host.sn(withStatus !== undefined)), data.subarray(offset, offset + n));
+      const fields = {
+        itt: this.itt,
+        lun: this.lunBytes,
+        dataSn: dataSn++,
+        offset,
+        length: n,
+        final,
+        ...(withStatus ? { status: withStatus } : {}),
+      };
+      this.host.send(
+        dataIn(fields, this.host.sn(withStatus !== undefined)),
+        data.subarray(offset, offset + n),
+      );
       offset += n;
     }
     return dataSn;

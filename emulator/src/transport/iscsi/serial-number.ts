@@ -3,7 +3,7 @@
  * lessThan(a, b) is true when b is "after" a by less than 2^31.
  */
 export function snLessThan(a: number, b: number): boolean {
-  return a !== b && ((b - a) >>> 0) < 0x80000000;
+  return a !== b && (b - a) >>> 0 < 0x80000000;
 }
 
 export function snLessOrEqual(a: number, b: number): boolean {

@@ -6,7 +6,14 @@ import { Sense } from '../../scsi/sense.js';
 import { Asc, SenseKey } from '../../scsi/constants.js';
 import type { LoginOutcome } from './login.js';
 import type { SessionParams, TargetLimits } from './negotiation.js';
-import { type SeqNumbers, logoutResponse, nopIn, reject, taskMgmtResponse, textResponse } from './pdu-builders.js';
+import {
+  type SeqNumbers,
+  logoutResponse,
+  nopIn,
+  reject,
+  taskMgmtResponse,
+  textResponse,
+} from './pdu-builders.js';
 import {
   type IncomingPdu,
   Op,
@@ -123,13 +130,16 @@ export class IscsiSession implements TaskHost {
   /** Aborts this session's tasks on a device (LUN reset, from any session). */
   async abortTasksOn(device: ScsiDevice): Promise<void> {
     const luns = this.env.luns();
-    await Promise.all([...this.tasks.values()].filter((t) => luns.get(t.lun) === device).map((t) => t.abort()));
+    await Promise.all(
+      [...this.tasks.values()].filter((t) => luns.get(t.lun) === device).map((t) => t.abort()),
+    );
   }
 
   /** The connection is gone: no responses can be sent, so tasks end silently. */
   async end(): Promise<void> {
     await Promise.all([...this.tasks.values()].map((t) => t.abort()));
-    for (const device of new Set(this.env.luns().values())) device.notify?.({ kind: 'nexus-loss', nexus: this.nexus });
+    for (const device of new Set(this.env.luns().values()))
+      device.notify?.({ kind: 'nexus-loss', nexus: this.nexus });
   }
 
   handle(pdu: IncomingPdu): void {

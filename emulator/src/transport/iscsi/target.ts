@@ -86,9 +86,13 @@ export async function startIscsiTarget(opts: IscsiTargetOptions): Promise<IscsiT
 
   const sendTargets = (value: string, connection: IscsiConnection, login: LoginOutcome): KeyValue[] => {
     const wanted =
-      value === 'All' ? login.type === 'Discovery' : value === '' || value.toLowerCase() === opts.targetName.toLowerCase();
+      value === 'All'
+        ? login.type === 'Discovery'
+        : value === '' || value.toLowerCase() === opts.targetName.toLowerCase();
     if (!wanted) return [];
-    const host = connection.localAddress.includes(':') ? `[${connection.localAddress}]` : connection.localAddress;
+    const host = connection.localAddress.includes(':')
+      ? `[${connection.localAddress}]`
+      : connection.localAddress;
     return [
       ['TargetName', opts.targetName],
       ['TargetAddress', `${host}:${connection.localPort},${opts.portalGroupTag ?? 1}`],
@@ -151,7 +155,10 @@ export async function startIscsiTarget(opts: IscsiTargetOptions): Promise<IscsiT
     });
   });
   const address = server.address() as AddressInfo;
-  logger.info({ target: opts.targetName, address: address.address, port: address.port }, 'iSCSI target listening');
+  logger.info(
+    { target: opts.targetName, address: address.address, port: address.port },
+    'iSCSI target listening',
+  );
 
   return {
     port: address.port,

@@ -3,7 +3,13 @@ import { parseSense } from '../../scsi/sense.js';
 import { encodeLun } from '../../scsi/lun.js';
 import { Op, opcodeOf } from './pdu.js';
 import { RawInitiator } from './testing/raw-initiator.js';
-import { HOLD_OPCODE, TEST_INITIATOR, TEST_TARGET, type TestTarget, startTestTarget } from './testing/test-target.js';
+import {
+  HOLD_OPCODE,
+  TEST_INITIATOR,
+  TEST_TARGET,
+  type TestTarget,
+  startTestTarget,
+} from './testing/test-target.js';
 import { TmfFunction, TmfResponse } from './task-management.js';
 
 let t: TestTarget | undefined;
@@ -53,11 +59,15 @@ describe('iSCSI task management', () => {
     const held = c.command({ lun: 1, cdb: [HOLD_OPCODE, 0, 0, 0, 0, 0] });
     await expect.poll(() => t!.changer.held).toBe(1);
     expect(t.target.sessions()[0]!.outstandingTasks).toBe(1);
-    expect(await tmfResponse(c, tmf(c, TmfFunction.ABORT_TASK, 1, held, cmdSn))).toBe(TmfResponse.FUNCTION_COMPLETE);
+    expect(await tmfResponse(c, tmf(c, TmfFunction.ABORT_TASK, 1, held, cmdSn))).toBe(
+      TmfResponse.FUNCTION_COMPLETE,
+    );
     await expect(c.next(300)).rejects.toThrow(/timed out/);
     expect(t.target.sessions()[0]!.outstandingTasks).toBe(0);
     // A task that completed long ago: RefCmdSN is below ExpCmdSN.
-    expect(await tmfResponse(c, tmf(c, TmfFunction.ABORT_TASK, 1, 0x7777, cmdSn))).toBe(TmfResponse.TASK_DOES_NOT_EXIST);
+    expect(await tmfResponse(c, tmf(c, TmfFunction.ABORT_TASK, 1, 0x7777, cmdSn))).toBe(
+      TmfResponse.TASK_DOES_NOT_EXIST,
+    );
   });
 
   it('resets a logical unit: aborts its tasks everywhere and raises 29/03 for the other nexus', async () => {
@@ -67,7 +77,9 @@ describe('iSCSI task management', () => {
     for (const c of [a, b]) await c.collect(c.command({ lun: 1, cdb: [0, 0, 0, 0, 0, 0] }));
     b.command({ lun: 1, cdb: [HOLD_OPCODE, 0, 0, 0, 0, 0] });
     await expect.poll(() => t!.changer.held).toBe(1);
-    expect(await tmfResponse(a, tmf(a, TmfFunction.LOGICAL_UNIT_RESET, 1))).toBe(TmfResponse.FUNCTION_COMPLETE);
+    expect(await tmfResponse(a, tmf(a, TmfFunction.LOGICAL_UNIT_RESET, 1))).toBe(
+      TmfResponse.FUNCTION_COMPLETE,
+    );
     const afterB = await b.collect(b.command({ lun: 1, cdb: [0, 0, 0, 0, 0, 0] }));
     expect(parseSense(afterB.sense!)).toMatchObject({ key: 6, asc: 0x29, ascq: 0x03 });
     const afterA = await a.collect(a.command({ lun: 1, cdb: [0, 0, 0, 0, 0, 0] }));
@@ -79,7 +91,9 @@ describe('iSCSI task management', () => {
     const c = await loggedIn();
     expect(await tmfResponse(c, tmf(c, TmfFunction.TARGET_WARM_RESET, 0))).toBe(TmfResponse.NOT_SUPPORTED);
     expect(await tmfResponse(c, tmf(c, TmfFunction.CLEAR_ACA, 0))).toBe(TmfResponse.NOT_SUPPORTED);
-    expect(await tmfResponse(c, tmf(c, TmfFunction.LOGICAL_UNIT_RESET, 9))).toBe(TmfResponse.LUN_DOES_NOT_EXIST);
+    expect(await tmfResponse(c, tmf(c, TmfFunction.LOGICAL_UNIT_RESET, 9))).toBe(
+      TmfResponse.LUN_DOES_NOT_EXIST,
+    );
     expect(await tmfResponse(c, tmf(c, TmfFunction.ABORT_TASK_SET, 0))).toBe(TmfResponse.FUNCTION_COMPLETE);
   });
 });

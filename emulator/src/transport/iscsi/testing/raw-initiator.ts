@@ -186,7 +186,15 @@ export class RawInitiator {
     return itt;
   }
 
-  dataOut(f: { itt: number; ttt: number; offset: number; dataSn: number; final: boolean; data: Buffer; lun?: number }): void {
+  dataOut(f: {
+    itt: number;
+    ttt: number;
+    offset: number;
+    dataSn: number;
+    final: boolean;
+    data: Buffer;
+    lun?: number;
+  }): void {
     const bhs = Buffer.alloc(BHS_LENGTH);
     bhs[0] = Op.DATA_OUT;
     bhs[1] = f.final ? FINAL : 0;
@@ -199,12 +207,16 @@ export class RawInitiator {
   }
 
   /** Collects the PDUs of one command up to its status (SCSI Response or Data-In with S). */
-  async collect(itt: number, timeoutMs = 5000): Promise<{ pdus: IncomingPdu[]; status: number; data: Buffer; sense?: Buffer }> {
+  async collect(
+    itt: number,
+    timeoutMs = 5000,
+  ): Promise<{ pdus: IncomingPdu[]; status: number; data: Buffer; sense?: Buffer }> {
     const pdus: IncomingPdu[] = [];
     const data: Buffer[] = [];
     for (;;) {
       const pdu = await this.next(timeoutMs);
-      if (pdu.bhs.readUInt32BE(16) !== itt) throw new Error(`unexpected PDU 0x${opcodeOf(pdu.bhs).toString(16)}`);
+      if (pdu.bhs.readUInt32BE(16) !== itt)
+        throw new Error(`unexpected PDU 0x${opcodeOf(pdu.bhs).toString(16)}`);
       pdus.push(pdu);
       const op = opcodeOf(pdu.bhs);
       if (op === Op.DATA_IN) {

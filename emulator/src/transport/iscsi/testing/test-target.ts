@@ -15,7 +15,13 @@ export class HoldingDevice extends ScsiDeviceBase {
   held = 0;
 
   constructor() {
-    super(PeripheralType.MEDIUM_CHANGER, { vendor: 'IBM', product: '03584L32', revision: '0100', serial: '0000013100410401', removable: true });
+    super(PeripheralType.MEDIUM_CHANGER, {
+      vendor: 'IBM',
+      product: '03584L32',
+      revision: '0100',
+      serial: '0000013100410401',
+      removable: true,
+    });
     this.table.set(HOLD_OPCODE, {
       name: 'HOLD (test)',
       cdbLength: 6,

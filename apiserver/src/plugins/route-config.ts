@@ -1,0 +1,34 @@
+import type { Role } from '@vtl/api';
+import type { z } from 'zod';
+import type { Principal } from '../services/principal.js';
+
+/** What the OpenAPI document says of a route; schemas are the zod ones the handler parses with. */
+export interface RouteDoc {
+  summary: string;
+  body?: z.ZodType;
+  query?: z.ZodType;
+  response?: z.ZodType;
+  /** Success status when not 200. */
+  status?: number;
+  /** Content type of the success response when not JSON. */
+  produces?: string;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Endpoint role as §4 labels it; a route without one is admin-only (fail closed). */
+    role?: Role;
+    /** Audit action name; writes are audited as `<METHOD> <route>` without one. */
+    action?: string;
+    /** Audit this read too (a read that hands out something sensitive). */
+    audit?: boolean;
+    doc?: RouteDoc;
+  }
+  interface FastifyRequest {
+    principal?: Principal;
+    /** What the request is about, for the audit log, when the path does not say it. */
+    auditSubject?: string;
+  }
+}
+
+export const FAIL_CLOSED_ROLE: Role = 'admin';

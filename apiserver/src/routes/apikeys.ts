@@ -1,0 +1,82 @@
+import type { FastifyInstance } from 'fastify';
+import {
+  ApiKeyRecord,
+  ApiKeyRow,
+  CreateApiKeyRequest,
+  CreatedApiKey,
+  OkResponse,
+  isoNow,
+  keys,
+  notFound,
+} from '@vtl/api';
+import { z } from 'zod';
+import type { AppContext } from '../context.js';
+import { idParam, parse } from '../plugins/validate.js';
+import { newApiKey, sha256 } from '../services/secrets.js';
+
+/** API keys (§5.1, 5.2): created by admins, shown once, stored as a hash, revoked by id. */
+export async function apiKeyRoutes(app: FastifyInstance, ctx: AppContext) {
+  const { store } = ctx;
+
+  app.get(
+    '/api/apikeys',
+    {
+      config: {
+        role: 'admin',
+        doc: { summary: 'List API keys (never the keys)', response: z.array(ApiKeyRow) },
+      },
+    },
+    async () =>
+      (await store.list(keys.apiKeys.prefix, ApiKeyRecord)).items.map((i) => ApiKeyRow.parse(i.value)),
+  );
+
+  app.post(
+    '/api/apikeys',
+    {
+      config: {
+        role: 'admin',
+        action: 'apikey.create',
+        doc: {
+          summary: 'Create an API key; the response is the only place the key is shown',
+          body: CreateApiKeyRequest,
+          response: CreatedApiKey,
+          status: 201,
+        },
+      },
+    },
+    async (request, reply) => {
+      const body = parse(CreateApiKeyRequest, request.body);
+      const id = await store.nextId('apikeys');
+      request.auditSubject = `${id}:${body.name}`;
+      const key = newApiKey(id);
+      const record: ApiKeyRecord = {
+        id,
+        name: body.name,
+        role: body.role,
+        key_hash: sha256(key),
+        created_at: isoNow(),
+        created_by: request.principal?.name ?? '',
+      };
+      await store.put(keys.apiKeys.one(id), record);
+      reply.status(201);
+      return CreatedApiKey.parse({ ...ApiKeyRow.parse(record), key });
+    },
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    '/api/apikeys/:id',
+    {
+      config: {
+        role: 'admin',
+        action: 'apikey.revoke',
+        doc: { summary: 'Revoke an API key; it stops working at once', response: OkResponse },
+      },
+    },
+    async (request) => {
+      const id = idParam(request.params.id, 'API key');
+      if (!(await store.delete(keys.apiKeys.one(id))))
+        throw notFound(`No API key ${id}; GET /api/apikeys lists them.`);
+      return { ok: true as const };
+    },
+  );
+}

@@ -1,0 +1,98 @@
+import type { ServerResponse } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import { EventRecord, keys } from '@vtl/api';
+import type { Watch, WatchEvent } from '@vtl/store';
+import type { AppContext } from '../context.js';
+
+/** A client this far behind is cut off; it reconnects and resynchronises from GET /api/status. */
+const MAX_BUFFERED_BYTES = 1024 * 1024;
+
+/** One SSE message: `id` is the etcd revision (the resume point), `event` the kind. */
+function frame(revision: string, e: EventRecord): string {
+  const data = { ts: e.ts, kind: e.kind, subject: e.subject, data: { detail: e.detail, ...e.data } };
+  return `id: ${revision}\nevent: ${e.kind.replace(/[\r\n]/g, ' ')}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/** The next revision after a Last-Event-ID, when the client sent a valid one. */
+function resumeFrom(lastEventId: string | string[] | undefined): string | undefined {
+  const id = Array.isArray(lastEventId) ? lastEventId[0] : lastEventId;
+  return id && /^\d{1,19}$/.test(id) ? (BigInt(id) + 1n).toString() : undefined;
+}
+
+/**
+ * GET /api/events (§6.1): Server-Sent Events from a watch of the event journal. Diffs only: a
+ * comment acknowledges the connection, then every journal event as it is written, and a comment
+ * every `sseKeepaliveMs`. A reconnecting client (Last-Event-ID) gets what it missed while the
+ * journal's etcd history still holds it; otherwise a comment tells it to resynchronise.
+ */
+export async function eventStreamRoutes(app: FastifyInstance, ctx: AppContext) {
+  const open = new Set<ServerResponse>();
+  // Streams never end by themselves: close them, or closing the server would wait forever.
+  app.addHook('preClose', async () => {
+    for (const res of open) res.end();
+  });
+
+  app.get(
+    '/api/events',
+    {
+      config: {
+        role: 'read-only',
+        doc: { summary: 'Live event stream (text/event-stream)', produces: 'text/event-stream' },
+      },
+    },
+    async (request, reply) => {
+      reply.hijack();
+      const res = reply.raw;
+      open.add(res);
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
+      res.write(': connected; resynchronise from GET /api/status\n\n');
+
+      let watch: Watch | undefined;
+      let closed = false;
+      const close = () => {
+        if (closed) return;
+        closed = true;
+        clearInterval(keepalive);
+        open.delete(res);
+        void watch?.close();
+        if (!res.writableEnded) res.end();
+      };
+      const write = (text: string) => {
+        if (closed) return;
+        res.write(text);
+        if (res.writableLength > MAX_BUFFERED_BYTES) close();
+      };
+      const onEvent = (e: WatchEvent) => {
+        if (e.type !== 'put') return; // deletes are the journal trimming its oldest records
+        const parsed = EventRecord.safeParse(e.value);
+        if (parsed.success) write(frame(e.modRevision, parsed.data));
+      };
+      const keepalive = setInterval(() => write(': keepalive\n\n'), ctx.config.sseKeepaliveMs);
+      request.raw.on('close', close);
+      res.on('close', close);
+
+      const options = { onError: () => close() };
+      const from = resumeFrom(request.headers['last-event-id']);
+      try {
+        watch = await ctx.store
+          .watch(keys.events.prefix, from ? { ...options, fromRevision: from } : options, onEvent)
+          .catch(async (err) => {
+            if (from === undefined) throw err;
+            write(': events since the last id are gone; resynchronise from GET /api/status\n\n');
+            return ctx.store.watch(keys.events.prefix, options, onEvent);
+          });
+      } catch (err) {
+        // Headers are out already: end the stream; the client reconnects and tries again.
+        request.log.warn({ err }, 'event stream could not watch the journal');
+        close();
+        return;
+      }
+      if (closed) void watch.close();
+    },
+  );
+}

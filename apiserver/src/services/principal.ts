@@ -1,0 +1,57 @@
+import { ApiKeyRecord, SessionRecord, UserRecord, VtlError, keys, type PrincipalRole } from '@vtl/api';
+import type { Store } from '@vtl/store';
+import { classifyToken, sameHash } from './secrets.js';
+import { readSettings } from './identity.js';
+
+/** Who is asking: a logged-in user or an API key. */
+export interface Principal {
+  kind: 'user' | 'apikey';
+  /** User name, or `<id>:<name>` of the key. */
+  name: string;
+  role: PrincipalRole;
+  /** The session key of a user's request (logout revokes it). */
+  sessionKey?: string;
+}
+
+const LOGIN_HINT = 'log in with POST /api/auth/login and send Authorization: Bearer <token>';
+
+const unauthorized = (why: string) => new VtlError('unauthorized', `${why}; ${LOGIN_HINT}.`);
+
+/** The bearer token of an Authorization header, or undefined when there is none. */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!m) throw unauthorized('The Authorization header must be "Bearer <token>"');
+  return m[1];
+}
+
+/**
+ * Resolves a bearer token to its principal, or throws 401. An API key counts only while the
+ * setting apikeys.enabled is 1 (§5.2); otherwise it is treated as no credential.
+ */
+export async function resolvePrincipal(store: Store, token: string | undefined): Promise<Principal> {
+  if (!token) throw unauthorized('No credentials');
+  const claim = classifyToken(token);
+  if (!claim) throw unauthorized('The bearer token is not a session token or an API key');
+  if (claim.kind === 'session') {
+    const key = keys.sessions.one(claim.hash);
+    const session = await store.get(key, SessionRecord);
+    if (!session) throw unauthorized('The session is unknown or was logged out');
+    if (Date.parse(session.value.expires_at) <= Date.now()) {
+      await store.delete(key, { modRevision: session.modRevision });
+      throw unauthorized('The session expired');
+    }
+    const user = await store.get(keys.users.one(session.value.username), UserRecord);
+    if (!user) throw unauthorized('The user of this session was deleted');
+    return { kind: 'user', name: user.value.username, role: user.value.role, sessionKey: key };
+  }
+  const settings = await readSettings(store);
+  if (settings['apikeys.enabled'] !== '1')
+    throw unauthorized(
+      'API keys are ignored while the setting apikeys.enabled is not 1 (an admin can set it)',
+    );
+  const apiKey = await store.get(keys.apiKeys.one(claim.id), ApiKeyRecord);
+  if (!apiKey || !sameHash(apiKey.value.key_hash, claim.hash))
+    throw unauthorized('The API key is unknown or was revoked');
+  return { kind: 'apikey', name: `${apiKey.value.id}:${apiKey.value.name}`, role: apiKey.value.role };
+}

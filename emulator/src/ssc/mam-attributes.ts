@@ -1,0 +1,179 @@
+import { requireZeroBits, truncateToAllocation } from '../scsi/cdb.js';
+import type { CommandContext } from '../scsi/dispatch.js';
+import { good } from '../scsi/result.js';
+import { Sense, ScsiError } from '../scsi/sense.js';
+import type { ScsiResult } from '../scsi/types.js';
+import { cartridgeDir } from '../media/layout.js';
+import { readMam, type MamAttributes } from '../media/mam.js';
+import type { TapeDrive } from './tape-drive.js';
+import { TapeSense, mediaErrorToScsi } from './tape-sense.js';
+
+const BINARY = 0;
+const ASCII = 1;
+const TEXT = 2;
+
+/** Formats and lengths SPC-4 7.4.2 fixes for the standard attributes. */
+const KNOWN: Record<number, { format: number; length: number }> = {
+  0x0000: { format: BINARY, length: 8 },
+  0x0001: { format: BINARY, length: 8 },
+  0x0002: { format: BINARY, length: 8 },
+  0x0005: { format: ASCII, length: 8 },
+  0x0006: { format: BINARY, length: 1 },
+  0x0400: { format: ASCII, length: 8 },
+  0x0401: { format: ASCII, length: 32 },
+  0x0402: { format: BINARY, length: 4 },
+  0x0403: { format: BINARY, length: 4 },
+  0x0404: { format: ASCII, length: 8 },
+  0x0405: { format: BINARY, length: 1 },
+  0x0406: { format: ASCII, length: 8 },
+  0x0407: { format: BINARY, length: 8 },
+  0x0408: { format: BINARY, length: 1 },
+  0x0409: { format: BINARY, length: 2 },
+  0x0800: { format: ASCII, length: 8 },
+  0x0801: { format: ASCII, length: 32 },
+  0x0802: { format: ASCII, length: 8 },
+  0x0803: { format: TEXT, length: 160 },
+  0x0804: { format: ASCII, length: 12 },
+  0x0805: { format: BINARY, length: 1 },
+  0x0806: { format: ASCII, length: 32 },
+  0x0807: { format: TEXT, length: 80 },
+  0x0808: { format: TEXT, length: 160 },
+  0x0809: { format: ASCII, length: 16 },
+};
+
+/** Host attributes (standard and vendor) are writable; device and medium ones are not. */
+function writable(id: number): boolean {
+  return (id >= 0x0800 && id <= 0x0bff) || (id >= 0x1400 && id <= 0x17ff);
+}
+
+function formatOf(id: number): number {
+  return KNOWN[id]?.format ?? BINARY;
+}
+
+const ServiceAction = { VALUES: 0, LIST: 1, VOLUME_LIST: 2, PARTITION_LIST: 3, SUPPORTED: 5 } as const;
+
+/** MAM as the drive reports it: the chip's stored values plus the device attributes it computes. */
+async function attributesOf(drive: TapeDrive): Promise<MamAttributes> {
+  const m = drive.medium;
+  if (m.state === 'empty') throw new ScsiError(Sense.mediumNotPresent());
+  if (m.state === 'loading') throw new ScsiError(Sense.notReady([0x04, 0x01]));
+  const stored = await readMam(cartridgeDir(drive.options.mediaDir, m.label)).catch((err: unknown) =>
+    mediaErrorToScsi(err),
+  );
+  const attrs: MamAttributes = new Map(stored);
+  const u64 = (n: number) => {
+    const b = Buffer.alloc(8);
+    b.writeBigUInt64BE(BigInt(Math.max(0, Math.floor(n))));
+    return b;
+  };
+  if (m.state === 'mounted') {
+    attrs.set(0x0000, u64((m.tape.capacityBytes - m.tape.sizeBytes) / 1_000_000));
+    attrs.set(0x0001, u64(m.tape.capacityBytes / 1_000_000));
+    attrs.set(0x0006, Buffer.from([m.format.density]));
+  }
+  attrs.set(0x0002, drive.alerts.asBitmap());
+  attrs.set(0x0005, Buffer.from('LTO-CVE ', 'ascii'));
+  const density = stored.get(0x0405)?.[0];
+  if (density !== undefined && !attrs.has(0x0006)) attrs.set(0x0006, Buffer.from([density]));
+  return attrs;
+}
+
+function encodeAttribute(id: number, value: Buffer): Buffer {
+  const head = Buffer.alloc(5);
+  head.writeUInt16BE(id, 0);
+  head[2] = (writable(id) ? 0 : 0x80) | formatOf(id);
+  head.writeUInt16BE(value.length, 3);
+  return Buffer.concat([head, value]);
+}
+
+function withLength(body: Buffer, width: 2 | 4): Buffer {
+  const head = Buffer.alloc(width);
+  head.writeUIntBE(body.length, 0, width);
+  return Buffer.concat([head, body]);
+}
+
+function idList(ids: number[]): Buffer {
+  const out = Buffer.alloc(2 * ids.length);
+  ids.forEach((id, i) => out.writeUInt16BE(id, 2 * i));
+  return withLength(out, 4);
+}
+
+function checkVolumeAndPartition(cdb: Buffer): void {
+  if (cdb[5] !== 0) throw new ScsiError(Sense.invalidFieldInCdb(5));
+  if (cdb[7] !== 0) throw new ScsiError(Sense.invalidFieldInCdb(7));
+}
+
+/** READ ATTRIBUTE (SPC-4 6.17) from the cartridge memory; works on stubs, whose chip is kept. */
+export async function readAttribute(drive: TapeDrive, ctx: CommandContext): Promise<ScsiResult> {
+  const { cdb } = ctx;
+  const action = cdb[1]! & 0x1f;
+  checkVolumeAndPartition(cdb);
+  const first = cdb.readUInt16BE(8);
+  const allocation = cdb.readUInt32BE(10);
+  let data: Buffer;
+  switch (action) {
+    case ServiceAction.VALUES:
+    case ServiceAction.LIST: {
+      const attrs = await attributesOf(drive);
+      const ids = [...attrs.keys()].filter((id) => id >= first).sort((a, b) => a - b);
+      data =
+        action === ServiceAction.LIST
+          ? idList(ids)
+          : withLength(Buffer.concat(ids.map((id) => encodeAttribute(id, attrs.get(id)!))), 4);
+      break;
+    }
+    case ServiceAction.VOLUME_LIST:
+    case ServiceAction.PARTITION_LIST:
+      // One volume, one partition, both numbered 0.
+      data = withLength(Buffer.from([0, 1]), 2);
+      break;
+    case ServiceAction.SUPPORTED: {
+      await attributesOf(drive);
+      const ids = Object.keys(KNOWN)
+        .map(Number)
+        .filter((id) => id >= first);
+      data = idList(ids);
+      break;
+    }
+    default:
+      throw new ScsiError(Sense.invalidFieldInCdb(1, 4));
+  }
+  return good(truncateToAllocation(data, allocation));
+}
+
+/** Data-out length of WRITE ATTRIBUTE. */
+export function writeAttributeDataOutLength(cdb: Buffer): number {
+  return cdb.readUInt32BE(10);
+}
+
+/** WRITE ATTRIBUTE: host attributes only; a zero-length value deletes one (SPC-4 6.38). */
+export async function writeAttribute(drive: TapeDrive, ctx: CommandContext): Promise<ScsiResult> {
+  const { cdb } = ctx;
+  requireZeroBits(cdb, 1, 0xfe);
+  checkVolumeAndPartition(cdb);
+  const list = (ctx.cmd.dataOut ?? Buffer.alloc(0)).subarray(0, cdb.readUInt32BE(10));
+  const m = drive.requireMounted();
+  if (!m.cartridge) throw new ScsiError(TapeSense.stubMedium());
+  if (list.length < 4 || list.readUInt32BE(0) + 4 > list.length) {
+    throw new ScsiError(Sense.parameterListLengthError());
+  }
+  const end = 4 + list.readUInt32BE(0);
+  const changes = new Map<number, Buffer | null>();
+  for (let at = 4; at < end;) {
+    if (at + 5 > end) throw new ScsiError(Sense.parameterListLengthError());
+    const id = list.readUInt16BE(at);
+    const format = list[at + 2]! & 0x03;
+    const length = list.readUInt16BE(at + 3);
+    if (at + 5 + length > end) throw new ScsiError(Sense.parameterListLengthError());
+    if (!writable(id)) throw new ScsiError(Sense.invalidFieldInParameterList(at));
+    const known = KNOWN[id];
+    if (known && format !== known.format) throw new ScsiError(Sense.invalidFieldInParameterList(at + 2, 1));
+    if (known && length !== 0 && length > known.length) {
+      throw new ScsiError(Sense.invalidFieldInParameterList(at + 3));
+    }
+    changes.set(id, length === 0 ? null : Buffer.from(list.subarray(at + 5, at + 5 + length)));
+    at += 5 + length;
+  }
+  await m.cartridge.writeMam(changes).catch((err: unknown) => mediaErrorToScsi(err));
+  return good();
+}

@@ -1,0 +1,234 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startLibraryTarget, type LibraryTarget } from '../testing/library-target.js';
+import { Cdb, attributeList } from '../testing/scsi-cdbs.js';
+import type { HostResult, ScsiHost } from '../testing/scsi-host.js';
+
+let t: LibraryTarget;
+afterEach(async () => {
+  await t?.stop();
+});
+
+const DRIVE = 1;
+const ok = (r: HostResult) => expect(r.status, JSON.stringify(r.sense)).toBe(0);
+
+async function withCartridge(
+  libraryGen: number,
+  label: string,
+  mediumGen: number,
+  opts: { evict?: boolean } = {},
+): Promise<ScsiHost> {
+  t = await startLibraryTarget([{ id: 1, generation: libraryGen }]);
+  await t.mint(1, label, 1, { generation: mediumGen });
+  if (opts.evict) await t.evict(1, label);
+  const h = await t.host();
+  await h.clearUnitAttentions(DRIVE);
+  await t.dp.library(1).inventory.load(0, label);
+  expect((await h.exec(DRIVE, Cdb.tur())).sense).toMatchObject({ key: 6, asc: 0x28 });
+  return h;
+}
+
+/** TapeAlert flags that are set, from log page 2Eh. */
+async function tapeAlerts(h: ScsiHost): Promise<number[]> {
+  const r = await h.exec(DRIVE, Cdb.logSense(0x2e), { allocation: 4096 });
+  ok(r);
+  const set: number[] = [];
+  for (let at = 4; at < 4 + r.data.readUInt16BE(2); at += 5)
+    if (r.data[at + 4] === 1) set.push(r.data.readUInt16BE(at));
+  return set;
+}
+
+/** Attribute id → value from READ ATTRIBUTE (ATTRIBUTE VALUES). */
+async function attributes(h: ScsiHost): Promise<Map<number, Buffer>> {
+  const r = await h.exec(DRIVE, Cdb.readAttribute(0), { allocation: 8192 });
+  ok(r);
+  const out = new Map<number, Buffer>();
+  for (let at = 4; at < 4 + r.data.readUInt32BE(0);) {
+    const length = r.data.readUInt16BE(at + 3);
+    out.set(r.data.readUInt16BE(at), r.data.subarray(at + 5, at + 5 + length));
+    at += 5 + length;
+  }
+  return out;
+}
+
+describe('LTO generation rules', () => {
+  it('refuses a cartridge two generations back on an LTO-8 drive: MEDIUM ERROR, incompatible medium', async () => {
+    const h = await withCartridge(8, 'OLD006L6', 6);
+    for (const cdb of [Cdb.tur(), Cdb.read6(80), Cdb.write6(4)]) {
+      const r = await h.exec(
+        DRIVE,
+        cdb,
+        cdb[0] === 0x0a ? { dataOut: Buffer.from('data') } : { allocation: 80 },
+      );
+      expect(r.sense).toMatchObject({ key: 3, asc: 0x30, ascq: 0x00 });
+    }
+    expect(await tapeAlerts(h)).toEqual([0x0c]);
+    expect(await tapeAlerts(h)).toEqual([]);
+  });
+
+  it('refuses a newer generation', async () => {
+    const h = await withCartridge(7, 'NEW008L8', 8);
+    expect((await h.exec(DRIVE, Cdb.tur())).sense).toMatchObject({ key: 3, asc: 0x30, ascq: 0x00 });
+  });
+
+  it('reads but does not write two generations back on LTO-7: DATA PROTECT, cannot write incompatible format', async () => {
+    const h = await withCartridge(7, 'RO0005L5', 5);
+    ok(await h.exec(DRIVE, Cdb.tur()));
+    const label = await h.exec(DRIVE, Cdb.read6(80), { allocation: 80 });
+    expect(label.data.toString('ascii', 0, 4)).toBe('VOL1');
+    const w = await h.exec(DRIVE, Cdb.write6(4), { dataOut: Buffer.from('data') });
+    expect(w.sense).toMatchObject({ key: 7, asc: 0x30, ascq: 0x05 });
+    const mode = await h.exec(DRIVE, Cdb.modeSense6(0), { allocation: 12 });
+    expect(mode.data[2]! & 0x80).toBe(0x80);
+    expect(mode.data[4]).toBe(0x58);
+    expect(await tapeAlerts(h)).toContain(0x11);
+  });
+
+  it('writes the previous generation', async () => {
+    const h = await withCartridge(9, 'PRV008L8', 8);
+    ok(await h.exec(DRIVE, Cdb.write6(4), { dataOut: Buffer.from('data') }));
+  });
+});
+
+describe('evicted stub cartridges', () => {
+  it('give a MEDIUM ERROR once, then read as a blank (unlabelled) volume that refuses writes', async () => {
+    const h = await withCartridge(8, 'STB001L8', 8, { evict: true });
+    expect((await h.exec(DRIVE, Cdb.tur())).sense).toMatchObject({ key: 3, asc: 0x31, ascq: 0 });
+    ok(await h.exec(DRIVE, Cdb.tur()));
+    const read = await h.exec(DRIVE, Cdb.read6(80), { allocation: 80 });
+    expect(read.sense).toMatchObject({ key: 8, asc: 0, ascq: 5 });
+    const write = await h.exec(DRIVE, Cdb.write6(80), { dataOut: Buffer.alloc(80, 0x20) });
+    expect(write.sense).toMatchObject({ key: 3, asc: 0x31 });
+    // The chip survives eviction: backup software still reads the barcode.
+    expect((await attributes(h)).get(0x0806)?.toString('ascii').trim()).toBe('STB001L8');
+    expect(await tapeAlerts(h)).toContain(0x04);
+  });
+});
+
+describe('READ ATTRIBUTE and WRITE ATTRIBUTE', () => {
+  it('reports medium and device attributes and stores host attributes', async () => {
+    const h = await withCartridge(8, 'MAM001L8', 8);
+    const before = await attributes(h);
+    expect(before.get(0x0806)?.toString('ascii').trim()).toBe('MAM001L8');
+    expect(before.get(0x0400)?.toString('ascii').trim()).toBe('IBM');
+    expect(before.get(0x0405)?.[0]).toBe(0x5e);
+    expect(Number(before.get(0x0001)?.readBigUInt64BE(0))).toBe(12_000_000);
+
+    const list = attributeList([
+      [0x0800, 1, Buffer.from('VTLTEST ')],
+      [0x0803, 2, Buffer.from('pool A')],
+    ]);
+    ok(await h.exec(DRIVE, Cdb.writeAttribute(list.length), { dataOut: list }));
+    const after = await attributes(h);
+    expect(after.get(0x0800)?.toString()).toBe('VTLTEST ');
+    expect(after.get(0x0803)?.toString()).toBe('pool A');
+
+    const ids = await h.exec(DRIVE, Cdb.readAttribute(1, 0x0800), { allocation: 1024 });
+    const listed = Array.from({ length: ids.data.readUInt32BE(0) / 2 }, (_, i) =>
+      ids.data.readUInt16BE(4 + 2 * i),
+    );
+    expect(listed).toEqual([0x0800, 0x0803, 0x0806]);
+
+    const readOnly = attributeList([[0x0401, 1, Buffer.from('forged')]]);
+    const refused = await h.exec(DRIVE, Cdb.writeAttribute(readOnly.length), { dataOut: readOnly });
+    expect(refused.sense).toMatchObject({ key: 5, asc: 0x26, fieldPointer: { inCdb: false, byte: 4 } });
+
+    const remove = attributeList([[0x0803, 2, Buffer.alloc(0)]]);
+    ok(await h.exec(DRIVE, Cdb.writeAttribute(remove.length), { dataOut: remove }));
+    expect((await attributes(h)).has(0x0803)).toBe(false);
+  });
+
+  it('needs a cartridge', async () => {
+    t = await startLibraryTarget();
+    const h = await t.host();
+    await h.clearUnitAttentions(DRIVE);
+    expect((await h.exec(DRIVE, Cdb.readAttribute(0), { allocation: 1024 })).sense).toMatchObject({
+      key: 2,
+      asc: 0x3a,
+    });
+  });
+});
+
+describe('LOG SENSE', () => {
+  it('lists its pages and counts bytes and capacity', async () => {
+    const h = await withCartridge(8, 'LOG001L8', 8);
+    const pages = await h.exec(DRIVE, Cdb.logSense(0x00), { allocation: 64 });
+    expect([...pages.data.subarray(4)]).toEqual([0x00, 0x0c, 0x2e, 0x31]);
+    ok(await h.exec(DRIVE, Cdb.write6(1000), { dataOut: Buffer.alloc(1000, 7) }));
+    const seq = await h.exec(DRIVE, Cdb.logSense(0x0c), { allocation: 4096 });
+    expect(seq.data[0]).toBe(0x0c);
+    expect(seq.data.readUInt16BE(4)).toBe(0x0000);
+    expect(Number(seq.data.readBigUInt64BE(8))).toBe(1000);
+    const cap = await h.exec(DRIVE, Cdb.logSense(0x31), { allocation: 4096 });
+    expect(cap.data.readUInt16BE(4)).toBe(1);
+    expect(cap.data.readUInt32BE(8)).toBe(11_999_999);
+    expect(cap.data.readUInt32BE(4 + 2 * 8 + 4)).toBe(12_000_000);
+    ok(await h.exec(DRIVE, Cdb.logSelectReset()));
+    const reset = await h.exec(DRIVE, Cdb.logSense(0x0c), { allocation: 4096 });
+    expect(Number(reset.data.readBigUInt64BE(8))).toBe(0);
+    const unknown = await h.exec(DRIVE, Cdb.logSense(0x17), { allocation: 64 });
+    expect(unknown.sense).toMatchObject({ key: 5, asc: 0x24, fieldPointer: { byte: 2 } });
+  });
+
+  it('raises the write-protect TapeAlert flag when a protected cartridge is written', async () => {
+    const h = await withCartridge(8, 'WP0001L8', 8);
+    const drive = t.devices.libraries.get(1)!.drives[0]!;
+    const m = drive.medium;
+    if (m.state !== 'mounted' || !m.cartridge) throw new Error('cartridge not threaded');
+    await m.cartridge.setWriteProtected(true);
+    const w = await h.exec(DRIVE, Cdb.write6(4), { dataOut: Buffer.from('data') });
+    expect(w.sense).toMatchObject({ key: 7, asc: 0x27, ascq: 0 });
+    const mode = await h.exec(DRIVE, Cdb.modeSense6(0), { allocation: 12 });
+    expect(mode.data[2]! & 0x80).toBe(0x80);
+    expect(await tapeAlerts(h)).toEqual([0x09]);
+  });
+});
+
+describe('MODE SENSE and MODE SELECT', () => {
+  it('returns the SSC pages and lets the host turn compression off', async () => {
+    const h = await withCartridge(8, 'MOD001L8', 8);
+    const all = await h.exec(DRIVE, Cdb.modeSense10(0x3f), { allocation: 1024 });
+    ok(all);
+    const codes: number[] = [];
+    for (let at = 8 + all.data.readUInt16BE(6); at < all.data.length; at += 2 + all.data[at + 1]!)
+      codes.push(all.data[at]!);
+    expect(codes).toEqual([0x0a, 0x0f, 0x10, 0x11, 0x1d]);
+
+    const dc = await h.exec(DRIVE, Cdb.modeSense6(0x0f, { dbd: true }), { allocation: 255 });
+    expect(dc.data[4]).toBe(0x0f);
+    expect(dc.data[6]! & 0x80).toBe(0x80);
+    const page = Buffer.from(dc.data.subarray(4));
+    page[2] = page[2]! & 0x7f;
+    const data = Buffer.concat([Buffer.from([0, 0, 0, 0]), page]);
+    ok(await h.exec(DRIVE, Cdb.modeSelect6(data.length), { dataOut: data }));
+    const off = await h.exec(DRIVE, Cdb.modeSense6(0x0f, { dbd: true }), { allocation: 255 });
+    expect(off.data[6]! & 0x80).toBe(0);
+
+    const changeable = await h.exec(DRIVE, Cdb.modeSense6(0x0f, { pc: 1 }), { allocation: 255 });
+    expect(changeable.data.readUIntBE(4 + 5, 3)).toBe(0xffffff);
+    expect(changeable.data[12 + 2]).toBe(0x80);
+    const saved = await h.exec(DRIVE, Cdb.modeSense6(0x0f, { pc: 3 }), { allocation: 255 });
+    expect(saved.sense).toMatchObject({ key: 5, asc: 0x39 });
+    const unknown = await h.exec(DRIVE, Cdb.modeSense6(0x25), { allocation: 255 });
+    expect(unknown.sense).toMatchObject({ key: 5, asc: 0x24, fieldPointer: { byte: 2 } });
+  });
+});
+
+describe('LOAD UNLOAD and PREVENT ALLOW MEDIUM REMOVAL', () => {
+  it('refuses UNLOAD while prevented, ejects when allowed, and LOAD threads it again', async () => {
+    const h = await withCartridge(8, 'LUL001L8', 8);
+    ok(await h.exec(DRIVE, Cdb.space6(3, 0)));
+    ok(await h.exec(DRIVE, Cdb.preventAllow(true)));
+    expect((await h.exec(DRIVE, Cdb.loadUnload(false))).sense).toMatchObject({
+      key: 5,
+      asc: 0x53,
+      ascq: 0x02,
+    });
+    ok(await h.exec(DRIVE, Cdb.preventAllow(false)));
+    ok(await h.exec(DRIVE, Cdb.loadUnload(false)));
+    expect((await h.exec(DRIVE, Cdb.tur())).sense).toMatchObject({ key: 2, asc: 0x3a });
+    ok(await h.exec(DRIVE, Cdb.loadUnload(true)));
+    ok(await h.exec(DRIVE, Cdb.tur()));
+    const pos = await h.exec(DRIVE, Cdb.readPosition(), { allocation: 20 });
+    expect(pos.data[0]! & 0x80).toBe(0x80);
+  });
+});

@@ -1,0 +1,125 @@
+import { readUInt24BE, requireZeroBits } from '../scsi/cdb.js';
+import type { CommandContext } from '../scsi/dispatch.js';
+import { checkCondition, good } from '../scsi/result.js';
+import { Sense, ScsiError } from '../scsi/sense.js';
+import type { ScsiResult } from '../scsi/types.js';
+import type { MountedTape, TapeDrive } from './tape-drive.js';
+import { TapeSense, mediaErrorToScsi } from './tape-sense.js';
+
+const FIXED = 0x01;
+const SILI = 0x02;
+
+/** Data-out of WRITE(6): one block (variable) or count × the mode block length (fixed). */
+export function write6DataOutLength(drive: TapeDrive, cdb: Buffer): number {
+  const count = readUInt24BE(cdb, 2);
+  return (cdb[1]! & FIXED) !== 0 ? count * drive.mode.blockLength : count;
+}
+
+/** READ(6) (SSC-4 6.4): a block in variable mode, `count` blocks in fixed mode. */
+export async function read6(drive: TapeDrive, ctx: CommandContext): Promise<ScsiResult> {
+  const { cdb } = ctx;
+  requireZeroBits(cdb, 1, 0xfc);
+  const fixed = (cdb[1]! & FIXED) !== 0;
+  const sili = (cdb[1]! & SILI) !== 0;
+  // SSC: SILI with FIXED is contradictory; FIXED needs a block length to count in.
+  if (fixed && sili) throw new ScsiError(Sense.invalidFieldInCdb(1, 1));
+  if (fixed && drive.mode.blockLength === 0) throw new ScsiError(Sense.invalidFieldInCdb(1, 0));
+  const count = readUInt24BE(cdb, 2);
+  const m = drive.requireMounted();
+  if (count === 0) return good();
+  return fixed ? readFixed(drive, m, count, ctx.cmd.signal) : readVariable(drive, m, count, sili);
+}
+
+async function readVariable(
+  drive: TapeDrive,
+  m: MountedTape,
+  length: number,
+  sili: boolean,
+): Promise<ScsiResult> {
+  const r = await m.tape.readBlock(length).catch((err: unknown) => mediaErrorToScsi(err));
+  if (r.kind === 'eod') throw new ScsiError(TapeSense.endOfData(length));
+  if (r.kind === 'filemark') throw new ScsiError(TapeSense.filemark(length));
+  drive.noteIo('reading', 1, r.data.length);
+  if (r.length === length) return good(r.data);
+  const residue = length - r.length;
+  // SSC-4 6.4: SILI hides an underlength block, and an overlength one in variable-block mode.
+  if (sili && (residue > 0 || drive.mode.blockLength === 0)) return good(r.data);
+  return checkCondition(TapeSense.incorrectLength(residue), r.data);
+}
+
+async function readFixed(
+  drive: TapeDrive,
+  m: MountedTape,
+  count: number,
+  signal: AbortSignal | undefined,
+): Promise<ScsiResult> {
+  const blockLength = drive.mode.blockLength;
+  const blocks: Buffer[] = [];
+  try {
+    while (blocks.length < count && !signal?.aborted) {
+      const r = await m.tape.readBlock(blockLength).catch((err: unknown) => mediaErrorToScsi(err));
+      const residue = count - blocks.length;
+      if (r.kind === 'eod') return checkCondition(TapeSense.endOfData(residue), Buffer.concat(blocks));
+      if (r.kind === 'filemark') return checkCondition(TapeSense.filemark(residue), Buffer.concat(blocks));
+      // A block of another length ends the transfer; the tape is past it (SSC-4 6.4).
+      if (r.length !== blockLength) {
+        return checkCondition(TapeSense.incorrectLength(residue), Buffer.concat(blocks));
+      }
+      blocks.push(r.data);
+    }
+    return good(Buffer.concat(blocks));
+  } finally {
+    if (blocks.length > 0) drive.noteIo('reading', blocks.length, blocks.length * blockLength);
+  }
+}
+
+/** WRITE(6) (SSC-4 6.9): appends at the position; early warning is reported after the data is down. */
+export async function write6(drive: TapeDrive, ctx: CommandContext): Promise<ScsiResult> {
+  const { cdb } = ctx;
+  requireZeroBits(cdb, 1, 0xfe);
+  const fixed = (cdb[1]! & FIXED) !== 0;
+  const count = readUInt24BE(cdb, 2);
+  const blockLength = fixed ? drive.mode.blockLength : count;
+  if (fixed && blockLength === 0) throw new ScsiError(Sense.invalidFieldInCdb(1, 0));
+  if (!fixed && count > drive.personality.maxBlockLength) throw new ScsiError(Sense.invalidFieldInCdb(2));
+  const m = drive.requireWritable();
+  if (count === 0) return good();
+  const blocks = fixed ? count : 1;
+  const data = ctx.cmd.dataOut ?? Buffer.alloc(0);
+  if (data.length < blocks * blockLength) throw new ScsiError(Sense.parameterListLengthError());
+  let earlyWarning = false;
+  let written = 0;
+  try {
+    for (; written < blocks; written++) {
+      const block = data.subarray(written * blockLength, (written + 1) * blockLength);
+      const r = await m.tape.writeBlock(block);
+      earlyWarning ||= r.earlyWarning;
+    }
+  } catch (err) {
+    // The residue counts what did not reach the tape: bytes in variable mode, blocks in fixed.
+    mediaErrorToScsi(err, fixed ? blocks - written : count);
+  } finally {
+    if (written > 0) drive.noteIo('writing', written, written * blockLength);
+  }
+  if (earlyWarning) throw new ScsiError(TapeSense.earlyWarning(0));
+  return good();
+}
+
+/** WRITE FILEMARKS(6): the durability point; buffered data and the marks are synced to disk. */
+export async function writeFilemarks6(drive: TapeDrive, ctx: CommandContext): Promise<ScsiResult> {
+  const { cdb } = ctx;
+  // WSMK: LTO has no setmarks.
+  requireZeroBits(cdb, 1, 0xfe);
+  const count = readUInt24BE(cdb, 2);
+  // Zero filemarks only flushes, which SSC allows on a write-protected tape too.
+  const m = count === 0 ? drive.requireMounted() : drive.requireWritable();
+  let earlyWarning = false;
+  try {
+    if (count > 0) earlyWarning = (await m.tape.writeFilemarks(count)).earlyWarning;
+    await m.tape.sync();
+  } catch (err) {
+    mediaErrorToScsi(err, count);
+  }
+  if (earlyWarning) throw new ScsiError(TapeSense.earlyWarning(0));
+  return good();
+}

@@ -1,0 +1,245 @@
+import { badRequest, type DriveActivity } from '@vtl/api';
+import type { Logger } from 'pino';
+import { Asc, PeripheralType } from '../scsi/constants.js';
+import { ScsiDeviceBase } from '../scsi/device-base.js';
+import { Sense, ScsiError, type SenseSpec } from '../scsi/sense.js';
+import type { DeviceEvent } from '../scsi/types.js';
+import { Cartridge } from '../media/cartridge.js';
+import { cartridgeDir, readMeta } from '../media/layout.js';
+import { driveDeviceIdentifier, driveIdentity } from './drive-identity.js';
+import {
+  drivePersonality,
+  ltoFormat,
+  mediumAccess,
+  type DrivePersonality,
+  type LtoFormat,
+} from './lto-personality.js';
+import { installSscCommands } from './ssc-commands.js';
+import { StubTape, type TapeIo } from './stub-tape.js';
+import { TapeAlertFlag, TapeAlerts } from './tape-alert.js';
+import { TapeSense } from './tape-sense.js';
+
+/** Where a drive reports what it is doing: the library inventory's drive runtime. */
+export interface DriveActivitySink {
+  setActivity(drive: number, activity: DriveActivity): void;
+  recordIo(drive: number, io: { written?: number; read?: number }): void;
+}
+
+export interface TapeDriveOptions {
+  library: number;
+  /** 0-based drive index in the library (element order). */
+  index: number;
+  serial: string;
+  /** Wire product id, e.g. `ULT3580-TD8`. */
+  product: string;
+  /** LTO generation of the library's drives, used when the product id does not say. */
+  generation: number;
+  mediaDir: string;
+  activity: DriveActivitySink;
+  logger?: Logger;
+  /** How long after the last READ/WRITE the drive reports itself idle again (default 1 s). */
+  idleAfterMs?: number;
+}
+
+/** A cartridge threaded and usable: data image, or an evicted stub that reads blank. */
+export interface MountedTape {
+  label: string;
+  dir: string;
+  tape: TapeIo;
+  /** The real image when not a stub; MAM writes and write protection go through it. */
+  cartridge?: Cartridge;
+  access: 'read-write' | 'read-only';
+  format: LtoFormat;
+}
+
+export type DriveMedium =
+  | { state: 'empty' }
+  | { state: 'loading'; label: string }
+  | ({ state: 'mounted' } & MountedTape)
+  /** UNLOADed by the host: still in the drive, waiting for the changer (or a LOAD). */
+  | { state: 'ejected'; label: string }
+  /** In the drive but unusable (too new/old generation, unreadable image). */
+  | { state: 'unusable'; label: string; sense: SenseSpec };
+
+/** Mode parameters the host can set (block descriptor and data compression page). */
+export interface TapeModeState {
+  /** 0: variable-block mode; otherwise the fixed block length. */
+  blockLength: number;
+  compression: boolean;
+}
+
+/**
+ * An IBM ULT3580 LTO drive (SSC-4). The SPC basics come from the device base; the SSC rows are
+ * installed from ssc-commands.ts and work on the state kept here: the threaded cartridge, mode
+ * parameters, PREVENT MEDIUM REMOVAL holders and TapeAlert flags.
+ */
+export class TapeDrive extends ScsiDeviceBase {
+  readonly personality: DrivePersonality;
+  readonly alerts = new TapeAlerts();
+  readonly mode: TapeModeState = { blockLength: 0, compression: true };
+  /** Nexuses that sent PREVENT MEDIUM REMOVAL; removal is refused while any holds it. */
+  readonly preventing = new Set<string>();
+  medium: DriveMedium = { state: 'empty' };
+  /** Bytes moved for the cartridge in the drive (log page 0Ch); reset per load and by LOG SELECT. */
+  readonly ioBytes = { written: 0, read: 0 };
+  /** A load-time error reported once, on the next command that needs the medium (stubs). */
+  private pendingMediumError: SenseSpec | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
+
+  constructor(readonly options: TapeDriveOptions) {
+    const personality = drivePersonality(options.product, options.generation);
+    super(PeripheralType.SEQUENTIAL_ACCESS, driveIdentity(personality, options.serial), {
+      logger: options.logger,
+    });
+    this.personality = personality;
+    installSscCommands(this);
+  }
+
+  get index(): number {
+    return this.options.index;
+  }
+
+  /** The bytes the changer reports for this drive with DVCID (same as VPD 83h's T10 id). */
+  get deviceIdentifier(): Buffer {
+    return driveDeviceIdentifier(this.identity.product, this.identity.serial, this.identity.vendor);
+  }
+
+  get removalPrevented(): boolean {
+    return this.preventing.size > 0;
+  }
+
+  /**
+   * Inventory hook: a cartridge arrived in the drive. Never throws: a bad cartridge is the
+   * host's MEDIUM ERROR to see. `initial` (process start) skips the unit attention, since
+   * every nexus starts with a power-on one anyway.
+   */
+  async mediaLoaded(label: string, opts: { initial?: boolean } = {}): Promise<void> {
+    this.medium = { state: 'loading', label };
+    this.alerts.clear();
+    this.ioBytes.written = this.ioBytes.read = 0;
+    this.pendingMediumError = undefined;
+    try {
+      this.medium = await this.thread(label);
+    } catch (err) {
+      this.logger?.warn({ err, label, drive: this.index }, 'cartridge could not be threaded');
+      this.alerts.raise(TapeAlertFlag.MEDIA);
+      this.medium = { state: 'unusable', label, sense: TapeSense.stubMedium() };
+    }
+    if (!opts.initial) this.raiseUnitAttention(Asc.NOT_READY_TO_READY_CHANGE);
+  }
+
+  /** Inventory hook: the cartridge is about to leave; refused while a host prevents removal. */
+  async mediaUnloading(label: string): Promise<void> {
+    if (this.removalPrevented) {
+      this.alerts.raise(TapeAlertFlag.NO_REMOVAL);
+      throw badRequest(
+        `drive ${this.index} of library ${this.options.library}: a host has prevented removal of ${label} (PREVENT MEDIUM REMOVAL)`,
+      );
+    }
+    await this.eject();
+    this.medium = { state: 'empty' };
+    this.pendingMediumError = undefined;
+    this.alerts.clear();
+    this.idleNow();
+  }
+
+  /** LOAD/UNLOAD with LOAD=0: sync, rewind and present the cartridge to the changer. */
+  async eject(): Promise<void> {
+    const m = this.medium;
+    if (m.state !== 'mounted' && m.state !== 'unusable') return;
+    if (m.state === 'mounted') await m.tape.close();
+    this.medium = { state: 'ejected', label: m.label };
+  }
+
+  /** LOAD/UNLOAD with LOAD=1 on an ejected cartridge: thread it again at BOP. */
+  async reload(): Promise<void> {
+    const m = this.medium;
+    if (m.state !== 'ejected') return;
+    await this.mediaLoaded(m.label, { initial: true });
+  }
+
+  /** Syncs and closes the image; the transport calls this when the emulator stops. */
+  async close(): Promise<void> {
+    clearTimeout(this.idleTimer);
+    const m = this.medium;
+    if (m.state === 'mounted') await m.tape.close();
+  }
+
+  /**
+   * The threaded medium, or the sense a host gets instead: NOT READY without a cartridge,
+   * MEDIUM ERROR for one this drive cannot use, and a stub's load error once.
+   */
+  requireMounted(): MountedTape {
+    const m = this.medium;
+    if (m.state === 'empty' || m.state === 'ejected') throw new ScsiError(Sense.mediumNotPresent());
+    if (m.state === 'loading') throw new ScsiError(Sense.notReady(Asc.LUN_NOT_READY_BECOMING_READY));
+    if (m.state === 'unusable') throw new ScsiError(m.sense);
+    const pending = this.pendingMediumError;
+    if (pending) {
+      this.pendingMediumError = undefined;
+      throw new ScsiError(pending);
+    }
+    return m;
+  }
+
+  /** As requireMounted, and the drive may write this cartridge. */
+  requireWritable(): MountedTape {
+    const m = this.requireMounted();
+    if (m.access === 'read-only') {
+      this.alerts.raise(TapeAlertFlag.READ_ONLY_FORMAT);
+      throw new ScsiError(TapeSense.readOnlyFormat());
+    }
+    if (m.tape.writeProtected) {
+      this.alerts.raise(TapeAlertFlag.WRITE_PROTECT);
+      throw new ScsiError(TapeSense.writeProtected());
+    }
+    return m;
+  }
+
+  override testUnitReady(): void {
+    this.requireMounted();
+  }
+
+  /** Counts blocks and reports reading/writing; the drive reads as idle once I/O pauses. */
+  noteIo(kind: 'reading' | 'writing', blocks: number, bytes: number): void {
+    const { activity, index } = this.options;
+    activity.setActivity(index, kind);
+    activity.recordIo(index, kind === 'writing' ? { written: blocks } : { read: blocks });
+    if (kind === 'writing') this.ioBytes.written += bytes;
+    else this.ioBytes.read += bytes;
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => activity.setActivity(index, 'idle'), this.options.idleAfterMs ?? 1000);
+    this.idleTimer.unref();
+  }
+
+  /** Rewind and unload end a host's use of the tape; a MOVE MEDIUM may follow at once. */
+  idleNow(): void {
+    clearTimeout(this.idleTimer);
+    this.options.activity.setActivity(this.options.index, 'idle');
+  }
+
+  override notify(event: DeviceEvent): void {
+    if (event.kind === 'lun-reset') this.preventing.clear();
+    if (event.kind === 'nexus-loss') this.preventing.delete(event.nexus);
+    super.notify(event);
+  }
+
+  private async thread(label: string): Promise<DriveMedium> {
+    const dir = cartridgeDir(this.options.mediaDir, label);
+    const meta = await readMeta(dir);
+    const format = ltoFormat(meta.generation);
+    const access = mediumAccess(this.personality.gen, meta.generation);
+    if (!format || access === 'none') {
+      this.alerts.raise(TapeAlertFlag.UNSUPPORTED_FORMAT);
+      return { state: 'unusable', label, sense: TapeSense.incompatibleMedium() };
+    }
+    if (access === 'read-only') this.alerts.raise(TapeAlertFlag.READ_ONLY_FORMAT);
+    if (meta.stub) {
+      this.alerts.raise(TapeAlertFlag.MEDIA);
+      this.pendingMediumError = TapeSense.stubMedium();
+      return { state: 'mounted', label, dir, access, format, tape: new StubTape(label, meta.capacity_bytes) };
+    }
+    const cartridge = await Cartridge.open(dir);
+    return { state: 'mounted', label, dir, access, format, tape: cartridge, cartridge };
+  }
+}

@@ -1,0 +1,105 @@
+import { requireZeroBits, truncateToAllocation } from '../scsi/cdb.js';
+import type { CommandContext } from '../scsi/dispatch.js';
+import {
+  counterValue,
+  fromParameterPointer,
+  logPage,
+  logParameter,
+  parseLogSense,
+} from '../scsi/log-parameters.js';
+import { good } from '../scsi/result.js';
+import { Sense, ScsiError } from '../scsi/sense.js';
+import type { ScsiResult } from '../scsi/types.js';
+import { earlyWarningAt } from '../media/layout.js';
+import type { TapeDrive } from './tape-drive.js';
+
+/** Log pages of the drive: SSC-4 8.2 plus IBM's tape capacity page. */
+export const TapeLogPage = {
+  SUPPORTED_PAGES: 0x00,
+  SEQUENTIAL_ACCESS: 0x0c,
+  TAPE_ALERT: 0x2e,
+  /** IBM LTO: remaining and maximum capacity per partition, in MB. */
+  TAPE_CAPACITY: 0x31,
+} as const;
+
+const SUPPORTED = [
+  TapeLogPage.SUPPORTED_PAGES,
+  TapeLogPage.SEQUENTIAL_ACCESS,
+  TapeLogPage.TAPE_ALERT,
+  TapeLogPage.TAPE_CAPACITY,
+];
+
+const MB = 1_000_000;
+
+/** Capacity figures of the threaded cartridge in bytes (zeros without one). */
+function capacity(drive: TapeDrive): { used: number; total: number } {
+  const m = drive.medium;
+  if (m.state !== 'mounted') return { used: 0, total: 0 };
+  return { used: m.tape.sizeBytes, total: m.tape.capacityBytes };
+}
+
+function sequentialAccessPage(drive: TapeDrive): Buffer {
+  const { used, total } = capacity(drive);
+  const ew = total > 0 ? earlyWarningAt(total) : 0;
+  const { written, read } = drive.ioBytes;
+  return logPage(TapeLogPage.SEQUENTIAL_ACCESS, [
+    logParameter(0x0000, counterValue(written, 8)),
+    // Nothing is compressed on the way to the image, so host bytes and media bytes are equal.
+    logParameter(0x0001, counterValue(written, 8)),
+    logParameter(0x0002, counterValue(read, 8)),
+    logParameter(0x0003, counterValue(read, 8)),
+    logParameter(0x0004, counterValue(Math.floor(used / MB))),
+    logParameter(0x0005, counterValue(Math.floor(ew / MB))),
+    logParameter(0x0006, counterValue(Math.floor((total - ew) / MB))),
+    logParameter(0x0008, counterValue(0)),
+    logParameter(0x0100, counterValue(0, 1)),
+  ]);
+}
+
+function tapeCapacityPage(drive: TapeDrive): Buffer {
+  const { used, total } = capacity(drive);
+  return logPage(TapeLogPage.TAPE_CAPACITY, [
+    logParameter(0x0001, counterValue(Math.floor(Math.max(0, total - used) / MB))),
+    logParameter(0x0002, counterValue(0)),
+    logParameter(0x0003, counterValue(Math.floor(total / MB))),
+    logParameter(0x0004, counterValue(0)),
+  ]);
+}
+
+/** LOG SENSE of the drive. Reading TapeAlert clears its flags, as SSC-4 Annex A describes. */
+export function tapeLogSense(drive: TapeDrive, ctx: CommandContext): ScsiResult {
+  const req = parseLogSense(ctx.cdb);
+  let data: Buffer;
+  switch (req.page) {
+    case TapeLogPage.SUPPORTED_PAGES: {
+      data = Buffer.concat([Buffer.from([0, 0, 0, SUPPORTED.length]), Buffer.from(SUPPORTED)]);
+      break;
+    }
+    case TapeLogPage.SEQUENTIAL_ACCESS:
+      data = sequentialAccessPage(drive);
+      break;
+    case TapeLogPage.TAPE_ALERT:
+      data = drive.alerts.takeLogPage();
+      break;
+    case TapeLogPage.TAPE_CAPACITY:
+      data = tapeCapacityPage(drive);
+      break;
+    default:
+      throw new ScsiError(Sense.invalidFieldInCdb(2, 5));
+  }
+  if (req.page !== TapeLogPage.SUPPORTED_PAGES) data = fromParameterPointer(data, req.parameterPointer);
+  return good(truncateToAllocation(data, req.allocation));
+}
+
+/** LOG SELECT: PCR resets the counters and flags; parameter values cannot be set. */
+export function tapeLogSelect(drive: TapeDrive, ctx: CommandContext): ScsiResult {
+  const { cdb } = ctx;
+  requireZeroBits(cdb, 1, 0xfc);
+  if ((cdb[1]! & 0x01) !== 0) throw new ScsiError(Sense.invalidFieldInCdb(1, 0));
+  if (cdb.readUInt16BE(7) !== 0) throw new ScsiError(Sense.invalidFieldInCdb(7));
+  if ((cdb[1]! & 0x02) !== 0) {
+    drive.ioBytes.written = drive.ioBytes.read = 0;
+    drive.alerts.clear();
+  }
+  return good();
+}
