@@ -22,6 +22,8 @@ export interface LibraryRuntime {
 export interface TransportHandle {
   portal: string;
   changerName?(library: number): string;
+  /** How hosts address a drive (the status view's `sg`). */
+  driveName?(library: number, drive: number): string;
   stop(): Promise<void>;
 }
 
@@ -112,6 +114,7 @@ export class DataPlane {
           queue_id: queueId(config.id, d.index),
           serial: config.drive_serials[d.index] ?? '',
           product: config.drive_product,
+          device: this.transport?.driveName?.(config.id, d.index) ?? '',
         })),
         slots: inventory.slots(),
         cartridges,

@@ -52,3 +52,5 @@ export * from './ssc/tape-sense.js';
 export * from './ssc/tape-alert.js';
 export * from './smc/element-map.js';
 export * from './smc/media-changer.js';
+export { iscsiTransport, nodeTargetName } from './transport/iscsi-transport.js';
+export { Cdb } from './testing/scsi-cdbs.js';

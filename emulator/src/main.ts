@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { readEmulatorConfig } from './config.js';
 import { startEmulator } from './emulator.js';
+import { iscsiTransport } from './transport/iscsi-transport.js';
 
 /**
  * `node emulator/dist/main.js --config <file.json>`: the per-node data-plane process. It
@@ -25,8 +26,7 @@ async function main(): Promise<void> {
   }
 
   const config = await readEmulatorConfig(values.config);
-  // The iSCSI target plugs in here: pass `transport: startIscsiTransport` once it exists.
-  const emulator = await startEmulator(config, logger, { unloadGuardMs });
+  const emulator = await startEmulator(config, logger, { unloadGuardMs, transport: iscsiTransport(logger) });
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {

@@ -11,6 +11,8 @@ export interface NodeagentConfig {
   bind: string;
   iscsiPort: number;
   iscsiOpen: boolean;
+  /** IQNs allowed to log in to the iSCSI target until the initiator registry feeds it. */
+  iscsiInitiators: string[];
   /** `os` asks the operating system to reboot; `record:<file>` only appends a line (tests). */
   hostPower: string;
   /** Stop the emulator when the nodeagent stops (single-node `npm start`); off on an appliance. */
@@ -28,6 +30,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): NodeagentConfi
     bind: env.VTL_BIND ?? '127.0.0.1',
     iscsiPort: Number.parseInt(env.VTL_ISCSI_PORT ?? '3260', 10),
     iscsiOpen: env.VTL_ISCSI_OPEN === '1',
+    iscsiInitiators: (env.VTL_ISCSI_INITIATORS ?? '').split(',').filter(Boolean),
     hostPower: env.VTL_HOST_POWER ?? 'os',
     stopEmulatorOnExit: env.VTL_STOP_EMULATOR_ON_EXIT === '1',
     emulatorEntry: env.VTL_EMULATOR_ENTRY ?? path.resolve(import.meta.dirname, '../../emulator/dist/main.js'),

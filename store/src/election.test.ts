@@ -81,8 +81,10 @@ describe('Store.campaign', () => {
     const c = await Store.connect({ endpoints: [etcd.endpoint] });
     const pending = c.campaign('/t/el5', 'c', 5);
     await waitFor(async () => (await a.count('/t/el5/')) === 2);
+    // Attach the expectation first: the rejection may come while close() is still running.
+    const rejected = expect(pending).rejects.toMatchObject({ code: 'unavailable' });
     await c.close();
-    await expect(pending).rejects.toMatchObject({ code: 'unavailable' });
+    await rejected;
     expect(await a.count('/t/el5/')).toBe(1);
     await holder.resign();
   });

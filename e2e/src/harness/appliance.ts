@@ -132,7 +132,7 @@ export class Appliance {
    * Stops one process of the appliance (by its entry, e.g. `apiserver/dist/server.js`) with
    * SIGTERM; the launcher restarts it about a second later. Returns the stopped pid.
    */
-  async restartProcess(entry: string): Promise<number> {
+  async restartProcess(entry: string, signal: NodeJS.Signals = 'SIGTERM'): Promise<number> {
     const parent = this.child?.pid;
     if (!parent) throw new Error('the appliance is not running');
     for (const pid of await fs.readdir('/proc')) {
@@ -142,7 +142,7 @@ export class Appliance {
       if (ppid !== parent) continue;
       const cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
       if (!cmdline.includes(entry)) continue;
-      process.kill(Number(pid), 'SIGTERM');
+      process.kill(Number(pid), signal);
       return Number(pid);
     }
     throw new Error(`no child process of the appliance runs ${entry}`);

@@ -31,6 +31,8 @@ export interface EmuDrive {
   queue_id: number;
   serial: string;
   product: string;
+  /** How hosts address the drive, e.g. `<target iqn>:lun3`. */
+  device: string;
   loaded: string;
   source_slot: number;
   activity: 'idle' | 'reading' | 'writing' | 'mounting';

@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startLibraryTarget, type LibraryTarget } from '../testing/library-target.js';
 import { Cdb } from '../testing/scsi-cdbs.js';
@@ -85,6 +87,23 @@ describe('medium changer identity and geometry', () => {
     expect(serial.data.toString('ascii', 4)).toBe('LIB0001X1');
   });
 
+  it('shows up in iscsi-ls (libiscsi) as a changer LUN followed by its drive LUNs', async () => {
+    await library();
+    await t.dp.library(1).inventory.load(1, 'AAA001L8');
+    const { stdout } = await promisify(execFile)('iscsi-ls', [
+      '-s',
+      '-i',
+      'iqn.2025-01.io.vtl.test:ls',
+      `iscsi://127.0.0.1:${t.target.port}`,
+    ]);
+    const luns = stdout.split('\n').filter((l) => l.startsWith('Lun:'));
+    expect(luns.map((l) => l.replace(/\s+/g, ' ').trim())).toEqual([
+      'Lun:0 Type:MEDIA_CHANGER',
+      'Lun:1 Type:SEQUENTIAL_ACCESS (No media loaded)',
+      expect.stringMatching(/^Lun:2 Type:SEQUENTIAL_ACCESS(?! \(No media)/),
+    ]);
+  });
+
   it.each([
     ['3573-TL', [0x0001, 1, 0x1000, 8, 0x0010, 2, 0x0100, 2]],
     ['03584L32', [0x0001, 1, 0x0400, 8, 0x0300, 2, 0x0101, 2]],
@@ -103,6 +122,10 @@ describe('medium changer identity and geometry', () => {
     expect(pages.get(0x1f)![5]! & 0x08).toBe(0x08);
     const one = await h.exec(CHANGER, Cdb.modeSense10(0x1e), { allocation: 64 });
     expect(one.data[8]).toBe(0x1e);
+    const logs = await h.exec(CHANGER, Cdb.logSense(0x00), { allocation: 64 });
+    expect([...logs.data.subarray(4)]).toEqual([0x00, 0x2e]);
+    const alerts = await h.exec(CHANGER, Cdb.logSense(0x2e), { allocation: 4096 });
+    expect(alerts.data.readUInt16BE(2)).toBe(64 * 5);
   });
 });
 

@@ -5,6 +5,7 @@ import type { DeviceIdentity } from '../scsi/inquiry.js';
 import type { DeviceEvent, ScsiCommand, ScsiResult } from '../scsi/types.js';
 import type { LibraryInventory } from '../inventory/library-inventory.js';
 import { naaFromSerial } from '../ssc/drive-identity.js';
+import { TapeAlerts } from '../ssc/tape-alert.js';
 import type { TapeDrive } from '../ssc/tape-drive.js';
 import { ElementMap } from './element-map.js';
 import { installSmcCommands } from './smc-commands.js';
@@ -51,6 +52,8 @@ export class MediaChanger extends ScsiDeviceBase {
   readonly drives: readonly TapeDrive[];
   /** Nexuses that locked the I/E station (PREVENT MEDIUM REMOVAL); kept, not enforced on the API. */
   readonly preventing = new Set<string>();
+  /** Library TapeAlert flags (log page 2Eh). */
+  readonly alerts = new TapeAlerts();
   private seen: string;
 
   constructor(options: MediaChangerOptions) {

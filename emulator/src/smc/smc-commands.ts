@@ -1,5 +1,6 @@
 import type { OpcodeEntry } from '../scsi/dispatch.js';
 import { modeSelectDataOutLength } from '../scsi/mode-parameters.js';
+import { changerLogSense } from './changer-log-pages.js';
 import { changerModeSelect, changerModeSense } from './changer-mode-pages.js';
 import type { MediaChanger } from './media-changer.js';
 import {
@@ -19,6 +20,7 @@ export const SmcOpcode = {
   PREVENT_ALLOW_MEDIUM_REMOVAL: 0x1e,
   POSITION_TO_ELEMENT: 0x2b,
   INITIALIZE_ELEMENT_STATUS_WITH_RANGE: 0x37,
+  LOG_SENSE: 0x4d,
   MODE_SELECT_10: 0x55,
   MODE_SENSE_10: 0x5a,
   MOVE_MEDIUM: 0xa5,
@@ -85,6 +87,15 @@ export function installSmcCommands(changer: MediaChanger): void {
     [
       SmcOpcode.POSITION_TO_ELEMENT,
       { name: 'POSITION TO ELEMENT', handler: (c) => positionToElement(changer, c), timeouts: MOTION },
+    ],
+    [
+      SmcOpcode.LOG_SENSE,
+      {
+        name: 'LOG SENSE',
+        handler: (c) => changerLogSense(changer, c),
+        allowedWhenReserved: true,
+        timeouts: QUICK,
+      },
     ],
     [
       SmcOpcode.MOVE_MEDIUM,

@@ -13,6 +13,14 @@ afterEach(async () => {
 const DRIVE = 1;
 const fill = (n: number, byte: number) => Buffer.alloc(n, byte);
 
+async function until(check: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 /** A library with one LTO-8 cartridge loaded in drive 0 and a host past its unit attentions. */
 async function loaded(opts: { capacityBytes?: number } = {}): Promise<ScsiHost> {
   t = await startLibraryTarget([{ id: 1, generation: 8 }]);
@@ -59,6 +67,11 @@ describe('READ(6) and WRITE(6)', () => {
     expect(short.sense).toMatchObject({ key: 0, ili: true, information: 1096 });
     expect(short.data.equals(fill(3000, 0x62))).toBe(true);
     expect(short.residual).toBe(1096);
+    // REQUEST SENSE returns the same condition once, as st reads it after CHECK CONDITION.
+    const again = await h.exec(DRIVE, Cdb.requestSense(), { allocation: 18 });
+    expect(again.data[2]).toBe(0x20);
+    expect(again.data.readInt32BE(3)).toBe(1096);
+    expect((await h.exec(DRIVE, Cdb.requestSense(), { allocation: 18 })).data[2]).toBe(0);
 
     const fm = await h.exec(DRIVE, Cdb.read6(100), { allocation: 100 });
     expect(fm.sense).toMatchObject({ filemark: true, information: 100 });
@@ -129,6 +142,11 @@ describe('READ(6) and WRITE(6)', () => {
     const drive = t.dp.library(1).inventory.drives()[0]!;
     expect(drive.blocks_written).toBe(1);
     expect(drive.blocks_read).toBe(1);
+    // Activity: mounting on load, writing, reading (rewind made it idle between), then idle.
+    const activity = () =>
+      t.events.filter((e) => e.kind === 'drive_activity' && e.data.drive === 0).map((e) => e.detail);
+    await until(() => activity().at(-1) === 'idle');
+    expect(activity()).toEqual(['mounting', 'idle', 'writing', 'idle', 'reading', 'idle']);
   });
 
   it('warns early with EOM and NO SENSE, then refuses with VOLUME OVERFLOW', async () => {

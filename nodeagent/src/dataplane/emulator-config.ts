@@ -26,7 +26,12 @@ export function emulatorConfig(
     node: config.node,
     generation: desired?.generation ?? 0,
     socket: emulatorSocket(config.stateDir),
-    iscsi: { bind: config.bind, port: config.iscsiPort, open: config.iscsiOpen, allowed_initiators: [] },
+    iscsi: {
+      bind: config.bind,
+      port: config.iscsiPort,
+      open: config.iscsiOpen,
+      allowed_initiators: config.iscsiInitiators,
+    },
     libraries: served.map((l) => {
       const drive = findDriveModel(l.drive_model);
       return {

@@ -21,8 +21,8 @@ function observe(lib: EmuLibrary): { library: ObservedLibrary; cartridges: Obser
     queue_id: d.queue_id,
     serial: d.serial,
     product: d.product,
-    // No host-side device nodes exist for an iSCSI-served library: the LUN is the address.
-    sg: `lun:${d.queue_id}`,
+    // No host-side device nodes exist for an iSCSI-served library: the target LUN is the address.
+    sg: d.device,
     st: '',
     loaded: d.loaded,
     source_slot: d.source_slot,
