@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
-import { openSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import path from 'node:path';
 import { isoNow, type NodeStatus } from '@vtl/api';
-import { EmulatorClient, type EmulatorConfig, type EmuEvent } from '@vtl/emulator';
+import { EmulatorClient, type EmulatorConfig, type EmuEvent, type HelloResult } from '@vtl/emulator';
 import { waitFor } from '@vtl/reconcile';
 import type { Logger } from 'pino';
 
@@ -82,16 +82,7 @@ export class EmulatorSupervisor {
     if (!client) return false;
     const hello = await client.hello().catch(() => undefined);
     if (hello && hello.generation === config.generation) {
-      this.client?.close();
-      this.client = client;
-      this.setStatus({
-        state: 'running',
-        generation: hello.generation,
-        pid: hello.pid,
-        started_at: hello.started_at,
-        iscsi_portal: hello.iscsi_portal,
-        detail: `serving ${config.libraries.length} libraries`,
-      });
+      this.attach(client, hello, config);
       this.opts.logger.info({ pid: hello.pid, generation: hello.generation }, 'adopted the running emulator');
       return true;
     }
@@ -100,6 +91,20 @@ export class EmulatorSupervisor {
     this.client = client;
     this.status.pid = hello?.pid ?? 0;
     return false;
+  }
+
+  /** Makes `client` the emulator this supervisor talks to and reports it running. */
+  private attach(client: EmulatorClient, hello: HelloResult, config: EmulatorConfig) {
+    if (this.client !== client) this.client?.close();
+    this.client = client;
+    this.setStatus({
+      state: 'running',
+      generation: hello.generation,
+      pid: hello.pid,
+      started_at: hello.started_at,
+      iscsi_portal: hello.iscsi_portal,
+      detail: `serving ${config.libraries.length} libraries`,
+    });
   }
 
   private async restart(config: EmulatorConfig) {
@@ -116,6 +121,7 @@ export class EmulatorSupervisor {
       stdio: ['ignore', log, log],
     });
     child.unref();
+    closeSync(log); // the child holds its own copy of the descriptor
     this.opts.logger.info({ pid: child.pid, generation: config.generation }, 'emulator started');
     try {
       let client: EmulatorClient | undefined;
@@ -126,16 +132,7 @@ export class EmulatorSupervisor {
         },
         { timeoutMs: EMULATOR_START_TIMEOUT_MS, intervalMs: 100 },
       );
-      const hello = await client!.hello();
-      this.client = client;
-      this.setStatus({
-        state: 'running',
-        generation: hello.generation,
-        pid: hello.pid,
-        started_at: hello.started_at,
-        iscsi_portal: hello.iscsi_portal,
-        detail: `serving ${config.libraries.length} libraries`,
-      });
+      this.attach(client!, await client!.hello(), config);
     } catch (err) {
       this.setStatus({
         state: 'failed',
