@@ -14,3 +14,4 @@ export * from './resources/status.js';
 export * from './resources/settings.js';
 export * from './resources/auth.js';
 export * from './resources/audit.js';
+export * from './resources/maintenance.js';

@@ -48,6 +48,8 @@ export const keys = {
   dataplane: `${ROOT}system/dataplane`,
   /** Control-plane drain state (graceful restart). */
   drain: `${ROOT}system/drain`,
+  /** The latest control-plane restart request: every control-plane process exits on a newer one. */
+  restartRequest: `${ROOT}system/restart-request`,
   /** Atomic integer id counters. */
   counter: (name: string) => `${ROOT}system/counters/${name}`,
   /** Election prefix for the controller. */

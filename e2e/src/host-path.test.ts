@@ -80,6 +80,14 @@ describe('a backup host drives the library over iSCSI', () => {
     const drives = (await app.api.get('/api/status')).body.libraries[0].drives;
     expect(serial).toBe(drives[0].serial);
     expect(drives[0].sg).toMatch(/:lun1$/);
+    await waitFor(async () => (await app.api.get('/api/status')).body.fabrics.iscsi.sessions === 1);
+    expect((await app.api.get('/api/status')).body.fabrics.iscsi).toEqual({
+      present: true,
+      portals: [portal],
+      sessions: 1,
+    });
+    const metrics = (await app.plain.get('/metrics')).text;
+    expect(metrics).toMatch(/vtl_target_sessions_active\{fabric="iscsi"\} 1/);
   });
 
   it('moves a cartridge with MOVE MEDIUM; the API and the journal see it', async () => {

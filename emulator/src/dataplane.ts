@@ -24,6 +24,8 @@ export interface TransportHandle {
   changerName?(library: number): string;
   /** How hosts address a drive (the status view's `sg`). */
   driveName?(library: number, drive: number): string;
+  /** Logged-in host sessions now. */
+  sessions?(): number;
   stop(): Promise<void>;
 }
 

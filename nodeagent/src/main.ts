@@ -1,6 +1,13 @@
 import { DataplaneSpec, LibrarySpec, PoolSpec, keys } from '@vtl/api';
 import { EventJournal, Store } from '@vtl/store';
-import { Requeue, runProcess, startController, startOpRunner, watchInto } from '@vtl/reconcile';
+import {
+  Requeue,
+  exitOnRestartRequest,
+  runProcess,
+  startController,
+  startOpRunner,
+  watchInto,
+} from '@vtl/reconcile';
 import { loadConfig } from './config.js';
 import { hostPowerFrom } from './host-power.js';
 import { ensureDefaultPool } from './pool/default-pool.js';
@@ -11,6 +18,7 @@ import { NodeStatusPublisher } from './dataplane/node-status.js';
 import { startCartridgeReconciler } from './cartridges/cartridge-reconciler.js';
 import { driveOps } from './ops/drive-ops.js';
 import { deleteLibraryOp } from './ops/delete-library.js';
+import { rebootOp } from './ops/reboot.js';
 
 /** Status records live under this lease: they vanish about this long after the node dies. */
 const STATUS_LEASE_TTL_SEC = 10;
@@ -97,18 +105,24 @@ runProcess('nodeagent', async (rootLogger) => {
     handlers: {
       ...driveOps({ supervisor, publisher, journal }),
       delete_library: deleteLibraryOp({ store, journal, supervisor, publisher, hostPower }),
+      reboot: rebootOp(hostPower),
     },
   });
+  // A control-plane restart must leave the emulator serving even where stopping the nodeagent
+  // normally stops the data plane (`npm start`): host I/O goes on (§4.2 rule 1).
+  let controlPlaneRestart = false;
+  const restartWatch = await exitOnRestartRequest(store, logger, () => (controlPlaneRestart = true));
   logger.info({ node: config.node }, 'nodeagent running');
 
   return async () => {
+    await restartWatch.close();
     await ops.stop();
     await dataplaneWatch.close();
     await dataplane.stop();
     await carts.stop();
     await pools.stop();
     publisher.stop();
-    if (config.stopEmulatorOnExit) await supervisor.stop();
+    if (config.stopEmulatorOnExit && !controlPlaneRestart) await supervisor.stop();
     else supervisor.detach();
     await store.close();
   };

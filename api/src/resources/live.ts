@@ -79,6 +79,8 @@ export const NodeStatus = z.object({
     detail: z.string(),
     started_at: z.string(),
     iscsi_portal: z.string(),
+    /** Logged-in iSCSI host sessions. */
+    iscsi_sessions: z.number().int().default(0),
   }),
   libraries: z.array(ObservedLibrary),
   cartridges: z.array(ObservedCartridge),

@@ -6,7 +6,7 @@ import { ErrorBody } from '../errors.js';
  * load, unload). The apiserver writes it; its executor (the controller, or the nodeagent named
  * in `executor`) runs it and records the outcome, so the request survives a client disconnect.
  */
-export const OpKind = z.enum(['apply', 'dataplane_restart', 'delete_library', 'load', 'unload']);
+export const OpKind = z.enum(['apply', 'dataplane_restart', 'delete_library', 'load', 'unload', 'reboot']);
 export type OpKind = z.infer<typeof OpKind>;
 
 export const OpState = z.enum(['pending', 'running', 'succeeded', 'failed']);

@@ -30,6 +30,8 @@ export const StatusView = z.object({
       detail: z.string(),
       sessions: z.number().int(),
     }),
+    /** Beyond the spec: the userspace iSCSI target of each node. */
+    iscsi: z.object({ present: z.boolean(), portals: z.array(z.string()), sessions: z.number().int() }),
   }),
 });
 export type StatusView = z.infer<typeof StatusView>;

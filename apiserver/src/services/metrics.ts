@@ -110,6 +110,7 @@ export function createMetrics(store: Store): Metrics {
     const view = statusView(s);
     fc.verified.set(view.fc.verified ? 1 : 0);
     fc.sessions.set({ fabric: 'fc' }, view.fabrics.fc.sessions);
+    fc.sessions.set({ fabric: 'iscsi' }, view.fabrics.iscsi.sessions);
   };
   // Refresh resets and refills the series: two scrapes at once must not interleave.
   let queue: Promise<unknown> = Promise.resolve();

@@ -68,6 +68,16 @@ export function poolFigures(s: Snapshot): PoolFigures[] {
   });
 }
 
+/** The iSCSI targets the running emulators serve, and their live host sessions. */
+export function iscsiFabric(s: Snapshot) {
+  const running = s.nodes.filter((n) => n.dataplane.state === 'running' && n.dataplane.iscsi_portal);
+  return {
+    present: running.length > 0,
+    portals: running.map((n) => n.dataplane.iscsi_portal),
+    sessions: running.reduce((sum, n) => sum + n.dataplane.iscsi_sessions, 0),
+  };
+}
+
 export function statusView(s: Snapshot): StatusView {
   const cartridges = cartridgeView(s);
   return {
@@ -90,6 +100,9 @@ export function statusView(s: Snapshot): StatusView {
     pools: poolFigures(s),
     fc: { target_wwn: '', verified: false, no_hba: true, detail: NO_HBA_DETAIL, verified_at: '' },
     cartridges,
-    fabrics: { fc: { present: false, verified: false, detail: NO_HBA_DETAIL, sessions: 0 } },
+    fabrics: {
+      fc: { present: false, verified: false, detail: NO_HBA_DETAIL, sessions: 0 },
+      iscsi: iscsiFabric(s),
+    },
   };
 }

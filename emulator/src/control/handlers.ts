@@ -30,7 +30,10 @@ function str(params: unknown, name: string): string {
 export function createHandlers(dp: DataPlane, requestShutdown: () => void): Handlers {
   return {
     hello: async (): Promise<HelloResult> => dp.hello(),
-    status: async (): Promise<StatusResult> => ({ libraries: await dp.status() }),
+    status: async (): Promise<StatusResult> => ({
+      libraries: await dp.status(),
+      iscsi_sessions: dp.transport?.sessions?.() ?? 0,
+    }),
     mint: async (p): Promise<MintResult> => mint(dp, int(p, 'library'), str(p, 'label'), int(p, 'slot')),
     remove: async (p) => remove(dp, int(p, 'library'), str(p, 'label')),
     load: async (p): Promise<LoadResult> => {

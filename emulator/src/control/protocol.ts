@@ -88,6 +88,8 @@ export interface HelloResult {
 }
 export interface StatusResult {
   libraries: EmuLibrary[];
+  /** Logged-in iSCSI sessions (normal sessions, every initiator). */
+  iscsi_sessions: number;
 }
 export interface MintResult {
   label: string;

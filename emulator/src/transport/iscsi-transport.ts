@@ -49,6 +49,7 @@ export function iscsiTransport(logger: Logger): TransportStarter {
       portal: `${iscsi.bind}:${target.port}`,
       changerName: (library) => `${targetName}:lun${lunOf(library, 'changer')}`,
       driveName: (library, drive) => `${targetName}:lun${lunOf(library, 'drive', drive)}`,
+      sessions: () => target.sessions().filter((s) => s.type === 'Normal').length,
       stop: async () => {
         await target.stop();
         await devices.close();

@@ -36,6 +36,7 @@ export class EmulatorSupervisor {
     detail: 'not started',
     started_at: '',
     iscsi_portal: '',
+    iscsi_sessions: 0,
   };
 
   constructor(

@@ -89,14 +89,15 @@ export class NodeStatusPublisher {
 
   private async pass() {
     const emulator = this.opts.supervisor.emulator;
-    this.libraries = emulator ? (await emulator.status()).libraries : [];
-    const seen = this.libraries.map(observe);
+    const seen = emulator ? await emulator.status() : { libraries: [], iscsi_sessions: 0 };
+    this.libraries = seen.libraries;
+    const observed = this.libraries.map(observe);
     const status: NodeStatus = {
       node: this.opts.node,
       updated_at: '',
-      dataplane: this.opts.supervisor.status,
-      libraries: seen.map((s) => s.library),
-      cartridges: seen.flatMap((s) => s.cartridges),
+      dataplane: { ...this.opts.supervisor.status, iscsi_sessions: seen.iscsi_sessions },
+      libraries: observed.map((s) => s.library),
+      cartridges: observed.flatMap((s) => s.cartridges),
     };
     const fingerprint = JSON.stringify(status);
     if (fingerprint === this.last) return;
