@@ -5,6 +5,8 @@ import { registerErrorHandler } from './plugins/errors.js';
 import { registerAudit, registerAuth } from './plugins/auth.js';
 import { healthRoutes } from './routes/health.js';
 import { systemRoutes } from './routes/system.js';
+import { maintenanceRoutes } from './routes/maintenance.js';
+import { supportBundleRoutes } from './routes/support-bundle.js';
 import { poolRoutes } from './routes/pools.js';
 import { libraryRoutes } from './routes/libraries.js';
 import { cartridgeRoutes } from './routes/cartridges.js';
@@ -67,6 +69,8 @@ export async function buildApp(
     userRoutes,
     apiKeyRoutes,
     systemRoutes,
+    maintenanceRoutes,
+    supportBundleRoutes,
     licenseRoutes,
     settingsRoutes,
     poolRoutes,

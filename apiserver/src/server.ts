@@ -1,5 +1,6 @@
 import { pino } from 'pino';
 import { EventJournal, Store } from '@vtl/store';
+import { exitOnRestartRequest } from '@vtl/reconcile';
 import { buildApp, buildPlainApp } from './app.js';
 import { loadConfig } from './config.js';
 import { ensureCertificate } from './tls.js';
@@ -28,6 +29,8 @@ async function main() {
   const plain = config.plainPort === 0 ? undefined : await buildPlainApp(ctx);
   await plain?.listen({ host: config.bind, port: config.plainPort });
   logger.info({ https: config.httpsPort, plain: config.plainPort || 'disabled' }, 'apiserver listening');
+  // SIGTERM below lets the answer to POST /api/system/restart finish before the process exits.
+  await exitOnRestartRequest(store, logger);
 
   const stop = async (signal: string) => {
     logger.info({ signal }, 'apiserver stopping');

@@ -1,7 +1,8 @@
 import os from 'node:os';
 import { EventJournal, Store } from '@vtl/store';
-import { runProcess, runWhileLeader, startOpRunner } from '@vtl/reconcile';
+import { exitOnRestartRequest, runProcess, runWhileLeader, startOpRunner } from '@vtl/reconcile';
 import { activate } from './library/activate.js';
+import { DEFAULT_DRAIN_TIMEOUT_MS, startDrainReconciler } from './system/drain.js';
 
 /** Lease of the controller's leadership; a standby takes over about this long after a crash. */
 const LEADER_TTL_SEC = 5;
@@ -13,6 +14,8 @@ runProcess('controller', async (logger) => {
     logger,
   });
   const journal = new EventJournal(store);
+  const restartWatch = await exitOnRestartRequest(store, logger);
+  const drainTimeoutMs = Number(process.env.VTL_DRAIN_TIMEOUT_MS) || DEFAULT_DRAIN_TIMEOUT_MS;
   const candidateId = `${process.env.VTL_NODE ?? os.hostname()}:${process.pid}`;
   const leader = runWhileLeader({
     store,
@@ -32,12 +35,15 @@ runProcess('controller', async (logger) => {
           dataplane_restart: (_op, ctx) => activate(store, 'A data-plane restart', ctx),
         },
       });
+      const drain = await startDrainReconciler({ store, journal, logger, timeoutMs: drainTimeoutMs });
       await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      await drain.stop();
       await runner.stop();
     },
   });
 
   return async () => {
+    await restartWatch.close();
     await leader.stop();
     await store.close();
   };

@@ -71,6 +71,9 @@ describe('maintenance is refused while jobs run or the control plane drains', ()
   });
 
   it('answers 409 to disruptive calls while a graceful restart drains', async () => {
+    // A drain without an active job ends at once: the controller restarts the control plane.
+    const job = (await store.get(keys.jobs.one(1), Job))!.value;
+    await store.put(keys.jobs.one(1), { ...job, state: 'queued' });
     await store.put(keys.drain, { draining: true });
     const lib = (await app.api.get('/api/libraries')).body[0];
     expect((await app.api.post('/api/system/dataplane-restart', { confirm: 'restart' })).status).toBe(409);
@@ -82,6 +85,7 @@ describe('maintenance is refused while jobs run or the control plane drains', ()
     expect(del.body.error.code).toBe('draining');
     expect((await app.api.get('/api/system')).body.draining).toBe(true);
     await store.put(keys.drain, { draining: false });
+    await store.put(keys.jobs.one(1), { ...job, state: 'succeeded' });
   });
 
   it('deletes a library that was never served without a reboot', async () => {

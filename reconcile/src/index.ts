@@ -12,3 +12,4 @@ export { watchInto } from './informer.js';
 export { WorkQueue, type WorkQueueOptions } from './work-queue.js';
 export { startOpRunner, type OpContext, type OpHandler } from './op-runner.js';
 export { runProcess } from './process.js';
+export { exitOnRestartRequest } from './restart-request.js';

@@ -43,6 +43,8 @@ export function findLibrary(s: Snapshot, id: number): LibrarySpec {
 }
 
 const row = (s: Snapshot, l: LibrarySpec) => LibraryRow.parse({ ...l, state: libraryState(s, l.id) });
+/** The library row of GET /api/libraries, for the support bundle. */
+export const libraryRow = row;
 
 /** Checks a declare body against the models catalog and the pool; returns the record to write. */
 function planLibrary(s: Snapshot, body: DeclareLibraryRequest, id: number): LibrarySpec {

@@ -19,7 +19,7 @@ import { idParam, parse } from '../plugins/validate.js';
 /** How long POST /api/pools waits for the owning nodeagent to report the new pool active. */
 const POOL_ACTIVATION_WAIT_MS = 10_000;
 
-function poolRow(s: Snapshot, pool: PoolSpec): PoolRow {
+export function poolRow(s: Snapshot, pool: PoolSpec): PoolRow {
   const status = s.poolStatus.get(pool.id);
   const home = s.libraries.find((l) => l.home_pool === pool.id);
   return {

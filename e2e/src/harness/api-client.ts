@@ -6,6 +6,8 @@ export interface ApiResponse<T = unknown> {
   headers: http.IncomingHttpHeaders;
   body: T;
   text: string;
+  /** The body's bytes, for binary downloads (the support bundle). */
+  raw: Buffer;
 }
 
 /** One request and its response text, as a secret-leak check reads them afterwards. */
@@ -50,11 +52,12 @@ export class ApiClient {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
+          const raw = Buffer.concat(chunks);
+          const text = raw.toString('utf8');
           let parsed: unknown = text;
           if ((res.headers['content-type'] ?? '').includes('json') && text) parsed = JSON.parse(text);
           this.transcript?.push({ method, path, status: res.statusCode ?? 0, text });
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parsed as T, text });
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parsed as T, text, raw });
         });
       });
       req.on('error', reject);

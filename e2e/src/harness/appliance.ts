@@ -133,6 +133,14 @@ export class Appliance {
    * SIGTERM; the launcher restarts it about a second later. Returns the stopped pid.
    */
   async restartProcess(entry: string, signal: NodeJS.Signals = 'SIGTERM'): Promise<number> {
+    const pid = await this.childPid(entry);
+    if (pid === undefined) throw new Error(`no child process of the appliance runs ${entry}`);
+    process.kill(pid, signal);
+    return pid;
+  }
+
+  /** The pid of the launcher's child running `entry` (e.g. `controller/dist/main.js`), if any. */
+  async childPid(entry: string): Promise<number | undefined> {
     const parent = this.child?.pid;
     if (!parent) throw new Error('the appliance is not running');
     for (const pid of await fs.readdir('/proc')) {
@@ -141,11 +149,9 @@ export class Appliance {
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       if (ppid !== parent) continue;
       const cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-      if (!cmdline.includes(entry)) continue;
-      process.kill(Number(pid), signal);
-      return Number(pid);
+      if (cmdline.includes(entry)) return Number(pid);
     }
-    throw new Error(`no child process of the appliance runs ${entry}`);
+    return undefined;
   }
 
   /** The last lines the appliance printed, for failure messages. */

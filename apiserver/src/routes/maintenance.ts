@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import {
+  ConfirmRequest,
+  DrainState,
+  MaintenanceAnswer,
+  badRequest,
+  NodeStatus,
+  RestartBody,
+  RestartResponse,
+  isoNow,
+  keys,
+  type RestartRequest,
+} from '@vtl/api';
+import { activeJobs, loadSnapshot } from '@vtl/store';
+import type { AppContext } from '../context.js';
+import { parse } from '../plugins/validate.js';
+import { submitOp } from '../services/ops.js';
+
+/** §8: how long a graceful restart waits for jobs (the controller may end it sooner in tests). */
+const DRAIN_LIMIT_MS = 30 * 60_000;
+
+/** §4.2: control-plane restart and host reboot. */
+export async function maintenanceRoutes(app: FastifyInstance, ctx: AppContext) {
+  const { store } = ctx;
+
+  app.post(
+    '/api/system/restart',
+    {
+      config: {
+        role: 'admin',
+        action: 'system.restart',
+        doc: {
+          summary: 'Restart the control plane (202 while a graceful restart waits for jobs)',
+          body: RestartBody,
+          response: RestartResponse,
+        },
+      },
+    },
+    async (request, reply) => {
+      const body = parse(RestartBody, request.body);
+      request.auditSubject = body.mode;
+      const [snapshot, drain] = await Promise.all([loadSnapshot(store), store.get(keys.drain, DrainState)]);
+      const active = activeJobs(snapshot).length;
+      if (body.mode === 'graceful' && active > 0) {
+        if (drain?.value.draining)
+          throw badRequest(
+            'A graceful restart is already draining; wait for it or restart in mode immediate.',
+          );
+        const now = Date.now();
+        await store.put(keys.drain, {
+          draining: true,
+          since: isoNow(new Date(now)),
+          deadline: isoNow(new Date(now + DRAIN_LIMIT_MS)),
+        });
+        reply.code(202);
+        return RestartResponse.parse({
+          ok: true,
+          draining: true,
+          active_jobs: active,
+          detail: `Waiting for ${active} active jobs (up to 30 minutes); job-creating calls are refused meanwhile.`,
+        });
+      }
+      // Written together: nothing stays draining once the restart is requested.
+      const restart: RestartRequest = { id: randomUUID(), requested_at: isoNow(), mode: body.mode };
+      await store
+        .transaction()
+        .put(keys.drain, { draining: false })
+        .put(keys.restartRequest, restart)
+        .commit();
+      return RestartResponse.parse({
+        ok: true,
+        detail:
+          active > 0
+            ? `Control plane restarting now; ${active} interrupted jobs become retryable.`
+            : 'Control plane restarting; the data plane and host I/O are unaffected.',
+      });
+    },
+  );
+
+  app.post(
+    '/api/system/reboot',
+    {
+      config: {
+        role: 'admin',
+        action: 'system.reboot',
+        doc: { summary: 'Reboot every node', body: ConfirmRequest('reboot'), response: MaintenanceAnswer },
+      },
+    },
+    async (request, reply) => {
+      parse(ConfirmRequest('reboot'), request.body);
+      const nodes = (await store.list(keys.nodeStatus.prefix, NodeStatus)).items.map((i) => i.value.node);
+      // The answer goes out first (§4.2): the ops are submitted once it is sent, and not awaited.
+      reply.raw.once('close', () => {
+        for (const node of nodes)
+          void submitOp(store, {
+            kind: 'reboot',
+            executor: `node:${node}`,
+            params: {},
+            requestedBy: request.principal?.name,
+          }).catch((err) => request.log.error({ err, node }, 'reboot not requested'));
+      });
+      return MaintenanceAnswer.parse({
+        ok: true,
+        detail: `Rebooting ${nodes.length} nodes; host sessions drop until boot restores them.`,
+      });
+    },
+  );
+}
