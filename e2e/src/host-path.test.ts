@@ -123,6 +123,10 @@ describe('a backup host drives the library over iSCSI', () => {
     await waitFor(
       async () => (await app.api.get('/api/status')).body.libraries[0].drives[0].blocks_written >= 1,
     );
+    await waitFor(async () => {
+      const events = (await app.api.get('/api/events/search?kind=drive_activity')).body;
+      return events.some((e: any) => e.subject === `drive:${libId}:0` && /writing/.test(e.detail));
+    });
   });
 
   it('keeps the session through a nodeagent crash and an apiserver restart', async () => {
