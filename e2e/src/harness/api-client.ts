@@ -37,7 +37,8 @@ export class ApiClient {
     return new ApiClient(this.baseUrl, token, this.transcript);
   }
 
-  request<T = any>(method: string, path: string, body?: unknown): Promise<ApiResponse<T>> {
+  /** URL, JSON payload and headers (with the bearer token) of one request. */
+  private prepare(path: string, body?: unknown) {
     const url = new URL(path, this.baseUrl);
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const headers: Record<string, string> = {};
@@ -47,6 +48,11 @@ export class ApiClient {
     }
     if (this.token) headers.authorization = `Bearer ${this.token}`;
     const lib = url.protocol === 'https:' ? https : http;
+    return { url, payload, headers, lib };
+  }
+
+  request<T = any>(method: string, path: string, body?: unknown): Promise<ApiResponse<T>> {
+    const { url, payload, headers, lib } = this.prepare(path, body);
     return new Promise((resolve, reject) => {
       const req = lib.request(url, { method, headers, agent: this.agent }, (res) => {
         const chunks: Buffer[] = [];
@@ -75,15 +81,7 @@ export class ApiClient {
     path: string,
     body?: unknown,
   ): Promise<{ status: number; type: string; text: string }> {
-    const url = new URL(path, this.baseUrl);
-    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const headers: Record<string, string> = {};
-    if (payload) {
-      headers['content-type'] = 'application/json';
-      headers['content-length'] = String(payload.length);
-    }
-    if (this.token) headers.authorization = `Bearer ${this.token}`;
-    const lib = url.protocol === 'https:' ? https : http;
+    const { url, payload, headers, lib } = this.prepare(path, body);
     return new Promise((resolve, reject) => {
       const req = lib.request(url, { method, headers, agent: this.agent }, (res) => {
         const type = String(res.headers['content-type'] ?? '');
