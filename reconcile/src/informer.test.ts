@@ -1,4 +1,4 @@
-import { Store, startTestEtcd, type TestEtcd } from '@vtl/store';
+import { startTestStores, type Store, type TestStores } from '@vtl/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { watchInto } from './informer.js';
@@ -7,16 +7,13 @@ import { WorkQueue } from './work-queue.js';
 
 const Job = z.object({ library: z.number() });
 
-let etcd: TestEtcd;
+let env: TestStores;
 let store: Store;
 beforeAll(async () => {
-  etcd = await startTestEtcd();
-  store = await Store.connect({ endpoints: [etcd.endpoint] });
+  env = await startTestStores();
+  [store] = env.stores as [Store];
 });
-afterAll(async () => {
-  await store?.close();
-  await etcd?.stop();
-});
+afterAll(() => env?.stop());
 
 /** Drains what the queue holds now. */
 async function drain(q: WorkQueue): Promise<string[]> {

@@ -1,4 +1,4 @@
-import { Store, startTestEtcd, startTcpProxy, type TestEtcd } from '@vtl/store';
+import { Store, startTcpProxy, startTestStores, type TestStores } from '@vtl/store';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runWhileLeader } from './leader.js';
@@ -6,19 +6,14 @@ import { waitFor } from './wait.js';
 
 const logger = pino({ level: 'silent' });
 
-let etcd: TestEtcd;
+let env: TestStores;
 let a: Store;
 let b: Store;
 beforeAll(async () => {
-  etcd = await startTestEtcd();
-  a = await Store.connect({ endpoints: [etcd.endpoint] });
-  b = await Store.connect({ endpoints: [etcd.endpoint] });
+  env = await startTestStores(2);
+  [a, b] = env.stores as [Store, Store];
 });
-afterAll(async () => {
-  await a?.close();
-  await b?.close();
-  await etcd?.stop();
-});
+afterAll(() => env?.stop());
 
 /** A lead() that records who leads and stays until aborted. */
 function leader(name: string, leading: Set<string>, history: string[]) {
@@ -51,7 +46,7 @@ describe('runWhileLeader', () => {
   });
 
   it('aborts lead when leadership is lost, and campaigns again afterwards', async () => {
-    const proxy = await startTcpProxy(etcd.endpoint);
+    const proxy = await startTcpProxy(env.etcd.endpoint);
     const cut = await Store.connect({ endpoints: [proxy.endpoint] });
     const leading = new Set<string>();
     const history: string[] = [];

@@ -2,22 +2,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Leadership } from './election.js';
 import { Store } from './store.js';
 import { startTcpProxy } from './tcp-proxy.js';
-import { startTestEtcd, type TestEtcd } from './test-etcd.js';
+import { startTestStores, type TestStores } from './test-etcd.js';
 import { waitFor } from './wait.js';
 
-let etcd: TestEtcd;
+let env: TestStores;
 let a: Store;
 let b: Store;
 beforeAll(async () => {
-  etcd = await startTestEtcd();
-  a = await Store.connect({ endpoints: [etcd.endpoint] });
-  b = await Store.connect({ endpoints: [etcd.endpoint] });
+  env = await startTestStores(2);
+  [a, b] = env.stores as [Store, Store];
 });
-afterAll(async () => {
-  await a?.close();
-  await b?.close();
-  await etcd?.stop();
-});
+afterAll(() => env?.stop());
 
 /** Tracks a campaign's promise so a test can poll whether it has been elected. */
 function track(p: Promise<Leadership>): {
@@ -48,7 +43,7 @@ describe('Store.campaign', () => {
   });
 
   it('fails over when the leader is cut off: the old leader learns first, then the other is elected', async () => {
-    const proxy = await startTcpProxy(etcd.endpoint);
+    const proxy = await startTcpProxy(env.etcd.endpoint);
     const cut = await Store.connect({ endpoints: [proxy.endpoint] });
     try {
       const leader = await cut.campaign('/t/el2', 'cut', 2);
@@ -78,7 +73,7 @@ describe('Store.campaign', () => {
 
   it('a campaign pending when its store closes rejects and withdraws', async () => {
     const holder = await a.campaign('/t/el5', 'a', 5);
-    const c = await Store.connect({ endpoints: [etcd.endpoint] });
+    const c = await Store.connect({ endpoints: [env.etcd.endpoint] });
     const pending = c.campaign('/t/el5', 'c', 5);
     await waitFor(async () => (await a.count('/t/el5/')) === 2);
     // Attach the expectation first: the rejection may come while close() is still running.

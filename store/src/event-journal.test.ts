@@ -2,18 +2,15 @@ import { EventRecord, keys } from '@vtl/api';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { EventJournal } from './event-journal.js';
 import { Store } from './store.js';
-import { startTestEtcd, type TestEtcd } from './test-etcd.js';
+import { startTestStores, type TestStores } from './test-etcd.js';
 
-let etcd: TestEtcd;
+let env: TestStores;
 let store: Store;
 beforeAll(async () => {
-  etcd = await startTestEtcd();
-  store = await Store.connect({ endpoints: [etcd.endpoint] });
+  env = await startTestStores();
+  [store] = env.stores as [Store];
 });
-afterAll(async () => {
-  await store?.close();
-  await etcd?.stop();
-});
+afterAll(() => env?.stop());
 beforeEach(async () => {
   await store.deletePrefix('/vtl/');
 });

@@ -6,7 +6,7 @@ export type { Informer, InformerHandler } from './informer.js';
 export type { Lease } from './lease.js';
 export { Store, type ListOptions } from './store.js';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
-export { startTestEtcd, type TestEtcd } from './test-etcd.js';
+export { startTestEtcd, startTestStores, type TestEtcd, type TestStores } from './test-etcd.js';
 export type { Txn } from './txn.js';
 export type { Watch, WatchEvent, WatchOptions } from './watch.js';
 export { waitFor, type WaitOptions } from './wait.js';

@@ -2,21 +2,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Store } from './store.js';
 import { startTcpProxy } from './tcp-proxy.js';
-import { startTestEtcd, type TestEtcd } from './test-etcd.js';
+import { startTestStores, type TestStores } from './test-etcd.js';
 import { waitFor } from './wait.js';
 
 const Val = z.object({ v: z.number() });
 
-let etcd: TestEtcd;
+let env: TestStores;
 let store: Store;
 beforeAll(async () => {
-  etcd = await startTestEtcd();
-  store = await Store.connect({ endpoints: [etcd.endpoint] });
+  env = await startTestStores();
+  [store] = env.stores as [Store];
 });
-afterAll(async () => {
-  await store?.close();
-  await etcd?.stop();
-});
+afterAll(() => env?.stop());
 
 describe('Store.lease', () => {
   it('keeps leased keys beyond the TTL while alive, and revoke() removes them without onLost', async () => {
@@ -37,7 +34,7 @@ describe('Store.lease', () => {
   });
 
   it('close() revokes outstanding leases, so leased keys vanish at once', async () => {
-    const other = await Store.connect({ endpoints: [etcd.endpoint] });
+    const other = await Store.connect({ endpoints: [env.etcd.endpoint] });
     const lease = await other.lease(60);
     await other.put('/t/lease-close/x', { v: 1 }, { lease });
     expect(await store.get('/t/lease-close/x', Val)).toBeDefined();
@@ -46,7 +43,7 @@ describe('Store.lease', () => {
   });
 
   it('cut off from etcd: onLost fires before etcd expires the lease and drops its keys', async () => {
-    const proxy = await startTcpProxy(etcd.endpoint);
+    const proxy = await startTcpProxy(env.etcd.endpoint);
     const cut = await Store.connect({ endpoints: [proxy.endpoint] });
     try {
       const lease = await cut.lease(2);

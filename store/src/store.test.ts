@@ -1,22 +1,19 @@
 import { VtlError } from '@vtl/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { startTestEtcd, type TestEtcd } from './test-etcd.js';
+import { startTestStores, type TestStores } from './test-etcd.js';
 import { Store } from './store.js';
 
 const Counter = z.object({ n: z.number().int() });
 const Named = z.object({ name: z.string() });
 
-let etcd: TestEtcd;
+let env: TestStores;
 let store: Store;
 beforeAll(async () => {
-  etcd = await startTestEtcd();
-  store = await Store.connect({ endpoints: [etcd.endpoint] });
+  env = await startTestStores();
+  [store] = env.stores as [Store];
 });
-afterAll(async () => {
-  await store?.close();
-  await etcd?.stop();
-});
+afterAll(() => env?.stop());
 
 describe('Store reads and writes', () => {
   it('puts, gets and reports revisions', async () => {

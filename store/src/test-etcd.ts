@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePorts, startEtcd, type EtcdProcess } from './etcd-process.js';
+import { Store } from './store.js';
 
 /** A throwaway etcd for tests; stop() also removes its directory. */
 export interface TestEtcd extends EtcdProcess {
@@ -26,5 +27,28 @@ export async function startTestEtcd(): Promise<TestEtcd> {
     logFile,
     stop: () => cleanup(etcd.stop),
     kill: () => cleanup(etcd.kill),
+  };
+}
+
+/** A throwaway etcd with `count` connected stores; stop() closes them, then the etcd. */
+export interface TestStores {
+  etcd: TestEtcd;
+  stores: Store[];
+  stop(): Promise<void>;
+}
+
+/** Starts a test etcd and connects `count` stores to it (two for races and elections). */
+export async function startTestStores(count = 1): Promise<TestStores> {
+  const etcd = await startTestEtcd();
+  const stores = await Promise.all(
+    Array.from({ length: count }, () => Store.connect({ endpoints: [etcd.endpoint] })),
+  );
+  return {
+    etcd,
+    stores,
+    stop: async () => {
+      await Promise.all(stores.map((s) => s.close()));
+      await etcd.stop();
+    },
   };
 }

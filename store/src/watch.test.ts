@@ -4,22 +4,19 @@ import { z } from 'zod';
 import type { Versioned } from './codec.js';
 import { Store } from './store.js';
 import { startTcpProxy } from './tcp-proxy.js';
-import { startTestEtcd, type TestEtcd } from './test-etcd.js';
+import { startTestStores, type TestStores } from './test-etcd.js';
 import { waitFor } from './wait.js';
 import type { WatchEvent } from './watch.js';
 
 const Item = z.object({ n: z.number() });
 
-let etcd: TestEtcd;
+let env: TestStores;
 let store: Store;
 beforeAll(async () => {
-  etcd = await startTestEtcd();
-  store = await Store.connect({ endpoints: [etcd.endpoint] });
+  env = await startTestStores();
+  [store] = env.stores as [Store];
 });
-afterAll(async () => {
-  await store?.close();
-  await etcd?.stop();
-});
+afterAll(() => env?.stop());
 
 describe('Store.watch', () => {
   it('replays history from a revision, then follows live changes, only under the prefix', async () => {
@@ -53,7 +50,7 @@ describe('Store.watch', () => {
   });
 
   it('resumes after a broken connection without missing or repeating an event', async () => {
-    const proxy = await startTcpProxy(etcd.endpoint);
+    const proxy = await startTcpProxy(env.etcd.endpoint);
     const watcherStore = await Store.connect({ endpoints: [proxy.endpoint] });
     try {
       const seen: string[] = [];
@@ -136,7 +133,7 @@ describe('Store.informer', () => {
     await store.put('/t/inf3/keep', { n: 1 });
     await store.put('/t/inf3/change', { n: 1 });
     await store.put('/t/inf3/remove', { n: 1 });
-    const proxy = await startTcpProxy(etcd.endpoint);
+    const proxy = await startTcpProxy(env.etcd.endpoint);
     const cut = await Store.connect({ endpoints: [proxy.endpoint] });
     try {
       const log: string[] = [];
@@ -172,7 +169,7 @@ describe('Store.informer', () => {
 
 /** Compacts etcd's history up to rev, so older revisions can no longer be watched. */
 async function compact(rev: string): Promise<void> {
-  const client = new Etcd3({ hosts: etcd.endpoint });
+  const client = new Etcd3({ hosts: env.etcd.endpoint });
   try {
     await client.kv.compact({ revision: rev, physical: true });
   } finally {
