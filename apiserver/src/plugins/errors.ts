@@ -35,6 +35,8 @@ export function registerErrorHandler(app: FastifyInstance): void {
     }
     if (vtl.status >= 500)
       request.log.error({ code: vtl.code, msg: vtl.message, details: vtl.details }, 'request failed');
+    const retryAfter = vtl.details?.retry_after_sec;
+    if (typeof retryAfter === 'number') void reply.header('retry-after', String(retryAfter));
     return reply.status(vtl.status).send(vtl.toBody());
   });
   app.setNotFoundHandler((request, reply) => {

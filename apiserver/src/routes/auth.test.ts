@@ -6,6 +6,8 @@ import { registerErrorHandler } from '../plugins/errors.js';
 import { registerAuth } from '../plugins/auth.js';
 import { startTestApp, type TestApp } from '../test/test-app.js';
 import { INITIAL_PASSWORD_FILE } from '../services/users.js';
+import { FREE_FAILURES } from '../services/login-throttle.js';
+import { waitFor } from '@vtl/store';
 
 describe('users, sessions, API keys and roles', () => {
   let t: TestApp;
@@ -37,6 +39,22 @@ describe('users, sessions, API keys and roles', () => {
     expect(res.statusCode).toBe(401);
     const unknown = await call('POST', '/api/auth/login', {}, { username: 'ghost', password: 'nope' });
     expect(unknown.json().error.message).toBe(res.json().error.message);
+  });
+
+  it('locks a user name out from one address after repeated failures, even for the right password', async () => {
+    const password = 'guess me if you can';
+    await call('POST', '/api/users', t.admin, { username: 'target', password, role: 'read-only' });
+    const attempt = (pw: string, username = 'target') =>
+      call('POST', '/api/auth/login', {}, { username, password: pw });
+    for (let i = 0; i < FREE_FAILURES + 1; i++) expect((await attempt('wrong')).statusCode).toBe(401);
+    const locked = await attempt(password);
+    expect(locked.statusCode).toBe(429);
+    expect(locked.json().error.code).toBe('rate_limited');
+    expect(Number(locked.headers['retry-after'])).toBeGreaterThan(0);
+    expect(locked.json().error.message).toMatch(/try again in \d+ s/);
+    // Other accounts are not affected, and the lockout ends by itself.
+    expect((await attempt('nope', 'admin')).statusCode).toBe(401);
+    await waitFor(async () => (await attempt(password)).statusCode === 200, { timeoutMs: 10_000 });
   });
 
   it('creates a read-only user who may read but not write, and change its own password', async () => {

@@ -1,12 +1,14 @@
 import type { FastifyInstance } from 'fastify';
-import { LoginRequest, LoginResponse, OkResponse, WhoAmI, badRequest } from '@vtl/api';
+import { LoginRequest, LoginResponse, OkResponse, VtlError, WhoAmI, badRequest } from '@vtl/api';
 import type { AppContext } from '../context.js';
 import { parse } from '../plugins/validate.js';
 import { login } from '../services/users.js';
 import { readSettings } from '../services/identity.js';
+import { LoginThrottle } from '../services/login-throttle.js';
 
 /** Login sessions (§5; mechanics in docs/api.md "Authentication"). */
 export async function authRoutes(app: FastifyInstance, ctx: AppContext) {
+  const throttle = new LoginThrottle();
   app.post(
     '/api/auth/login',
     {
@@ -19,9 +21,16 @@ export async function authRoutes(app: FastifyInstance, ctx: AppContext) {
     async (request) => {
       const body = parse(LoginRequest, request.body);
       request.auditSubject = body.username;
-      return LoginResponse.parse(
-        await login(ctx.store, body.username, body.password, ctx.config.sessionTtlSec),
-      );
+      throttle.check(body.username, request.ip);
+      try {
+        const session = await login(ctx.store, body.username, body.password, ctx.config.sessionTtlSec);
+        throttle.succeeded(body.username, request.ip);
+        return LoginResponse.parse(session);
+      } catch (err) {
+        if (err instanceof VtlError && err.code === 'unauthorized')
+          throttle.failed(body.username, request.ip);
+        throw err;
+      }
     },
   );
 
