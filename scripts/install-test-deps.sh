@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests drive for real: etcd, and libiscsi's initiator tools.
+# qemu-system-x86 boots the Linux guest of e2e/src/linux-guest.test.ts (its kernel and tools
+# are fetched with apt-get download by scripts/build-guest.sh, not installed here).
 set -euo pipefail
-packages=(etcd-server etcd-client libiscsi-bin libiscsi7)
+packages=(etcd-server etcd-client libiscsi-bin libiscsi7 qemu-system-x86)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

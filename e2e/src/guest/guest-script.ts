@@ -1,0 +1,37 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+const steps = path.resolve(import.meta.dirname, '../../src/guest/guest-steps.sh');
+
+/** What the guest's backup-host session needs to know about the appliance. */
+export interface GuestScriptParams {
+  /** The guest's initiator name (on the target's allow-list). */
+  initiatorIqn: string;
+  /** The portal the guest logs in to (forwarded to the target by QEMU). */
+  portal: string;
+  /** The serial of the drive mtx calls drive 0: the guest picks its st device by it. */
+  driveSerial: string;
+  numDrives: number;
+  /** The storage slot `mtx load` takes a cartridge from (and `mtx unload` returns it to). */
+  loadSlot: number;
+  /** `mtx transfer fromSlot toSlot`. */
+  fromSlot: number;
+  toSlot: number;
+}
+
+const quote = (v: string | number) => `'${String(v).replaceAll("'", `'\\''`)}'`;
+
+/** The guest's /test.sh: the parameters as shell variables, then guest-steps.sh. */
+export function guestScript(p: GuestScriptParams): string {
+  const vars = {
+    IQN: p.initiatorIqn,
+    PORTAL: p.portal,
+    DRIVE_SERIAL: p.driveSerial,
+    NUM_DRIVES: p.numDrives,
+    LOAD_SLOT: p.loadSlot,
+    FROM_SLOT: p.fromSlot,
+    TO_SLOT: p.toSlot,
+  };
+  const header = Object.entries(vars).map(([k, v]) => `${k}=${quote(v)}`);
+  return `#!/bin/sh\n${header.join('\n')}\n${fs.readFileSync(steps, 'utf8')}`;
+}

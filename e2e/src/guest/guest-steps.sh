@@ -1,0 +1,191 @@
+# The backup host's session, run by the guest's /init as /test.sh (busybox sh). guest-script.ts
+# puts the parameters in front: IQN, PORTAL, DRIVE_SERIAL, NUM_DRIVES, LOAD_SLOT, FROM_SLOT,
+# TO_SLOT. Every step prints one `RESULT <step> ok|fail <detail>` line for the host to assert;
+# `LOG <step> <line>` lines carry tool output for failure messages.
+set -u
+# Busybox sh runs its own applets before anything on PATH: name the packaged tools by path.
+tar=/bin/tar
+lsscsi=/usr/bin/lsscsi
+START1=-1 START2=-1 START3=-1 START4=-1 END=-1
+
+ok() { echo "RESULT $1 ok ${2:-}"; }
+fail() { echo "RESULT $1 fail ${2:-}"; }
+log() {
+  step=$1
+  shift
+  printf '%s\n' "$@" | while IFS= read -r line; do echo "LOG $step $line"; done
+}
+oneline() { tr '\n' ' ' | sed 's/  */ /g; s/ $//'; }
+# Polls a command for up to $1 seconds (the guest's own clock: emulation makes it slow).
+wait_until() {
+  n=$(($1 * 5))
+  shift
+  while [ $n -gt 0 ]; do
+    "$@" >/dev/null 2>&1 && return 0
+    sleep 0.2
+    n=$((n - 1))
+  done
+  return 1
+}
+# Runs a tool for a step: fail with its output (and return 1) when it exits non-zero.
+step_run() {
+  step=$1
+  shift
+  out=$("$@" 2>&1)
+  rc=$?
+  if [ $rc -ne 0 ]; then
+    log "$step" "$* => exit $rc" "$out"
+    fail "$step" "$* failed: $(echo "$out" | tail -n 2 | oneline)"
+    return 1
+  fi
+  return 0
+}
+tell() { mt-st -f "$TAPE" tell 2>&1 | sed -n 's/^At block \([0-9]*\)\..*/\1/p'; }
+# Compares a restored archive with what was written, file by file (md5 of every file).
+same_files() { (cd "$1/set$2" && md5sum -c -s "/tmp/set$2.md5"); }
+# "slot=barcode,..." of the full storage slots, as `mtx status` lists them.
+slot_tags() {
+  echo "$1" | sed -n 's/^ *Storage Element \([0-9]*\):Full *:VolumeTag=\([^ ]*\).*/\1=\2/p' | tr '\n' ',' | sed 's/,$//'
+}
+
+# --- login ---------------------------------------------------------------------------------
+# What the package's maintainer scripts and systemd units would have prepared.
+mkdir -p /run/lock/iscsi /etc/iscsi/nodes /etc/iscsi/send_targets /etc/iscsi/ifaces
+echo "InitiatorName=$IQN" >/etc/iscsi/initiatorname.iscsi
+step_run iscsid iscsid || exit 0
+disc=$(iscsiadm -m discovery -t sendtargets -p "$PORTAL" -o nonpersistent 2>&1)
+TARGET=$(echo "$disc" | awk '/iqn\./ {print $2; exit}')
+if [ -z "$TARGET" ]; then
+  log discovery "$disc"
+  fail discovery "no target in: $(echo "$disc" | oneline)"
+  exit 0
+fi
+ok discovery "$TARGET"
+# Discovery answers with the target's own portal (the host's loopback): log in through ours.
+step_run login iscsiadm -m node -o new -T "$TARGET" -p "$PORTAL" || exit 0
+step_run login iscsiadm -m node -T "$TARGET" -p "$PORTAL" --login || exit 0
+ok login "$TARGET"
+
+# --- devices -------------------------------------------------------------------------------
+tapes() { ls /sys/class/scsi_tape | grep -c '^nst[0-9]*$'; }
+if ! wait_until 60 sh -c "[ -e /dev/sch0 ] && [ \$(ls /sys/class/scsi_tape | grep -c '^nst[0-9]*\$') -ge $NUM_DRIVES ]"; then
+  log devices "$("$lsscsi" -g 2>&1)"
+  fail devices "expected /dev/sch0 and $NUM_DRIVES tapes, have: $("$lsscsi" 2>&1 | oneline)"
+  exit 0
+fi
+log devices "$("$lsscsi" -g 2>&1)"
+CH=
+for d in /sys/class/scsi_generic/sg*; do
+  [ "$(cat "$d/device/type")" = 8 ] && CH=/dev/${d##*/}
+done
+TAPE=
+for d in /sys/class/scsi_tape/nst*; do
+  case ${d##*/} in nst[0-9] | nst[0-9][0-9]) ;; *) continue ;; esac
+  sg=$(ls "$d/device/scsi_generic")
+  serial=$(sg_vpd -p sn "/dev/$sg" 2>/dev/null | sed -n 's/.*Unit serial number: *//p')
+  [ "$serial" = "$DRIVE_SERIAL" ] && TAPE=/dev/${d##*/}
+done
+if [ -z "$CH" ] || [ -z "$TAPE" ]; then
+  fail devices "changer sg '$CH', tape with serial $DRIVE_SERIAL '$TAPE'"
+  exit 0
+fi
+ok devices "changer=$CH sch=/dev/sch0 tape=$TAPE tapes=$(tapes)"
+
+# --- the changer ---------------------------------------------------------------------------
+if step_run mtx-status mtx -f "$CH" status; then
+  log mtx-status "$out"
+  ok mtx-status "$(slot_tags "$out")"
+fi
+if step_run mtx-load mtx -f "$CH" load "$LOAD_SLOT" 0; then
+  if wait_until 60 sh -c "mt-st -f $TAPE status | grep -q ONLINE"; then
+    # mtx names the loaded volume and the slot it came from.
+    step_run mtx-load mtx -f "$CH" status && log mtx-load "$out" &&
+      ok mtx-load "$(echo "$out" | sed -n 's/^Data Transfer Element 0:Full (Storage Element \([0-9]*\) Loaded):VolumeTag = \([^ ]*\).*/drive0=\2 source=\1/p')"
+  else
+    fail mtx-load "$TAPE never became ONLINE: $(mt-st -f "$TAPE" status 2>&1 | oneline)"
+  fi
+fi
+if step_run mt-status mt-st -f "$TAPE" status; then
+  log mt-status "$out"
+  case $out in
+    *"File number=0, block number=0"*BOT*ONLINE*) ok mt-status "$(echo "$out" | oneline)" ;;
+    *) fail mt-status "not at BOT and online: $(echo "$out" | oneline)" ;;
+  esac
+fi
+
+# --- three tar archives, one per tape file ---------------------------------------------------
+mkdir -p /data/set1/sub /data/set2 /data/set3
+head -c 307200 /dev/urandom >/data/set1/big
+head -c 17001 /dev/urandom >/data/set1/sub/odd
+echo one >/data/set1/sub/tiny
+head -c 1048576 /dev/urandom >/data/set2/mebibyte
+for i in $(seq 1 24); do head -c $((i * 997)) /dev/urandom >"/data/set3/f$i"; done
+for k in 1 2 3; do (cd "/data/set$k" && find . -type f | sort | xargs md5sum) >"/tmp/set$k.md5"; done
+
+if step_run write mt-st -f "$TAPE" rewind; then
+  written=ok
+  for k in 1 2 3; do
+    eval "START$k=$(tell)"
+    # The non-rewinding device writes a filemark when tar closes it.
+    step_run write "$tar" -b 20 -cf "$TAPE" -C /data "set$k" || written=fail
+  done
+  END=$(tell)
+  START4=$END
+  [ $written = ok ] && ok write "starts=$START1,$START2,$START3 end=$END"
+fi
+
+# --- positioning -----------------------------------------------------------------------------
+expect_at() { # step expected-block detail
+  at=$(tell)
+  if [ "$at" = "$2" ]; then ok "$1" "at block $at ${3:-}"; else fail "$1" "at block $at, expected $2 ${3:-}"; fi
+}
+if step_run rewind mt-st -f "$TAPE" rewind && step_run rewind mt-st -f "$TAPE" status; then
+  case $out in
+    *"File number=0, block number=0"*BOT*) expect_at rewind 0 ;;
+    *) fail rewind "not at BOT: $(echo "$out" | oneline)" ;;
+  esac
+fi
+step_run fsf mt-st -f "$TAPE" fsf 1 && expect_at fsf "$START2" "(start of file 1)"
+step_run bsf mt-st -f "$TAPE" bsf 1 && expect_at bsf $((START2 - 1)) "(before filemark 1)"
+step_run eod mt-st -f "$TAPE" eod && expect_at eod "$END" "(end of data)"
+step_run seek mt-st -f "$TAPE" seek "$START3" && expect_at seek "$START3" "(start of file 2)"
+
+# --- reading back ----------------------------------------------------------------------------
+# The archive at the seek position: the third.
+mkdir -p /restore/seek /restore/fsf /restore/seq
+if step_run read-seek "$tar" -b 20 -xf "$TAPE" -C /restore/seek; then
+  if same_files /restore/seek 3; then ok read-seek "set3 matches"; else fail read-seek "set3 differs"; fi
+fi
+# The second archive, found by spacing over one filemark from the beginning.
+if step_run read-fsf mt-st -f "$TAPE" rewind && step_run read-fsf mt-st -f "$TAPE" fsf 1 &&
+  step_run read-fsf "$tar" -b 20 -xf "$TAPE" -C /restore/fsf; then
+  if same_files /restore/fsf 2; then ok read-fsf "set2 matches"; else fail read-fsf "set2 differs"; fi
+fi
+# All three in order. tar stops at its end-of-archive record, before the filemark, and the st
+# driver (BSD semantics, its default) leaves the tape there on close: space over the filemark.
+if step_run read-all mt-st -f "$TAPE" rewind; then
+  matched=
+  for k in 1 2 3; do
+    step_run read-all "$tar" -b 20 -xf "$TAPE" -C /restore/seq || continue
+    eval "next=\$START$((k + 1))"
+    at=$(tell)
+    if [ "$at" != $((next - 1)) ]; then
+      fail read-all "after reading set$k at block $at, expected $((next - 1)) (before its filemark)"
+    fi
+    step_run read-all mt-st -f "$TAPE" fsf 1
+    same_files /restore/seq "$k" && matched="$matched set$k"
+  done
+  if [ "$matched" = " set1 set2 set3" ]; then ok read-all "${matched# }"; else fail read-all "only$matched matched"; fi
+fi
+
+# --- unload and move -------------------------------------------------------------------------
+step_run offline mt-st -f "$TAPE" offline && ok offline
+step_run mtx-unload mtx -f "$CH" unload "$LOAD_SLOT" 0 && ok mtx-unload "drive 0 -> slot $LOAD_SLOT"
+step_run mtx-transfer mtx -f "$CH" transfer "$FROM_SLOT" "$TO_SLOT" && ok mtx-transfer "slot $FROM_SLOT -> slot $TO_SLOT"
+if step_run mtx-status-after mtx -f "$CH" status; then
+  log mtx-status-after "$out"
+  ok mtx-status-after "$(slot_tags "$out")"
+fi
+
+# --- logout ----------------------------------------------------------------------------------
+step_run logout iscsiadm -m node -T "$TARGET" -p "$PORTAL" --logout && ok logout

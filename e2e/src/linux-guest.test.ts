@@ -1,0 +1,207 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@vtl/reconcile';
+import { Appliance } from './harness/appliance.js';
+import { ensureGuestImage, findQemu } from './guest/guest-image.js';
+import { guestScript } from './guest/guest-script.js';
+import { GUEST_PORTAL, runGuest, type GuestRun } from './guest/qemu-runner.js';
+
+const GUEST_IQN = 'iqn.2026-11.test.guest:linux1';
+const LOAD_SLOT = 1;
+const FROM_SLOT = 2;
+const TO_SLOT = 6;
+const CARTRIDGES = 4;
+/** Software emulation on two busy cores: generous, though a run takes well under a minute. */
+const GUEST_TIMEOUT_MS = 8 * 60_000;
+
+const qemu = await findQemu();
+
+interface Cartridge {
+  label: string;
+  location: string;
+}
+
+/**
+ * The strongest host check: a Linux guest under QEMU logs in with the kernel's own iSCSI
+ * initiator (open-iscsi) and drives the library with the tools a backup admin uses: mtx on
+ * the changer, mt-st and GNU tar on the st driver's non-rewinding tape device.
+ */
+describe.skipIf(!qemu)('a Linux host drives the library with mtx, mt-st and tar', () => {
+  let app: Appliance;
+  let libId: number;
+  let before: Cartridge[];
+  let guest: GuestRun;
+
+  beforeAll(
+    async () => {
+      const [built, started] = await Promise.allSettled([
+        ensureGuestImage(),
+        // The harness's open target: access control has its own tier (iscsi-access.test.ts).
+        Appliance.start(),
+      ]);
+      // Keep a started appliance for afterAll even when the image build failed.
+      if (started.status === 'fulfilled') app = started.value;
+      if (built.status === 'rejected') throw built.reason;
+      if (started.status === 'rejected') throw started.reason;
+      const image = built.value;
+      const pool = (await app.api.get('/api/pools')).body[0];
+      const lib = await app.api.post('/api/libraries', {
+        name: 'linuxhost',
+        product: '3573-TL',
+        drive_product: 'ULT3580-TD8',
+        num_drives: 2,
+        num_slots: 8,
+        num_map: 1,
+        label_prefix: 'LNX',
+        pool_id: pool.id,
+      });
+      expect(lib.status, lib.text).toBe(201);
+      libId = lib.body.library;
+      expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
+      const minted = await app.api.post('/api/cartridges', { library: libId, count: CARTRIDGES });
+      expect(minted.status, minted.text).toBe(200);
+      await waitFor(
+        async () => (await cartridges()).filter((c) => c.location.startsWith('slot:')).length === CARTRIDGES,
+      );
+      before = await cartridges();
+      const drives = await waitFor(async () => {
+        const status = (await app.api.get('/api/status')).body;
+        const d = status.libraries.find((l: any) => l.library.id === libId)?.drives;
+        return d?.length === 2 && d[0].serial ? d : undefined;
+      });
+      const script = guestScript({
+        initiatorIqn: GUEST_IQN,
+        portal: GUEST_PORTAL,
+        driveSerial: drives[0].serial,
+        numDrives: 2,
+        loadSlot: LOAD_SLOT,
+        fromSlot: FROM_SLOT,
+        toSlot: TO_SLOT,
+      });
+      const startedAt = Date.now();
+      guest = await runGuest({
+        qemu: qemu!,
+        image,
+        script,
+        targetPort: app.ports.iscsi,
+        timeoutMs: GUEST_TIMEOUT_MS,
+        // VTL_GUEST_CONSOLE=1 streams the guest's console while it runs.
+        onLine: process.env.VTL_GUEST_CONSOLE ? (line) => console.log(`guest| ${line}`) : undefined,
+      });
+      console.info(
+        `linux guest: ${guest.results.length} steps in ${Math.round((Date.now() - startedAt) / 1000)} s`,
+      );
+    },
+    GUEST_TIMEOUT_MS + 5 * 60_000,
+  );
+
+  afterAll(async () => {
+    await app?.destroy();
+  });
+
+  async function cartridges(): Promise<Cartridge[]> {
+    const all = (await app.api.get('/api/cartridges')).body as (Cartridge & { library: number })[];
+    return all.filter((c) => c.library === libId);
+  }
+
+  /** The detail of a step the guest reported as ok; fails with the guest's log of that step. */
+  function passed(step: string): string {
+    const result =
+      guest.results.find((r) => r.step === step && !r.ok) ?? guest.results.find((r) => r.step === step);
+    const logs = guest.console
+      .split(/\r?\n/)
+      .filter((l) => l.startsWith(`LOG ${step} `))
+      .join('\n');
+    const context = `${step}: ${result ? result.detail : 'never reported'}\n${logs || guest.console.slice(-3000)}`;
+    expect(result?.ok, context).toBe(true);
+    return result!.detail;
+  }
+
+  /** `slot=label,...` of the library's cartridges that sit in storage slots. */
+  const slotTags = (carts: Cartridge[]) =>
+    carts
+      .filter((c) => c.location.startsWith('slot:'))
+      .map((c) => [Number(c.location.slice(5)), c.label] as const)
+      .sort((a, b) => a[0] - b[0])
+      .map(([slot, label]) => `${slot}=${label}`)
+      .join(',');
+
+  it('logs in with open-iscsi and finds the changer and the drive the API names', () => {
+    expect(guest.finished, guest.console.slice(-3000)).toBe(true);
+    expect(passed('discovery')).toBe('iqn.2026-11.io.vtl:node1');
+    passed('login');
+    expect(passed('devices')).toMatch(/changer=\/dev\/sg\d+ sch=\/dev\/sch0 tape=\/dev\/nst\d+ tapes=2/);
+  });
+
+  it('shows in mtx status the barcodes the API lists', () => {
+    expect(passed('mtx-status')).toBe(slotTags(before));
+  });
+
+  it('loads a cartridge and positions the tape with mt-st', () => {
+    const label = before.find((c) => c.location === `slot:${LOAD_SLOT}`)!.label;
+    expect(passed('mtx-load')).toBe(`drive0=${label} source=${LOAD_SLOT}`);
+    expect(passed('mt-status')).toMatch(/BOT/);
+    const written = /^starts=(\d+),(\d+),(\d+) end=(\d+)$/.exec(passed('write'));
+    expect(written).not.toBeNull();
+    const [start1, start2, start3, end] = written!.slice(1).map(Number) as [number, number, number, number];
+    // Each archive is some 10 KiB records followed by its filemark.
+    expect(start1).toBe(0);
+    expect(start2).toBeGreaterThan(start1 + 1);
+    expect(start3).toBeGreaterThan(start2 + 1);
+    expect(end).toBeGreaterThan(start3 + 1);
+    for (const step of ['rewind', 'fsf', 'bsf', 'eod', 'seek']) passed(step);
+  });
+
+  it('reads every tar archive back byte-exactly', () => {
+    expect(passed('read-seek')).toBe('set3 matches');
+    expect(passed('read-fsf')).toBe('set2 matches');
+    expect(passed('read-all')).toBe('set1 set2 set3');
+  });
+
+  it('unloads and moves cartridges with mtx; the API and the journal see where they went', async () => {
+    passed('offline');
+    passed('mtx-unload');
+    passed('mtx-transfer');
+    const label = (slot: number) => before.find((c) => c.location === `slot:${slot}`)!.label;
+    const loaded = label(LOAD_SLOT);
+    const moved = label(FROM_SLOT);
+    await waitFor(async () => {
+      const now = await cartridges();
+      return (
+        now.find((c) => c.label === loaded)?.location === `slot:${LOAD_SLOT}` &&
+        now.find((c) => c.label === moved)?.location === `slot:${TO_SLOT}`
+      );
+    });
+    expect(passed('mtx-status-after')).toBe(slotTags(await cartridges()));
+    const written = (await cartridges()) as (Cartridge & { size_bytes: number })[];
+    expect(written.find((c) => c.label === loaded)!.size_bytes).toBeGreaterThan(1_000_000);
+    await waitFor(async () => {
+      const events = (await app.api.get('/api/events/recent')).body as {
+        kind: string;
+        subject: string;
+        detail?: string;
+        data?: unknown;
+      }[];
+      const text = (e: (typeof events)[number]) => JSON.stringify(e);
+      const moves = events.filter((e) => e.kind === 'cart_moved');
+      const activity = events.filter((e) => e.kind === 'drive_activity' && e.subject === `drive:${libId}:0`);
+      return (
+        moves.some((e) => text(e).includes(loaded)) &&
+        moves.some((e) => text(e).includes(moved)) &&
+        activity.some((e) => /writing/.test(text(e))) &&
+        activity.some((e) => /reading/.test(text(e)))
+      );
+    });
+  });
+
+  it('logs out; the appliance sees the session end', async () => {
+    passed('logout');
+    await waitFor(async () => (await app.api.get('/api/status')).body.fabrics.iscsi.sessions === 0);
+  });
+});
+
+if (!qemu) {
+  console.warn(
+    'linux-guest.test.ts skipped: qemu-system-x86_64 is not on PATH (apt-get install qemu-system-x86)',
+  );
+  it.skip('a Linux host drives the library: skipped, qemu-system-x86_64 is not installed (apt-get install qemu-system-x86)', () => {});
+}
