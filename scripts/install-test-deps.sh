@@ -2,8 +2,11 @@
 # Installs the Debian packages the tests drive for real: etcd, and libiscsi's initiator tools.
 # qemu-system-x86 boots the Linux guest of e2e/src/linux-guest.test.ts (its kernel and tools
 # are fetched with apt-get download by scripts/build-guest.sh, not installed here).
+# Ceph (mon, osd, radosgw) is the real S3 of offsite/src/testing/rgw.ts; zstd and curl run the
+# shell pipeline that `npm run bench:offsite` compares the offsite engine with.
 set -euo pipefail
 packages=(etcd-server etcd-client libiscsi-bin libiscsi7 qemu-system-x86)
+packages+=(ceph-mon ceph-osd radosgw ceph-common uuid-runtime zstd curl)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -28,7 +28,22 @@ export const keys = {
 
   jobs: { prefix: `${ROOT}jobs/`, one: (id: number) => `${ROOT}jobs/${pad(id)}` },
   ops: { prefix: `${ROOT}ops/`, one: (id: number) => `${ROOT}ops/${pad(id)}` },
-  catalog: { prefix: `${ROOT}catalog/` },
+  catalog: {
+    prefix: `${ROOT}catalog/`,
+    /** Every generation of one remote. */
+    remote: (remote: number) => `${ROOT}catalog/${pad(remote)}/`,
+    one: (remote: number, system: string, serial: string, label: string, generation: string) =>
+      `${ROOT}catalog/${pad(remote)}/${system}/${serial}/${label}/${generation}`,
+  },
+  /** A remote's secret key, apart from its record so listing remotes never reads it. */
+  remoteSecrets: {
+    prefix: `${ROOT}secrets/remotes/`,
+    one: (id: number) => `${ROOT}secrets/remotes/${pad(id)}`,
+  },
+  /** The host boot a node's jobs last ran under: a different one at start means the host rebooted. */
+  jobBoot: (node: string) => `${ROOT}system/job-boot/${node}`,
+  /** Verified chunks of an export job (its resumable ledger). */
+  jobLedgers: { prefix: `${ROOT}job-ledgers/`, one: (id: number) => `${ROOT}job-ledgers/${pad(id)}` },
   events: { prefix: `${ROOT}events/`, one: (seq: number) => `${ROOT}events/${pad(seq)}` },
   audit: { prefix: `${ROOT}audit/`, one: (seq: number) => `${ROOT}audit/${pad(seq)}` },
 

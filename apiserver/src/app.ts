@@ -21,6 +21,11 @@ import { userRoutes } from './routes/users.js';
 import { apiKeyRoutes } from './routes/apikeys.js';
 import { auditRoutes } from './routes/audit.js';
 import { openApiRoutes } from './routes/openapi.js';
+import { targetRoutes } from './routes/targets.js';
+import { remoteRoutes } from './routes/remotes.js';
+import { catalogRoutes } from './routes/catalog.js';
+import { jobRoutes } from './routes/jobs.js';
+import { cartridgeJobRoutes } from './routes/cartridge-jobs.js';
 import { createMetrics } from './services/metrics.js';
 import { AuditLog } from './services/audit-log.js';
 
@@ -76,10 +81,15 @@ export async function buildApp(
     poolRoutes,
     libraryRoutes,
     cartridgeRoutes,
+    cartridgeJobRoutes,
+    remoteRoutes,
+    catalogRoutes,
+    jobRoutes,
     driveRoutes,
     statusRoutes,
     eventRoutes,
     eventStreamRoutes,
+    targetRoutes,
   ])
     await routes(app, ctx);
   await auditRoutes(app, ctx, new AuditLog(ctx.store));

@@ -3,6 +3,9 @@ import { EventJournal, Store } from '@vtl/store';
 import { exitOnRestartRequest, runProcess, runWhileLeader, startOpRunner } from '@vtl/reconcile';
 import { activate } from './library/activate.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS, startDrainReconciler } from './system/drain.js';
+import { startJobReconciler } from './jobs/job-reconciler.js';
+import { startEvictPolicy } from './jobs/evict-policy.js';
+import { startIeWatcher } from './jobs/ie-watcher.js';
 
 /** Lease of the controller's leadership; a standby takes over about this long after a crash. */
 const LEADER_TTL_SEC = 5;
@@ -36,7 +39,13 @@ runProcess('controller', async (logger) => {
         },
       });
       const drain = await startDrainReconciler({ store, journal, logger, timeoutMs: drainTimeoutMs });
+      const jobs = await startJobReconciler({ store, journal, logger });
+      const evictPolicy = await startEvictPolicy({ store, journal, logger });
+      const ieWatcher = await startIeWatcher({ store, journal, logger });
       await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      await ieWatcher.stop();
+      await evictPolicy.stop();
+      await jobs.stop();
       await drain.stop();
       await runner.stop();
     },

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Store } from '@vtl/store';
 import { z } from 'zod';
@@ -47,6 +48,22 @@ const EXPECTED: Array<[string, string, string]> = [
   ['post', '/api/apikeys', 'admin'],
   ['delete', '/api/apikeys/{id}', 'admin'],
   ['get', '/api/audit', 'admin'],
+  ['get', '/api/remotes', 'read-only'],
+  ['post', '/api/remotes', 'admin'],
+  ['put', '/api/remotes/{id}', 'admin'],
+  ['delete', '/api/remotes/{id}', 'admin'],
+  ['post', '/api/remotes/{id}/test', 'admin'],
+  ['get', '/api/remotes/{id}/objects', 'read-only'],
+  ['delete', '/api/remotes/{id}/objects', 'admin'],
+  ['get', '/api/catalog', 'read-only'],
+  ['post', '/api/catalog/rebuild', 'admin'],
+  ['post', '/api/cartridges/{label}/export', 'admin'],
+  ['post', '/api/cartridges/{label}/evict', 'admin'],
+  ['post', '/api/cartridges/{label}/import', 'admin'],
+  ['get', '/api/jobs', 'read-only'],
+  ['get', '/api/jobs/{id}', 'read-only'],
+  ['post', '/api/jobs/{id}/retry', 'admin'],
+  ['post', '/api/jobs/{id}/cancel', 'admin'],
 ];
 
 const fill = (p: string) =>
@@ -202,7 +219,28 @@ describe('who may call what: sessions, API keys, roles and the audit log', () =>
     for (const e of entries) expect(Date.parse(e.ts)).toBeGreaterThan(0);
   });
 
-  it('never shows a secret in a response, a log line or a metric', async () => {
+  it('never shows a secret in a response, a log line, an event, a metric or the support bundle', async () => {
+    // An S3 secret key is write-only: typed in on create and update, never shown again.
+    const s3Secret = 'S3secretKEY-never-shown-0123456789abcdef';
+    const s3Secret2 = 'S3secretKEY-replaced-0123456789abcdef';
+    secrets.push(s3Secret, s3Secret2);
+    const remote = await app.api.post('/api/remotes', {
+      name: 'secret-check',
+      bucket: 'b',
+      access_key: 'AKIASECRETCHECK',
+      secret_key: s3Secret,
+      endpoint: '127.0.0.1:1',
+      use_ssl: false,
+    });
+    expect(remote.status).toBe(201);
+    expect((await app.api.put(`/api/remotes/${remote.body.id}`, { secret_key: s3Secret2 })).status).toBe(200);
+    expect((await app.api.post(`/api/remotes/${remote.body.id}/test`, {})).body.ok).toBe(false);
+    await app.api.get('/api/remotes');
+    await app.api.get('/api/events/search?limit=5000');
+    await app.api.get('/api/audit');
+    const bundle = await app.api.get('/api/system/support-bundle');
+    expect(bundle.status).toBe(200);
+    const bundleText = gunzipSync(bundle.raw).toString('latin1');
     // The stored hashes are secrets too: read them where they live.
     const store = await Store.connect({ endpoints: [`http://127.0.0.1:${app.ports.etcdClient}`] });
     try {
@@ -223,7 +261,7 @@ describe('who may call what: sessions, API keys, roles and the audit log', () =>
     const logs = await Promise.all(
       (await fs.readdir(logDir)).map((f) => fs.readFile(path.join(logDir, f), 'utf8')),
     );
-    const haystacks = { responses, metrics, logs, stdout: [app.logs] };
+    const haystacks = { responses, metrics, logs, stdout: [app.logs], bundle: [bundleText] };
     expect(secrets.length).toBeGreaterThan(8);
     expect(logs.join('')).toMatch(/apiserver listening/);
     for (const secret of secrets)

@@ -10,7 +10,7 @@ describe('the iSCSI target is hard-deny', () => {
   let portal: string;
 
   beforeAll(async () => {
-    app = await Appliance.start({ env: { VTL_ISCSI_OPEN: '0', VTL_ISCSI_INITIATORS: ALLOWED } });
+    app = await Appliance.start({ env: { VTL_ISCSI_OPEN: '0' } });
     portal = `127.0.0.1:${app.ports.iscsi}`;
     const pool = (await app.api.get('/api/pools')).body[0];
     await app.api.post('/api/libraries', {
@@ -21,6 +21,8 @@ describe('the iSCSI target is hard-deny', () => {
       pool_id: pool.id,
     });
     expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
+    // The initiator registry is the allow-list (e2e/src/iscsi-registry.test.ts covers it in depth).
+    expect((await app.api.post('/api/targets/acls', { wwpn: ALLOWED, fabric: 'iscsi' })).status).toBe(200);
   });
   afterAll(async () => {
     await app?.destroy();

@@ -35,8 +35,8 @@ describe.skipIf(!qemu)('a Linux host drives the library with mtx, mt-st and tar'
     async () => {
       const [built, started] = await Promise.allSettled([
         ensureGuestImage(),
-        // The harness's open target: access control has its own tier (iscsi-access.test.ts).
-        Appliance.start(),
+        // Hard-deny, as shipped: the guest gets in because its IQN is registered below.
+        Appliance.start({ env: { VTL_ISCSI_OPEN: '0' } }),
       ]);
       // Keep a started appliance for afterAll even when the image build failed.
       if (started.status === 'fulfilled') app = started.value;
@@ -57,6 +57,8 @@ describe.skipIf(!qemu)('a Linux host drives the library with mtx, mt-st and tar'
       expect(lib.status, lib.text).toBe(201);
       libId = lib.body.library;
       expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
+      const acl = await app.api.post('/api/targets/acls', { wwpn: GUEST_IQN, fabric: 'iscsi' });
+      expect(acl.status, acl.text).toBe(200);
       const minted = await app.api.post('/api/cartridges', { library: libId, count: CARTRIDGES });
       expect(minted.status, minted.text).toBe(200);
       await waitFor(

@@ -37,7 +37,7 @@ describe('maintenance is refused while jobs run or the control plane drains', ()
   });
 
   it('refuses apply, data-plane restart and library delete with a queued job', async () => {
-    const job: Job = {
+    const job: Job = Job.parse({
       id: 1,
       kind: 'import',
       state: 'queued',
@@ -50,7 +50,7 @@ describe('maintenance is refused while jobs run or the control plane drains', ()
       detail: '',
       created_at: isoNow(),
       updated_at: isoNow(),
-    };
+    });
     await store.put(keys.jobs.one(1), job);
     const lib = (await app.api.get('/api/libraries')).body[0];
 

@@ -12,20 +12,21 @@ const CONTROL_PLANE = ['apiserver/dist/server.js', 'controller/dist/main.js', 'n
 /** Short, so the abandoned-restart case finishes quickly; long enough for the drain checks. */
 const DRAIN_TIMEOUT_MS = 8_000;
 
-const job = (id: number, state: Job['state']): Job => ({
-  id,
-  kind: 'import',
-  state,
-  label: `SYS00${id}L7`,
-  library: 1,
-  remote_id: 1,
-  generation: '20260101T000000Z',
-  bytes_done: 0,
-  chunks_done: 0,
-  detail: '',
-  created_at: isoNow(),
-  updated_at: isoNow(),
-});
+const job = (id: number, state: Job['state']): Job =>
+  Job.parse({
+    id,
+    kind: 'import',
+    state,
+    label: `SYS00${id}L7`,
+    library: 1,
+    remote_id: 1,
+    generation: '20260101T000000Z',
+    bytes_done: 0,
+    chunks_done: 0,
+    detail: '',
+    created_at: isoNow(),
+    updated_at: isoNow(),
+  });
 
 /** Unpacks a tar.gz into name → text. */
 async function untar(gz: Buffer): Promise<Map<string, string>> {

@@ -1,7 +1,13 @@
 import { isoNow, notFound } from '@vtl/api';
 import type { Logger } from 'pino';
 import { EventBus } from './events.js';
-import type { EmuLibrary, EmulatorConfig, EmulatorLibraryConfig, HelloResult } from './control/protocol.js';
+import type {
+  EmuLibrary,
+  EmulatorConfig,
+  EmulatorLibraryConfig,
+  HelloResult,
+  InitiatorAccess,
+} from './control/protocol.js';
 import { formatLocation } from './inventory/elements.js';
 import { LibraryInventory } from './inventory/library-inventory.js';
 import { isMediaError } from './media/errors.js';
@@ -26,6 +32,10 @@ export interface TransportHandle {
   driveName?(library: number, drive: number): string;
   /** Logged-in host sessions now. */
   sessions?(): number;
+  /** Initiator names with a logged-in host session now. */
+  logins?(): string[];
+  /** Replaces who may log in and which libraries each sees; returns the sessions it dropped. */
+  setAccess?(initiators: InitiatorAccess[]): number;
   stop(): Promise<void>;
 }
 

@@ -1,9 +1,12 @@
+import { rename } from 'node:fs/promises';
+import { basename, dirname, resolve } from 'node:path';
 import { CARTRIDGE_LABEL, LTO_GENERATIONS, badRequest } from '@vtl/api';
+import { fsyncDir } from './util/atomic-file.js';
 import type { DataPlane, LibraryRuntime } from './dataplane.js';
 import type { MintResult } from './control/protocol.js';
-import { formatLocation } from './inventory/elements.js';
-import { isMediaError } from './media/errors.js';
-import { deleteCartridge } from './media/image.js';
+import { formatLocation, storageSlot } from './inventory/elements.js';
+import { isErrno, isMediaError } from './media/errors.js';
+import { deleteCartridge, makeStub } from './media/image.js';
 import { cartridgeDir, readMeta } from './media/layout.js';
 import { mintCartridge } from './media/mint.js';
 
@@ -85,4 +88,129 @@ export async function remove(
   // Also when the inventory had forgotten it already: a retried remove finishes the delete.
   await deleteCartridge(cartridgeDir(lib.config.media_dir, label));
   return {};
+}
+
+/** Holds a cartridge out of the drives for the length of `work`, then lets it go again. */
+async function whileHeld<T>(
+  lib: LibraryRuntime,
+  label: string,
+  holder: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  if (!lib.inventory.whereIs(label)) throw badRequest(`${label} is not in library ${lib.config.id}`);
+  await lib.inventory.hold(label, holder);
+  try {
+    return await work();
+  } finally {
+    await lib.inventory.release(label);
+  }
+}
+
+/**
+ * Evicts: the image becomes a labelled stub (data and index deleted). The caller has verified
+ * the bucket copy; refused while the cartridge is in a drive. Idempotent.
+ */
+export async function evict(
+  dp: DataPlane,
+  libraryId: number,
+  rawLabel: string,
+): Promise<Record<string, never>> {
+  const lib = dp.library(libraryId);
+  const label = normaliseLabel(rawLabel);
+  await whileHeld(lib, label, 'evict', () => makeStub(cartridgeDir(lib.config.media_dir, label)));
+  return {};
+}
+
+/**
+ * Swaps in an image unpacked in `staging` (a directory beside the cartridges, same filesystem):
+ * the old image is renamed aside, the staged one renamed into place, then the old one deleted,
+ * so a crash leaves either image whole. Refused while the cartridge is in a drive.
+ */
+export async function swapIn(
+  dp: DataPlane,
+  libraryId: number,
+  rawLabel: string,
+  staging: string,
+): Promise<Record<string, never>> {
+  const lib = dp.library(libraryId);
+  const label = normaliseLabel(rawLabel);
+  const { mediaDir, staged } = await checkStaging(lib, label, staging);
+  await whileHeld(lib, label, 'import', async () => {
+    const dir = cartridgeDir(mediaDir, label);
+    const aside = `${staged}.old`;
+    // A retry after a crash between the renames finds the old image already aside.
+    await rename(dir, aside).catch((err: unknown) => {
+      if (!isErrno(err, 'ENOENT')) throw err;
+    });
+    await rename(staged, dir);
+    await fsyncDir(mediaDir);
+    await deleteCartridge(aside);
+  });
+  return {};
+}
+
+/** A staged image must sit beside the cartridges (same filesystem, hidden) and hold that label's data. */
+async function checkStaging(lib: LibraryRuntime, label: string, staging: string) {
+  const mediaDir = resolve(lib.config.media_dir);
+  const staged = resolve(staging);
+  if (dirname(staged) !== mediaDir || !basename(staged).startsWith('.'))
+    throw badRequest(`staging must be a hidden directory directly in ${mediaDir}`);
+  const meta = await readMeta(staged);
+  if (meta.label !== label) throw badRequest(`staging holds ${meta.label}, not ${label}`);
+  if (meta.stub) throw badRequest(`staging holds a stub of ${label}, not its data`);
+  return { mediaDir, staged };
+}
+
+/**
+ * Import into a library (§4.5 rule 6): the staged image becomes the cartridge and appears in the
+ * first empty import/export slot. A retry after the rename finds the image in place.
+ */
+export async function placeInIe(
+  dp: DataPlane,
+  libraryId: number,
+  rawLabel: string,
+  staging: string,
+): Promise<{ slot: number }> {
+  const lib = dp.library(libraryId);
+  const label = normaliseLabel(rawLabel);
+  mediumGeneration(label, lib); // the library's drives must be able to read it
+  for (const other of dp.libraries.values())
+    if (other !== lib && other.inventory.whereIs(label))
+      throw badRequest(`${label} is already in library ${other.config.id}; labels are unique`);
+  const dir = cartridgeDir(lib.config.media_dir, label);
+  const existing = await readMeta(dir).catch(() => undefined);
+  if (!existing) {
+    const { mediaDir, staged } = await checkStaging(lib, label, staging);
+    await rename(staged, dir);
+    await fsyncDir(mediaDir);
+  } else if (existing.stub) throw badRequest(`${label} exists here as a stub; import it in place instead`);
+  return { slot: await lib.inventory.placeInIe(label) };
+}
+
+/**
+ * After the I/E-slot watcher's export verified: the cartridge goes from its import/export slot
+ * back into storage slot `slot` (its home), or the first empty one when that is taken.
+ * Idempotent: a cartridge already in storage stays where it is.
+ */
+export async function returnToSlot(
+  dp: DataPlane,
+  libraryId: number,
+  rawLabel: string,
+  slot: number,
+): Promise<{ slot: number }> {
+  const lib = dp.library(libraryId);
+  const label = normaliseLabel(rawLabel);
+  const inv = lib.inventory;
+  const at = inv.whereIs(label);
+  if (!at) throw badRequest(`${label} is not in library ${libraryId}`);
+  if (at.kind === 'storage') return { slot: at.num };
+  if (at.kind !== 'ie')
+    throw badRequest(`${label} is in ${formatLocation(at)}, not in an import/export slot`);
+  const home =
+    slot >= 1 && slot <= lib.config.num_slots && !inv.labelAt(storageSlot(slot))
+      ? slot
+      : inv.firstEmptyStorage();
+  if (home === undefined) throw badRequest(`library ${libraryId} has no empty storage slot for ${label}`);
+  await inv.move(at, storageSlot(home), 'api');
+  return { slot: home };
 }

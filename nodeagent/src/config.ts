@@ -11,13 +11,20 @@ export interface NodeagentConfig {
   bind: string;
   iscsiPort: number;
   iscsiOpen: boolean;
-  /** IQNs allowed to log in to the iSCSI target until the initiator registry feeds it. */
+  /**
+   * Bootstrap IQNs (VTL_ISCSI_INITIATORS) a freshly started emulator lets in until the nodeagent
+   * pushes the initiator registry, moments later; from then on only the registry counts.
+   */
   iscsiInitiators: string[];
   /** `os` asks the operating system to reboot; `record:<file>` only appends a line (tests). */
   hostPower: string;
   /** Stop the emulator when the nodeagent stops (single-node `npm start`); off on an appliance. */
   stopEmulatorOnExit: boolean;
   emulatorEntry: string;
+  /** configfs mount (LIO targets, backstores); tests point it at a kernel-like tree. */
+  configfsRoot: string;
+  /** sysfs mount (FC host ports under class/fc_host). */
+  sysfsRoot: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): NodeagentConfig {
@@ -33,6 +40,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): NodeagentConfi
     iscsiInitiators: (env.VTL_ISCSI_INITIATORS ?? '').split(',').filter(Boolean),
     hostPower: env.VTL_HOST_POWER ?? 'os',
     stopEmulatorOnExit: env.VTL_STOP_EMULATOR_ON_EXIT === '1',
+    configfsRoot: env.VTL_CONFIGFS_ROOT ?? '/sys/kernel/config',
+    sysfsRoot: env.VTL_SYSFS_ROOT ?? '/sys',
     emulatorEntry: env.VTL_EMULATOR_ENTRY ?? path.resolve(import.meta.dirname, '../../emulator/dist/main.js'),
   };
 }

@@ -19,6 +19,10 @@ import { startCartridgeReconciler } from './cartridges/cartridge-reconciler.js';
 import { driveOps } from './ops/drive-ops.js';
 import { deleteLibraryOp } from './ops/delete-library.js';
 import { rebootOp } from './ops/reboot.js';
+import { LioFcDriver } from './fabric/lio-driver.js';
+import { startFabricReconciler } from './fabric/fabric-reconciler.js';
+import { startJobExecutor } from './jobs/job-executor.js';
+import { currentBootId, interruptJobsAfterReboot } from './jobs/reboot-interrupt.js';
 
 /** Status records live under this lease: they vanish about this long after the node dies. */
 const STATUS_LEASE_TTL_SEC = 10;
@@ -64,6 +68,32 @@ runProcess('nodeagent', async (rootLogger) => {
     logger,
   });
 
+  await interruptJobsAfterReboot({ store, journal, node: config.node, bootId: await currentBootId() });
+  const jobs = await startJobExecutor({
+    store,
+    journal,
+    node: config.node,
+    supervisor,
+    publisher,
+    logger,
+    // Small chunks let tests interrupt an export half way; the engine's default otherwise.
+    chunkBytes: Number(process.env.VTL_EXPORT_CHUNK_BYTES) || undefined,
+  });
+
+  // Initiator registry and FC target: applied live; rebuilt once per data-plane generation.
+  const fabric = await startFabricReconciler({
+    store,
+    journal,
+    node: config.node,
+    supervisor,
+    driver: new LioFcDriver(config.configfsRoot, config.sysfsRoot),
+    logger: logger.child({ component: 'fabric' }),
+    report: (status) => {
+      publisher.fabric = status;
+      void publisher.publish();
+    },
+  });
+
   // One level-triggered key for the whole data plane: desired generation and libraries.
   const dataplane = startController<string>({
     name: 'dataplane',
@@ -84,6 +114,7 @@ runProcess('nodeagent', async (rootLogger) => {
       await supervisor.ensure(want);
       await publisher.publish();
       if (supervisor.status.generation !== before) carts.resync();
+      fabric.resync();
       return { requeueAfterMs: Requeue.poll };
     },
   });
@@ -116,9 +147,13 @@ runProcess('nodeagent', async (rootLogger) => {
 
   return async () => {
     await restartWatch.close();
+    // A control-plane restart interrupts running jobs (retryable, §4.2 rule 1); any other stop
+    // leaves them in their state so the next start resumes them.
+    await jobs.stop({ interrupt: controlPlaneRestart ? 'a control-plane restart' : undefined });
     await ops.stop();
     await dataplaneWatch.close();
     await dataplane.stop();
+    await fabric.stop();
     await carts.stop();
     await pools.stop();
     publisher.stop();

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { NodeFabricStatus } from './targets.js';
 
 export const DriveActivity = z.enum(['idle', 'reading', 'writing', 'mounting']);
 export type DriveActivity = z.infer<typeof DriveActivity>;
@@ -84,6 +85,8 @@ export const NodeStatus = z.object({
   }),
   libraries: z.array(ObservedLibrary),
   cartridges: z.array(ObservedCartridge),
+  /** FC target and initiator-registry state of this node; absent from nodeagents that predate it. */
+  fabric: NodeFabricStatus.optional(),
 });
 export type NodeStatus = z.infer<typeof NodeStatus>;
 

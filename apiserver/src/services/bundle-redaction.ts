@@ -30,7 +30,7 @@ function strings(value: unknown, out: Set<string>, onlySecretFields = false, fie
 export async function secretRedactor(store: Store, stateDir: string): Promise<(text: string) => string> {
   const secrets = new Set<string>();
   // Secret-named fields only: usernames and timestamps in the same records are not secrets.
-  for (const prefix of [`${ROOT}auth/`, keys.remotes.prefix])
+  for (const prefix of [`${ROOT}auth/`, keys.remotes.prefix, keys.remoteSecrets.prefix])
     for (const item of (await store.list(prefix, z.unknown())).items) strings(item.value, secrets, true);
   // Sessions are keyed by their token's hash.
   for (const key of await store.listKeys(keys.sessions.prefix)) strings(nameFromKey(key), secrets);

@@ -78,7 +78,37 @@ export function iscsiFabric(s: Snapshot) {
   };
 }
 
+/** §2.9 `fc` and `fabrics.fc` from what every node's FC target reports (no HBA anywhere: idle, healthy). */
+export function fcFabric(s: Snapshot) {
+  const withHba = s.nodes.filter((n) => n.fabric && !n.fabric.fc.no_hba).map((n) => n.fabric!.fc);
+  if (withHba.length === 0)
+    return {
+      status: {
+        target_wwn: '' as const,
+        verified: false,
+        no_hba: true,
+        detail: NO_HBA_DETAIL,
+        verified_at: '',
+      },
+      fabric: { present: false, verified: false, detail: NO_HBA_DETAIL, sessions: 0 },
+    };
+  const verified = withHba.every((f) => f.verified);
+  const detail = withHba.map((f) => f.detail).join('; ');
+  const verifiedAt = verified
+    ? withHba
+        .map((f) => f.verified_at)
+        .sort()
+        .at(-1)!
+    : '';
+  const sessions = withHba.reduce((n, f) => n + f.acls.filter((a) => a.logged_in).length, 0);
+  return {
+    status: { target_wwn: '' as const, verified, no_hba: false, detail, verified_at: verifiedAt },
+    fabric: { present: true, verified, detail, sessions },
+  };
+}
+
 export function statusView(s: Snapshot): StatusView {
+  const fc = fcFabric(s);
   const cartridges = cartridgeView(s);
   return {
     updated_at: isoNow(),
@@ -98,10 +128,10 @@ export function statusView(s: Snapshot): StatusView {
           })),
       })),
     pools: poolFigures(s),
-    fc: { target_wwn: '', verified: false, no_hba: true, detail: NO_HBA_DETAIL, verified_at: '' },
+    fc: fc.status,
     cartridges,
     fabrics: {
-      fc: { present: false, verified: false, detail: NO_HBA_DETAIL, sessions: 0 },
+      fc: fc.fabric,
       iscsi: iscsiFabric(s),
     },
   };

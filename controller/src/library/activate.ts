@@ -22,6 +22,43 @@ export const DATAPLANE_RESTART_TIMEOUT_MS = 90_000;
 /** FC result of an appliance without HBAs: nothing to build, which is the healthy state. */
 const NO_HBA = { OK: true, Detail: 'No Fibre Channel HBA present; hosts reach the libraries over iSCSI.' };
 
+/** How long activation waits for each node to rebuild its FC target for the new generation. */
+export const FC_REBUILD_TIMEOUT_MS = 30_000;
+
+/**
+ * The FC result of an activation: each node's nodeagent rebuilds its FC target and reconciles
+ * every ACL once it runs the new emulator generation, then reports whether the target verified.
+ */
+async function fcOutcome(store: Store, nodes: string[], generation: number): Promise<ApplyResponse['fc']> {
+  const results: { node: string; fc: NonNullable<NodeStatus['fabric']>['fc'] | undefined }[] = [];
+  for (const node of nodes) {
+    let fc: NonNullable<NodeStatus['fabric']>['fc'] | undefined;
+    await waitFor(
+      async () => {
+        const fabric = (await store.get(keys.nodeStatus.one(node), NodeStatus))?.value.fabric;
+        fc = fabric?.fc;
+        // A nodeagent without fabric reporting has nothing to wait for.
+        return fabric === undefined || fabric.fc.generation >= generation;
+      },
+      { timeoutMs: FC_REBUILD_TIMEOUT_MS, intervalMs: 200 },
+    ).catch(() => undefined);
+    results.push({ node, fc });
+  }
+  const withHba = results.filter((r) => r.fc && !r.fc.no_hba);
+  if (withHba.length === 0) return NO_HBA;
+  const failed = withHba.filter((r) => !r.fc!.verified || r.fc!.generation < generation);
+  return {
+    OK: failed.length === 0,
+    Detail: withHba
+      .map((r) =>
+        r.fc!.generation < generation
+          ? `${r.node}: the FC target was not rebuilt in time (${r.fc!.detail})`
+          : `${r.node}: ${r.fc!.detail}`,
+      )
+      .join('; '),
+  };
+}
+
 /**
  * Apply and data-plane restart (§4.6 rule 3, §4.2 rule 3): restart every node's tape emulator
  * with every declared library, then mark the libraries that came up live as active.
@@ -77,7 +114,8 @@ export async function activate(store: Store, what: string, ctx: OpContext): Prom
       );
     await step(`Tape emulator running on ${node} (iSCSI portal ${last.dataplane.iscsi_portal})`);
   }
-  await step(`FC target: ${NO_HBA.Detail}`);
+  const fc = await fcOutcome(store, [...nodes], generation);
+  await step(`FC target: ${fc.Detail}`);
 
   const after = await loadSnapshot(store);
   for (const lib of after.libraries.filter((l) => libraries.includes(l.id))) {
@@ -93,5 +131,5 @@ export async function activate(store: Store, what: string, ctx: OpContext): Prom
     await store.put(keys.libraryStatus.one(lib.id), status);
     await step(`Library ${lib.id} (${lib.name}) is live: active`);
   }
-  return { steps, fc: NO_HBA };
+  return { steps, fc };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CreateRemoteRequest } from '@vtl/api';
 
 /** A key of a Secret in the resource's namespace. */
 export const SecretKeyRef = z.strictObject({
@@ -7,19 +8,10 @@ export const SecretKeyRef = z.strictObject({
 });
 
 /**
- * Body of POST /api/remotes (spec §4.4) with the write-only `secret_key` replaced by a Secret
- * reference, so no credential sits in Git. Defined here because @vtl/api has no remote schema
- * yet; once it has one, derive this from it (`.omit({ secret_key: true }).extend(...)`).
+ * Body of POST /api/remotes (spec §4.4, @vtl/api CreateRemoteRequest) with the write-only
+ * `secret_key` replaced by a Secret reference, so no credential sits in Git.
  */
-export const RemoteSpec = z.strictObject({
-  name: z.string().min(1).describe('Display name of the remote'),
-  endpoint: z.string().min(1).default('s3.amazonaws.com').describe('S3 endpoint, host or host:port'),
-  region: z.string().default('').describe('Bucket region'),
-  bucket: z.string().min(1).describe('Bucket name'),
-  prefix: z.string().default('').describe('Key prefix inside the bucket'),
-  access_key: z.string().min(1).describe('Access key id'),
-  use_ssl: z.boolean().default(true).describe('Use HTTPS to reach the endpoint'),
-  path_style: z.boolean().default(false).describe('Path-style bucket addressing'),
+export const RemoteSpec = CreateRemoteRequest.omit({ secret_key: true }).extend({
   secretRef: SecretKeyRef.describe('Where the secret access key is kept'),
 });
 export type RemoteSpec = z.infer<typeof RemoteSpec>;

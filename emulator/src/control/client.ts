@@ -10,6 +10,7 @@ import type {
   MintResult,
   ParamsOf,
   Response,
+  SetAccessResult,
   StatusResult,
   UnloadResult,
 } from './protocol.js';
@@ -124,6 +125,41 @@ export class EmulatorClient {
   /** Asks the emulator to exit cleanly; resolves once it has accepted. */
   shutdown(): Promise<Record<string, never>> {
     return this.call('shutdown', undefined) as Promise<Record<string, never>>;
+  }
+
+  /** Keeps a cartridge out of every drive while an offsite job works on it. */
+  hold(params: ParamsOf<'hold'>): Promise<Record<string, never>> {
+    return this.call('hold', params) as Promise<Record<string, never>>;
+  }
+
+  /** Ends a hold. */
+  release(params: ParamsOf<'release'>): Promise<Record<string, never>> {
+    return this.call('release', params) as Promise<Record<string, never>>;
+  }
+
+  /** Turns a cartridge image into a labelled stub (data deleted). */
+  evict(params: ParamsOf<'evict'>): Promise<Record<string, never>> {
+    return this.call('evict', params) as Promise<Record<string, never>>;
+  }
+
+  /** Replaces a cartridge image with the one unpacked in a staging directory of the same pool. */
+  swapIn(params: ParamsOf<'swap_in'>): Promise<Record<string, never>> {
+    return this.call('swap_in', params) as Promise<Record<string, never>>;
+  }
+
+  /** Replaces the iSCSI initiator registry; sessions of removed initiators drop, others stay. */
+  setAccess(params: ParamsOf<'set_access'>): Promise<SetAccessResult> {
+    return this.call('set_access', params) as Promise<SetAccessResult>;
+  }
+
+  /** Adds a cartridge unpacked in a staging directory to the first empty import/export slot. */
+  placeInIe(params: ParamsOf<'place_in_ie'>): Promise<{ slot: number }> {
+    return this.call('place_in_ie', params) as Promise<{ slot: number }>;
+  }
+
+  /** Moves a cartridge from an import/export slot back into a storage slot. */
+  returnToSlot(params: ParamsOf<'return_to_slot'>): Promise<{ slot: number }> {
+    return this.call('return_to_slot', params) as Promise<{ slot: number }>;
   }
 
   /** Stops reconnecting, fails pending calls and drops the connection. Safe to call twice. */

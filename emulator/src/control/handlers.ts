@@ -1,7 +1,15 @@
 import { badRequest } from '@vtl/api';
 import type { DataPlane } from '../dataplane.js';
-import { mint, remove } from '../library-ops.js';
-import type { HelloResult, LoadResult, Method, MintResult, StatusResult, UnloadResult } from './protocol.js';
+import { evict, mint, placeInIe, remove, returnToSlot, swapIn } from '../library-ops.js';
+import type {
+  HelloResult,
+  LoadResult,
+  Method,
+  MintResult,
+  SetAccessResult,
+  StatusResult,
+  UnloadResult,
+} from './protocol.js';
 
 export type Handler = (params: unknown) => Promise<unknown>;
 export type Handlers = Record<Method, Handler>;
@@ -33,6 +41,7 @@ export function createHandlers(dp: DataPlane, requestShutdown: () => void): Hand
     status: async (): Promise<StatusResult> => ({
       libraries: await dp.status(),
       iscsi_sessions: dp.transport?.sessions?.() ?? 0,
+      iscsi_logins: dp.transport?.logins?.() ?? [],
     }),
     mint: async (p): Promise<MintResult> => mint(dp, int(p, 'library'), str(p, 'label'), int(p, 'slot')),
     remove: async (p) => remove(dp, int(p, 'library'), str(p, 'label')),
@@ -49,6 +58,33 @@ export function createHandlers(dp: DataPlane, requestShutdown: () => void): Hand
       const moved = await lib.inventory.unload(int(p, 'drive'), { force: force === true });
       const slot = moved.to.kind === 'ie' ? -moved.to.num : moved.to.num;
       return { detail: moved.detail, slot };
+    },
+    hold: async (p) => {
+      await dp
+        .library(int(p, 'library'))
+        .inventory.hold(str(p, 'label').trim().toUpperCase(), str(p, 'holder'));
+      return {};
+    },
+    release: async (p) => {
+      await dp.library(int(p, 'library')).inventory.release(str(p, 'label').trim().toUpperCase());
+      return {};
+    },
+    evict: async (p) => evict(dp, int(p, 'library'), str(p, 'label')),
+    swap_in: async (p) => swapIn(dp, int(p, 'library'), str(p, 'label'), str(p, 'staging')),
+    place_in_ie: async (p) => placeInIe(dp, int(p, 'library'), str(p, 'label'), str(p, 'staging')),
+    return_to_slot: async (p) => returnToSlot(dp, int(p, 'library'), str(p, 'label'), int(p, 'slot')),
+    set_access: async (p): Promise<SetAccessResult> => {
+      const list = field(p, 'initiators');
+      if (!Array.isArray(list)) throw badRequest('params.initiators must be an array');
+      const initiators = list.map((entry, i) => {
+        const libraries = field(entry, 'libraries');
+        if (!Array.isArray(libraries) || libraries.some((l) => !Number.isInteger(l)))
+          throw badRequest(`params.initiators[${i}].libraries must be library ids`);
+        return { name: str(entry, 'name'), libraries: libraries as number[] };
+      });
+      if (!dp.transport?.setAccess)
+        throw badRequest('this data plane has no iSCSI target to apply access to');
+      return { dropped: dp.transport.setAccess(initiators) };
     },
     shutdown: async () => {
       setImmediate(requestShutdown);

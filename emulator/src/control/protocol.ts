@@ -67,11 +67,18 @@ export interface EmuEvent {
 export type Request =
   | { id: number; method: 'hello' } // → { pid, generation, started_at, iscsi_portal }
   | { id: number; method: 'status' } // → { libraries: EmuLibrary[] }
+  | { id: number; method: 'set_access'; params: { initiators: InitiatorAccess[] } } // → SetAccessResult; replaces the iSCSI initiator registry live
   | { id: number; method: 'mint'; params: { library: number; label: string; slot: number } } // → { label, slot }; creates the VOL1 image and places it; idempotent if that label already sits in that slot
   | { id: number; method: 'remove'; params: { library: number; label: string } } // → {} ; deletes image + inventory entry; refused while loaded
   | { id: number; method: 'load'; params: { library: number; drive: number; label: string } } // → { detail }
   | { id: number; method: 'unload'; params: { library: number; drive: number; force?: boolean } } // → { detail, slot }; force (library delete) skips the busy check and the 15 s quiet window
-  | { id: number; method: 'shutdown' }; // → {} then the process exits cleanly
+  | { id: number; method: 'shutdown' } // → {} then the process exits cleanly
+  | { id: number; method: 'hold'; params: { library: number; label: string; holder: string } } // → {}; keeps the cartridge out of drives; refused while loaded
+  | { id: number; method: 'release'; params: { library: number; label: string } } // → {}
+  | { id: number; method: 'evict'; params: { library: number; label: string } } // → {}; image becomes a labelled stub; refused while loaded
+  | { id: number; method: 'swap_in'; params: { library: number; label: string; staging: string } } // → {}; replaces the image with the unpacked one in `staging` (same pool); refused while loaded
+  | { id: number; method: 'place_in_ie'; params: { library: number; label: string; staging: string } } // → { slot }; a new cartridge from `staging` into the first empty I/E slot
+  | { id: number; method: 'return_to_slot'; params: { library: number; label: string; slot: number } }; // → { slot }; from an I/E slot back to storage slot `slot` (or the first empty one)
 
 export type Response =
   | { id: number; ok: true; result: unknown }
@@ -90,6 +97,8 @@ export interface StatusResult {
   libraries: EmuLibrary[];
   /** Logged-in iSCSI sessions (normal sessions, every initiator). */
   iscsi_sessions: number;
+  /** Initiator names with a normal iSCSI session now. */
+  iscsi_logins?: string[];
 }
 export interface MintResult {
   label: string;
@@ -101,6 +110,16 @@ export interface LoadResult {
 export interface UnloadResult {
   detail: string;
   slot: number;
+}
+
+/** One registered iSCSI initiator and the libraries it may see (empty: none). */
+export interface InitiatorAccess {
+  name: string;
+  libraries: number[];
+}
+export interface SetAccessResult {
+  /** Sessions dropped because their initiator left the registry. */
+  dropped: number;
 }
 
 export type Method = Request['method'];

@@ -76,6 +76,8 @@ export class LibraryInventory {
   private readonly now: () => number;
   private readonly guardMs: number;
   private hooks: DriveMediaHooks;
+  /** Cartridges an offsite job holds (label → holder): no move into a drive until released. */
+  private readonly holds = new Map<string, string>();
 
   private constructor(
     readonly geometry: LibraryGeometry,
@@ -165,6 +167,47 @@ export class LibraryInventory {
       const next = cloneInventory(this.state);
       next.storage[slot - 1] = label;
       await this.commit(next);
+    });
+  }
+
+  /**
+   * Keeps a cartridge out of every drive while a job reads or replaces its image. Refused while
+   * it is in a drive; idempotent for the same holder. Held in memory: the job re-holds after a restart.
+   */
+  hold(label: string, holder: string): Promise<void> {
+    return this.queue.run(async () => {
+      const at = this.whereIs(label);
+      if (!at) throw badRequest(`${label} is not in library ${this.id}`);
+      if (at.kind === 'drive')
+        throw badRequest(`${label} is loaded in drive ${at.num}; it must be unloaded first`);
+      const other = this.holds.get(label);
+      if (other && other !== holder) throw badRequest(`${label} is held by ${other}`);
+      this.holds.set(label, holder);
+    });
+  }
+
+  /** Ends a hold; a no-op when none is held. */
+  release(label: string): Promise<void> {
+    return this.queue.run(async () => {
+      this.holds.delete(label);
+    });
+  }
+
+  /**
+   * Puts an imported cartridge into the first empty import/export slot, where the host finds it
+   * as if an operator had inserted it. Idempotent: a label already in the library stays where it is.
+   */
+  placeInIe(label: string): Promise<number> {
+    return this.queue.run(async () => {
+      const at = this.whereIs(label);
+      if (at) return at.kind === 'ie' ? at.num : 0;
+      const free = this.state.ie.indexOf('');
+      if (free < 0)
+        throw badRequest(`library ${this.id} has no empty import/export slot; remove a cartridge from one`);
+      const next = cloneInventory(this.state);
+      next.ie[free] = label;
+      await this.commit(next);
+      return free + 1;
     });
   }
 
@@ -258,6 +301,8 @@ export class LibraryInventory {
     const held = this.labelAt(to);
     if (held)
       throw badRequest(`${describeElement(to)} of library ${this.id} holds ${held}; choose an empty one`);
+    const holder = to.kind === 'drive' ? this.holds.get(label) : undefined;
+    if (holder) throw badRequest(`${label} is held by ${holder} (offsite transfer); retry when it finished`);
     if (from.kind === 'drive') {
       const refusal = force
         ? undefined

@@ -6,6 +6,7 @@ import { MediaError, isErrno } from './errors.js';
 import { IndexFile, type IndexEntry } from './index-file.js';
 import { IMAGE_FILES, earlyWarningAt, readMeta, writeMeta, type CartridgeMeta } from './layout.js';
 import { readMam, updateMam, type MamAttributes } from './mam.js';
+import { ReadAhead, readBytes } from './read-ahead.js';
 import { recoverImage } from './recovery.js';
 import { spaceBlocks, spaceFilemarks, type SpaceResult, type TapeView } from './space.js';
 
@@ -45,6 +46,7 @@ export class Cartridge {
   private posFilemarks = 0;
   private closed = false;
   private readonly queue = new SerialQueue();
+  private readonly readAhead: ReadAhead;
 
   private constructor(
     readonly dir: string,
@@ -53,7 +55,9 @@ export class Cartridge {
     private readonly data: FileHandle,
     private dataEnd: number,
     private filemarks: number,
-  ) {}
+  ) {
+    this.readAhead = new ReadAhead(data);
+  }
 
   /** Opens an image for I/O, repairing a torn tail left by a crash. A stub raises `stub`. */
   static async open(dir: string): Promise<Cartridge> {
@@ -114,9 +118,14 @@ export class Cartridge {
     };
   }
 
-  /** Appends one data block at the current position, discarding anything after it. */
-  writeBlock(block: Buffer): Promise<WriteResult> {
-    return this.exclusive(async () => {
+  /**
+   * Appends one data block at the current position, discarding anything after it. Resolves
+   * once the data and its index entry are in the OS (so a kill -9 keeps the block); the index
+   * write overlaps the next block's data write, which may start as soon as this data is down.
+   */
+  async writeBlock(block: Buffer): Promise<WriteResult> {
+    let indexed: Promise<void> | undefined;
+    const result = await this.exclusive(async () => {
       this.assertWritable();
       if (block.length === 0) throw new MediaError('invalid', 'a data block needs at least one byte');
       const start = await this.writeOffset();
@@ -124,24 +133,25 @@ export class Cartridge {
         throw new MediaError('end_of_medium', `${this.label} is full (${this.capacityBytes} bytes)`);
       }
       await this.cutAtPosition(start);
-      let done = 0;
-      while (done < block.length) {
-        const { bytesWritten } = await this.data.write(block, done, block.length - done, start + done);
-        done += bytesWritten;
-      }
+      const written = this.writeData(block, start);
+      // The checksum is computed while a pool thread copies the block into the page cache.
+      const crc = crc32(block);
+      await written;
       // Data first, index second: an index entry never points at bytes that were not written.
       const entry: IndexEntry = {
         kind: 'block',
         offset: start,
         length: block.length,
         filemarksBefore: this.posFilemarks,
-        crc: crc32(block),
+        crc,
       };
-      await this.index.append(entry);
+      indexed = this.index.appendQueued(entry);
       this.dataEnd = start + block.length;
       this.pos += 1;
       return this.writeResult();
     });
+    await indexed;
+    return result;
   }
 
   /** Writes n filemarks at the current position, discarding anything after it. */
@@ -168,24 +178,37 @@ export class Cartridge {
     });
   }
 
-  /** Reads the object at the position and moves past it; a block longer than maxLen is cut. */
+  /**
+   * Reads the object at the position and moves past it; a block longer than maxLen is cut.
+   * The data comes from the block buffer pool: a holder that is done with it may give it back.
+   */
   readBlock(maxLen: number): Promise<ReadResult> {
-    return this.exclusive(async () => {
-      if (this.pos === this.index.count) return { kind: 'eod' };
-      const e = await this.index.get(this.pos);
-      this.pos += 1;
-      if (e.kind === 'filemark') {
-        this.posFilemarks += 1;
-        return { kind: 'filemark' };
-      }
-      const n = Math.max(0, Math.min(maxLen, e.length));
-      const buf = Buffer.alloc(n);
-      const { bytesRead } = await this.data.read(buf, 0, n, e.offset);
-      if (bytesRead !== n || (n === e.length && crc32(buf) !== e.crc)) {
-        throw new MediaError('corrupt', `${this.label}: block ${this.pos - 1} fails its checksum`);
-      }
-      return { kind: 'data', data: buf, length: e.length };
-    });
+    return this.exclusive(
+      async () => {
+        if (this.pos === this.index.count) return { kind: 'eod' };
+        const object = this.pos;
+        const e = await this.index.get(object);
+        this.pos += 1;
+        if (e.kind === 'filemark') {
+          this.posFilemarks += 1;
+          void this.readAhead.drop();
+          return { kind: 'filemark' };
+        }
+        const n = Math.max(0, Math.min(maxLen, e.length));
+        const { buf, bytesRead } = await (this.readAhead.take(object, e.offset, n) ??
+          readBytes(this.data, e.offset, n));
+        if (bytesRead !== n || (n === e.length && crc32(buf) !== e.crc)) {
+          throw new MediaError('corrupt', `${this.label}: block ${object} fails its checksum`);
+        }
+        // Reading whole blocks in sequence: fetch the next one while this one goes to the host.
+        if (n === e.length && this.pos < this.index.count) {
+          const next = await this.index.get(this.pos);
+          if (next.kind === 'block') this.readAhead.start(this.pos, next.offset, next.length);
+        }
+        return { kind: 'data', data: buf, length: e.length };
+      },
+      { keepReadAhead: true },
+    );
   }
 
   /** Moves to an object number; beyond end of data it stops at end of data (check `eod`). */
@@ -262,6 +285,7 @@ export class Cartridge {
       if (this.closed) return;
       this.closed = true;
       try {
+        await this.readAhead.drop();
         await this.syncNow();
       } finally {
         await this.index.close();
@@ -275,14 +299,17 @@ export class Cartridge {
     return this.queue.run(async () => {
       if (this.closed) return;
       this.closed = true;
+      await this.readAhead.drop();
       await this.index.close();
       await this.data.close();
     });
   }
 
-  private exclusive<T>(op: () => Promise<T>): Promise<T> {
+  /** Runs an operation alone; anything but a sequential read drops the read-ahead block. */
+  private exclusive<T>(op: () => Promise<T>, opts: { keepReadAhead?: boolean } = {}): Promise<T> {
     return this.queue.run(async () => {
       if (this.closed) throw new MediaError('closed', `${this.label} is no longer open`);
+      if (!opts.keepReadAhead) void this.readAhead.drop();
       return op();
     });
   }
@@ -292,6 +319,12 @@ export class Cartridge {
     await this.data.datasync();
     await this.index.datasync();
     await this.index.markSynced(this.index.count);
+  }
+
+  private async writeData(block: Buffer, at: number): Promise<void> {
+    for (let done = 0; done < block.length;) {
+      done += (await this.data.write(block, done, block.length - done, at + done)).bytesWritten;
+    }
   }
 
   private assertWritable(): void {

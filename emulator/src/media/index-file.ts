@@ -66,10 +66,32 @@ function filemarksThrough(e: IndexEntry): number {
   return e.filemarksBefore + (e.kind === 'filemark' ? 1 : 0);
 }
 
+interface Deferred {
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+function deferred(): Deferred {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // Appenders await it; this keeps a failure nobody waits for from crashing the process.
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
+
 export class IndexFile {
   private readonly window = Buffer.alloc(WINDOW * ENTRY_SIZE);
   private windowStart = 0;
   private windowCount = 0;
+  /** Appended entries not yet handed to a write, contiguous from object `first`. */
+  private queued: ({ first: number; entries: Buffer[] } & Deferred) | undefined;
+  /** The write in flight, if any; at most one, so entries reach the file in order. */
+  private writing: Promise<void> | undefined;
 
   private constructor(
     private readonly handle: FileHandle,
@@ -126,6 +148,8 @@ export class IndexFile {
 
   /** Loads the window holding entry i: forward from i, or ending at i when moving backwards. */
   private async fill(i: number): Promise<void> {
+    // Entries still being written behind must be on file before the file is read.
+    await this.settle();
     const start = i < this.windowStart ? Math.max(0, i - WINDOW + 1) : i;
     const n = Math.min(WINDOW, this.count - start);
     const bytes = n * ENTRY_SIZE;
@@ -135,19 +159,63 @@ export class IndexFile {
     this.windowCount = n;
   }
 
-  async append(entry: IndexEntry): Promise<void> {
+  /** Appends an entry and waits until it is written to the OS. */
+  append(entry: IndexEntry): Promise<void> {
+    return this.appendQueued(entry);
+  }
+
+  /**
+   * Appends an entry now (count, window) and writes it behind: entries queued while an
+   * earlier write is in flight go out together in one write. The promise settles when this
+   * entry is in the file (or failed to get there).
+   */
+  appendQueued(entry: IndexEntry): Promise<void> {
     const i = this.count;
     const buf = encodeEntry(entry);
-    await this.handle.write(buf, 0, ENTRY_SIZE, HEADER_SIZE + i * ENTRY_SIZE);
     this.count = i + 1;
     if (i === this.windowStart + this.windowCount && this.windowCount < WINDOW) {
       buf.copy(this.window, this.windowCount * ENTRY_SIZE);
       this.windowCount += 1;
     }
+    this.queued ??= { first: i, entries: [], ...deferred() };
+    this.queued.entries.push(buf);
+    const written = this.queued.promise;
+    this.startWrite();
+    return written;
+  }
+
+  /** Waits until every appended entry has been written (or has failed for its appender). */
+  private async settle(): Promise<void> {
+    while (this.writing || this.queued) {
+      this.startWrite();
+      await this.writing;
+    }
+  }
+
+  private startWrite(): void {
+    const batch = this.queued;
+    if (this.writing || !batch) return;
+    this.queued = undefined;
+    this.writing = (async () => {
+      try {
+        const bytes = batch.entries.length === 1 ? batch.entries[0]! : Buffer.concat(batch.entries);
+        const at = HEADER_SIZE + batch.first * ENTRY_SIZE;
+        for (let done = 0; done < bytes.length;) {
+          done += (await this.handle.write(bytes, done, bytes.length - done, at + done)).bytesWritten;
+        }
+        batch.resolve();
+      } catch (err) {
+        batch.reject(err);
+      } finally {
+        this.writing = undefined;
+        this.startWrite();
+      }
+    })();
   }
 
   /** Keeps the first n entries. */
   async truncate(n: number): Promise<void> {
+    await this.settle();
     await this.handle.truncate(HEADER_SIZE + n * ENTRY_SIZE);
     this.count = n;
     this.tornTail = false;
@@ -157,6 +225,7 @@ export class IndexFile {
 
   /** Records that the first n objects are durable; callers fsync data first. */
   async markSynced(n: number): Promise<void> {
+    await this.settle();
     const buf = Buffer.alloc(8);
     buf.writeBigUInt64LE(BigInt(n));
     await this.handle.write(buf, 0, 8, SYNCED_AT);
@@ -182,10 +251,12 @@ export class IndexFile {
   }
 
   async datasync(): Promise<void> {
+    await this.settle();
     await this.handle.datasync();
   }
 
   async close(): Promise<void> {
+    await this.settle();
     await this.handle.close();
   }
 }

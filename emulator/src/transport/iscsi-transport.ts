@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { DataPlane, TransportStarter } from '../dataplane.js';
 import { buildDataPlaneLuns } from '../dataplane-luns.js';
 import { startIscsiTarget } from './iscsi/target.js';
+import { IscsiAccessTable } from './iscsi-access.js';
 
 /** The one iSCSI target a node serves: every library's changer and drives are its LUNs. */
 export function nodeTargetName(node: string): string {
@@ -9,15 +10,17 @@ export function nodeTargetName(node: string): string {
 }
 
 /**
- * Serves the data plane over iSCSI. Initiators are hard-denied unless their IQN is on the
- * allow-list of the configuration (the initiator registry feeds it), or the target is open.
+ * Serves the data plane over iSCSI. Initiators are hard-denied unless the initiator registry
+ * (pushed by the nodeagent with `set_access`; until the first push, the configuration's
+ * bootstrap allow-list) names them, or the target is open. Each sees only the LUNs of the
+ * libraries in its scope, re-read on every command, so a scope change applies without a logout.
  */
 export function iscsiTransport(logger: Logger): TransportStarter {
   return async (dp: DataPlane) => {
     const { iscsi, node } = dp.config;
     const devices = await buildDataPlaneLuns(dp);
     const targetName = nodeTargetName(node);
-    const allowed = new Set(iscsi.allowed_initiators);
+    const access = new IscsiAccessTable(devices.luns, devices.layout, iscsi.allowed_initiators, iscsi.open);
     if (iscsi.open)
       logger.warn(
         'VTL_ISCSI_OPEN is on: every iSCSI initiator may log in and sees every LUN (demos and tests only)',
@@ -28,9 +31,8 @@ export function iscsiTransport(logger: Logger): TransportStarter {
         bind: iscsi.bind,
         port: iscsi.port,
         targetName,
-        luns: devices.luns,
-        open: iscsi.open,
-        authorize: (name) => allowed.has(name),
+        luns: (name) => access.lunsFor(name),
+        authorize: (name) => access.allows(name),
         logger: logger.child({ component: 'iscsi' }),
       });
     } catch (err) {
@@ -50,6 +52,20 @@ export function iscsiTransport(logger: Logger): TransportStarter {
       changerName: (library) => `${targetName}:lun${lunOf(library, 'changer')}`,
       driveName: (library, drive) => `${targetName}:lun${lunOf(library, 'drive', drive)}`,
       sessions: () => target.sessions().filter((s) => s.type === 'Normal').length,
+      logins: () => [
+        ...new Set(
+          target
+            .sessions()
+            .filter((s) => s.type === 'Normal')
+            .map((s) => s.initiatorName.toLowerCase()),
+        ),
+      ],
+      setAccess: (initiators) => {
+        const removed = access.replace(initiators);
+        const dropped = removed.reduce((n, name) => n + target.disconnect(name), 0);
+        if (removed.length > 0) logger.info({ removed, dropped }, 'iSCSI initiators deregistered');
+        return dropped;
+      },
       stop: async () => {
         await target.stop();
         await devices.close();

@@ -2,6 +2,7 @@ import {
   isoNow,
   keys,
   type Drive,
+  type NodeFabricStatus,
   type NodeStatus,
   type ObservedCartridge,
   type ObservedLibrary,
@@ -53,6 +54,8 @@ export class NodeStatusPublisher {
   private again = false;
   /** The emulator's libraries as last seen, for the reconcilers of this node. */
   libraries: EmuLibrary[] = [];
+  /** The fabric reconciler's latest report (FC target, registry apply), published with the rest. */
+  fabric: NodeFabricStatus | undefined;
 
   constructor(
     private readonly opts: {
@@ -98,6 +101,7 @@ export class NodeStatusPublisher {
       dataplane: { ...this.opts.supervisor.status, iscsi_sessions: seen.iscsi_sessions },
       libraries: observed.map((s) => s.library),
       cartridges: observed.flatMap((s) => s.cartridges),
+      ...(this.fabric ? { fabric: this.fabric } : {}),
     };
     const fingerprint = JSON.stringify(status);
     if (fingerprint === this.last) return;

@@ -161,7 +161,7 @@ export class IscsiConnection {
       logger: this.logger,
       limits: this.opts.policy.limits,
       commandWindow: this.opts.commandWindow,
-      send: (bhs, data) => this.writer.send(bhs, data),
+      send: (bhs, data, onSent) => this.writer.send(bhs, data, onSent),
       batch: (fn) => this.writer.batch(fn),
       close: (reason) => this.close(reason),
       pingAnswered: (ttt) => this.pingAnswered(ttt),

@@ -37,6 +37,20 @@ describe('PduReader', () => {
     expect(p.data.buffer).toBe(wire.buffer);
   });
 
+  it('hands a large segment spread over chunks out as slices, and whole on demand', () => {
+    const reader = new PduReader(1 << 20);
+    const data = Buffer.alloc(200_001);
+    for (let i = 0; i < data.length; i++) data[i] = i % 251;
+    const wire = pdu(data);
+    for (let at = 0; at < wire.length; at += 65536) reader.push(wire.subarray(at, at + 65536));
+    const p = reader.next()!;
+    expect(p.pieces!.length).toBeGreaterThan(1);
+    expect(p.pieces!.every((piece) => piece.buffer === wire.buffer)).toBe(true);
+    expect(Buffer.concat([...p.pieces!]).equals(data)).toBe(true);
+    expect(p.data.equals(data)).toBe(true);
+    expect(reader.bufferedBytes).toBe(0);
+  });
+
   it('checks header and data digests', () => {
     const reader = new PduReader(1 << 20);
     reader.headerDigest = reader.dataDigest = true;

@@ -1,3 +1,4 @@
+import { POOLED_MIN, takeBlockBuffer } from '../../media/block-buffers.js';
 import { crc32c } from './crc32c.js';
 import { BHS_LENGTH, type IncomingPdu, dataSegmentLength } from './pdu.js';
 
@@ -14,7 +15,7 @@ interface PendingHeader {
 
 /**
  * Cuts the TCP byte stream into PDUs. Headers are sliced out of the received chunks without
- * copying; a data segment is copied only when it spans chunks. Digests apply from the PDU after
+ * copying; a data segment is copied only when it spans chunks (into a pooled block buffer). Digests apply from the PDU after
  * the login phase, so the connection flips the flags between two calls to next().
  */
 export class PduReader {
@@ -44,6 +45,9 @@ export class PduReader {
     const digestLength = dataLength > 0 && this.dataDigest ? 4 : 0;
     if (this.buffered < padded + digestLength) return undefined;
     this.header = undefined;
+    if (digestLength === 0 && dataLength >= POOLED_MIN && this.chunks[0]!.length < padded) {
+      return piecesPdu(bhs, ahs, this.slices(padded, dataLength));
+    }
     const segment = padded > 0 ? this.take(padded) : Buffer.alloc(0);
     let dataDigestError = false;
     if (digestLength) {
@@ -91,9 +95,28 @@ export class PduReader {
     return this.gather(n, true);
   }
 
-  /** Copies n bytes that span chunks into one buffer; consumes them when asked. */
+  /** Consumes n bytes as slices of the chunks (no copy); the slices cover the first `keep` bytes. */
+  private slices(n: number, keep: number): Buffer[] {
+    const out: Buffer[] = [];
+    for (let left = n; left > 0;) {
+      const chunk = this.chunks[0]!;
+      const part = Math.min(chunk.length, left);
+      const kept = Math.min(part, Math.max(0, keep - (n - left)));
+      if (kept > 0) out.push(chunk.subarray(0, kept));
+      if (part === chunk.length) this.chunks.shift();
+      else this.chunks[0] = chunk.subarray(part);
+      left -= part;
+    }
+    this.buffered -= n;
+    return out;
+  }
+
+  /**
+   * Copies n bytes that span chunks into one buffer; consumes them when asked. Block-sized
+   * data segments land in a pooled buffer that the SCSI task gives back once it is done.
+   */
   private gather(n: number, consume: boolean): Buffer {
-    const out = Buffer.allocUnsafe(n);
+    const out = takeBlockBuffer(n);
     let filled = 0;
     let i = 0;
     while (filled < n) {
@@ -112,4 +135,23 @@ export class PduReader {
     if (consume) this.buffered -= n;
     return out;
   }
+}
+
+/** A PDU whose data segment stays in pieces until someone asks for it whole. */
+function piecesPdu(bhs: Buffer, ahs: Buffer | undefined, pieces: Buffer[]): IncomingPdu {
+  let whole: Buffer | undefined;
+  return {
+    bhs,
+    ahs,
+    pieces,
+    dataDigestError: false,
+    get data(): Buffer {
+      if (!whole) {
+        whole = takeBlockBuffer(pieces.reduce((n, p) => n + p.length, 0));
+        let at = 0;
+        for (const p of pieces) at += p.copy(whole, at);
+      }
+      return whole;
+    },
+  };
 }

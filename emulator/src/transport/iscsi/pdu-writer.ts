@@ -14,14 +14,15 @@ export class PduWriter {
 
   constructor(private readonly socket: Socket) {}
 
-  send(bhs: Buffer, data?: Buffer): void {
+  /** Queues one PDU; `onSent` runs once the socket has taken the data segment (not on failure to queue). */
+  send(bhs: Buffer, data?: Buffer, onSent?: () => void): void {
     if (this.socket.destroyed || this.socket.writableEnded) return;
     const own = this.corked === 0;
     if (own) this.socket.cork();
     this.socket.write(bhs);
     if (this.headerDigest) this.socket.write(digestBytes(crc32c(bhs)));
     if (data && data.length > 0) {
-      this.socket.write(data);
+      this.socket.write(data, onSent);
       const pad = PADDING[(4 - (data.length & 3)) & 3]!;
       if (pad.length) this.socket.write(pad);
       if (this.dataDigest) this.socket.write(digestBytes(crc32c(pad, crc32c(data))));

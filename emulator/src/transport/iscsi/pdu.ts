@@ -45,10 +45,20 @@ export const RejectReason = {
 export interface IncomingPdu {
   bhs: Buffer;
   ahs: Buffer | undefined;
-  /** The data segment without padding. */
-  data: Buffer;
+  /** The data segment without padding (gathered on first use when it arrived as `pieces`). */
+  readonly data: Buffer;
+  /**
+   * A large data segment spread over several socket chunks, as slices of them: a SCSI task
+   * copies these straight into its transfer buffer instead of gathering them first.
+   */
+  pieces?: readonly Buffer[];
   /** The data digest did not match (only when DataDigest=CRC32C). */
   dataDigestError: boolean;
+}
+
+/** Length of the data segment without gathering it. */
+export function dataLengthOf(pdu: IncomingPdu): number {
+  return pdu.pieces ? pdu.pieces.reduce((n, p) => n + p.length, 0) : pdu.data.length;
 }
 
 export function opcodeOf(bhs: Buffer): number {

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { giveBlockBuffer, takeBlockBuffer } from '../../media/block-buffers.js';
 import { executeRouted, routedDataOutLength } from '../../scsi/lun-router.js';
 import { checkCondition } from '../../scsi/result.js';
 import { Sense } from '../../scsi/sense.js';
@@ -6,7 +7,16 @@ import { ScsiStatus, SenseKey } from '../../scsi/constants.js';
 import type { LunMap, ScsiResult } from '../../scsi/types.js';
 import type { SessionParams } from './negotiation.js';
 import { type SeqNumbers, dataIn, r2t, scsiResponse } from './pdu-builders.js';
-import { FINAL, type IncomingPdu, RESERVED_TAG, RejectReason, flagsOf, ittOf, word20 } from './pdu.js';
+import {
+  FINAL,
+  type IncomingPdu,
+  RESERVED_TAG,
+  RejectReason,
+  dataLengthOf,
+  flagsOf,
+  ittOf,
+  word20,
+} from './pdu.js';
 
 const DATA_OFFSET_ERROR = [0x4b, 0x05] as const;
 
@@ -19,7 +29,7 @@ export interface TaskHost {
   readonly logger: Logger;
   /** Sequence numbers for the next PDU; `advance` consumes a StatSN. */
   sn(advance: boolean): SeqNumbers;
-  send(bhs: Buffer, data?: Buffer): void;
+  send(bhs: Buffer, data?: Buffer, onSent?: () => void): void;
   batch(fn: () => void): void;
   nextTtt(): number;
   luns(): LunMap;
@@ -44,6 +54,9 @@ type TaskState = 'collecting' | 'running' | 'done' | 'aborted';
 /**
  * One SCSI command from arrival to status: collects data-out (immediate, unsolicited, then R2T
  * bursts), runs it on the LUN, and returns data-in with the status collapsed into the last PDU.
+ *
+ * Block-sized buffers are recycled (media/block-buffers): the data-out buffer once the device
+ * is done with it, the data-in once the socket has taken it. Devices copy what they keep.
  */
 export class ScsiTask {
   readonly itt: number;
@@ -90,9 +103,10 @@ export class ScsiTask {
     this.needed = this.write ? routedDataOutLength(host.luns(), lun, this.cdb) : 0;
     this.want = Math.min(this.needed, this.edtl);
     this.unsolicitedDone = (flags & FINAL) !== 0;
-    if (pdu.data.length > 0) this.place(0, pdu.data);
-    this.unsolicitedBytes = pdu.data.length;
-    this.unsolicited.nextOffset = pdu.data.length;
+    const immediate = dataLengthOf(pdu);
+    if (immediate > 0) this.placePdu(0, pdu);
+    this.unsolicitedBytes = immediate;
+    this.unsolicited.nextOffset = immediate;
   }
 
   get opcode(): number {
@@ -106,10 +120,11 @@ export class ScsiTask {
 
   dataOut(pdu: IncomingPdu): void {
     if (this.state !== 'collecting') return;
-    const { bhs, data } = pdu;
+    const { bhs } = pdu;
+    const length = dataLengthOf(pdu);
     const ttt = word20(bhs);
     const offset = bhs.readUInt32BE(40);
-    if (offset + data.length > this.edtl) return this.sequenceError(bhs);
+    if (offset + length > this.edtl) return this.sequenceError(bhs);
     const sequence =
       ttt === RESERVED_TAG ? (this.unsolicitedDone ? undefined : this.unsolicited) : this.r2ts.get(ttt);
     if (!sequence) return this.host.reject(RejectReason.INVALID_PDU_FIELD, bhs);
@@ -117,16 +132,16 @@ export class ScsiTask {
     if (bhs.readUInt32BE(36) !== sequence.nextDataSn || offset !== sequence.nextOffset)
       return this.sequenceError(bhs);
     sequence.nextDataSn++;
-    sequence.nextOffset += data.length;
+    sequence.nextOffset += length;
     if (ttt === RESERVED_TAG) {
-      this.place(offset, data);
-      this.unsolicitedBytes = Math.max(this.unsolicitedBytes, offset + data.length);
+      this.placePdu(offset, pdu);
+      this.unsolicitedBytes = Math.max(this.unsolicitedBytes, offset + length);
       if ((flagsOf(bhs) & FINAL) !== 0) this.unsolicitedDone = true;
     } else {
       const burst = sequence as OutstandingR2t;
-      if (offset + data.length > burst.offset + burst.length) return this.sequenceError(bhs);
-      this.place(offset, data);
-      burst.received += data.length;
+      if (offset + length > burst.offset + burst.length) return this.sequenceError(bhs);
+      this.placePdu(offset, pdu);
+      burst.received += length;
       if (burst.received >= burst.length) this.r2ts.delete(ttt);
     }
     this.progress();
@@ -160,6 +175,17 @@ export class ScsiTask {
     this.fail(checkCondition(Sense.of(SenseKey.ABORTED_COMMAND, DATA_OFFSET_ERROR)));
   }
 
+  /** Places a PDU's data segment; one that arrived in pieces is copied piece by piece, never gathered. */
+  private placePdu(offset: number, pdu: IncomingPdu): void {
+    if (!pdu.pieces) return this.place(offset, pdu.data);
+    let at = offset;
+    for (const piece of pdu.pieces) {
+      if (at >= this.want) return;
+      this.buffer ??= takeBlockBuffer(this.want);
+      at += piece.copy(this.buffer, at, 0, Math.min(piece.length, this.want - at));
+    }
+  }
+
   private place(offset: number, data: Buffer): void {
     if (offset >= this.want) return;
     const n = Math.min(data.length, this.want - offset);
@@ -168,8 +194,10 @@ export class ScsiTask {
       this.buffer = data.subarray(0, n);
       return;
     }
-    this.buffer ??= Buffer.allocUnsafe(this.want);
+    this.buffer ??= takeBlockBuffer(this.want);
     data.copy(this.buffer, offset, 0, n);
+    // The segment was gathered for this task alone (or is a slice the pool ignores).
+    giveBlockBuffer(data);
   }
 
   private progress(): void {
@@ -212,6 +240,9 @@ export class ScsiTask {
     } catch (err) {
       this.host.logger.error({ err, opcode: this.opcode, lun: this.lun }, 'device failed a command');
       result = checkCondition(Sense.internalFailure());
+    } finally {
+      if (this.buffer) giveBlockBuffer(this.buffer);
+      this.buffer = undefined;
     }
     if (this.state !== 'running') return;
     this.state = 'done';
@@ -235,6 +266,9 @@ export class ScsiTask {
       residual = result.residual ?? this.edtl - length;
     }
     const collapse = length > 0 && result.status === ScsiStatus.GOOD && !result.sense;
+    // The device handed the data-in over; it goes back to the pool once the socket has it.
+    const release = data ? () => giveBlockBuffer(data) : undefined;
+    if (data && length === 0) release?.();
     this.host.batch(() => {
       const dataSn =
         data && length > 0
@@ -242,6 +276,7 @@ export class ScsiTask {
               data,
               length,
               collapse ? { status: result.status, residual, overflow } : undefined,
+              release,
             )
           : 0;
       if (collapse) return;
@@ -263,7 +298,8 @@ export class ScsiTask {
   private sendDataIn(
     data: Buffer,
     length: number,
-    status?: { status: number; residual: number; overflow: boolean },
+    status: { status: number; residual: number; overflow: boolean } | undefined,
+    onSent: (() => void) | undefined,
   ): number {
     const segment = this.host.params.initiatorMaxRecvDataSegmentLength;
     const burst = this.host.params.maxBurstLength;
@@ -290,6 +326,7 @@ export class ScsiTask {
       this.host.send(
         dataIn(fields, this.host.sn(withStatus !== undefined)),
         data.subarray(offset, offset + n),
+        last ? onSent : undefined,
       );
       offset += n;
     }

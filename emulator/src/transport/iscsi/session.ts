@@ -37,7 +37,8 @@ export interface SessionEnv {
   readonly limits: TargetLimits;
   /** How many commands may be outstanding (MaxCmdSN - ExpCmdSN + 1). */
   readonly commandWindow: number;
-  send(bhs: Buffer, data?: Buffer): void;
+  /** Queues a PDU; `onSent` runs once the socket has taken the data segment. */
+  send(bhs: Buffer, data?: Buffer, onSent?: () => void): void;
   batch(fn: () => void): void;
   /** Ends the connection after queued output is flushed. */
   close(reason: string): void;
@@ -93,8 +94,8 @@ export class IscsiSession implements TaskHost {
     return snAdd(this.expCmdSn, this.env.commandWindow - 1);
   }
 
-  send(bhs: Buffer, data?: Buffer): void {
-    this.env.send(bhs, data);
+  send(bhs: Buffer, data?: Buffer, onSent?: () => void): void {
+    this.env.send(bhs, data, onSent);
   }
 
   batch(fn: () => void): void {

@@ -1,0 +1,31 @@
+import { z } from 'zod';
+
+/** §2.18: one exported generation a bucket holds, cached at keys.catalog. */
+export const CatalogEntry = z.object({
+  remote_id: z.number().int(),
+  system_name: z.string(),
+  library_serial: z.string(),
+  cart_label: z.string(),
+  generation: z.string(),
+  logical_bytes: z.number().int(),
+  stored_bytes: z.number().int(),
+  chunk_count: z.number().int(),
+  exported_at: z.string(),
+  synced_at: z.string(),
+});
+export type CatalogEntry = z.infer<typeof CatalogEntry>;
+
+export const CatalogQuery = z.object({
+  remote_id: z.coerce
+    .number({ error: 'remote_id is required: GET /api/catalog?remote_id=<id>' })
+    .int()
+    .positive('remote_id is required: GET /api/catalog?remote_id=<id>'),
+});
+
+export const CatalogRebuildRequest = z.strictObject({ remote_id: z.number().int().positive() });
+export const CatalogRebuildResponse = z.object({
+  complete: z.number().int(),
+  incomplete: z.array(
+    z.object({ system: z.string(), library: z.string(), label: z.string(), generation: z.string() }),
+  ),
+});

@@ -1,0 +1,277 @@
+import type { FastifyInstance } from 'fastify';
+import {
+  CARTRIDGE_LABEL,
+  EvictRequest,
+  ExportRequest,
+  ImportRequest,
+  Job,
+  badRequest,
+  conflict,
+  notFound,
+  type CartridgeSpec,
+} from '@vtl/api';
+import {
+  liveLibraryIds,
+  loadSnapshot,
+  nodeOfLibrary,
+  observedCartridges,
+  observedLibrary,
+  type Snapshot,
+} from '@vtl/store';
+import type { AppContext } from '../context.js';
+import { parse } from '../plugins/validate.js';
+import { refuseWhileDraining } from '../services/guards.js';
+import { systemName } from '../services/identity.js';
+import { catalogGenerations, insertJob, referencedRemote, refuseBusyLabel } from '../services/jobs.js';
+import { offsite } from '../services/offsite.js';
+
+type LabelParams = { Params: { label: string } };
+
+/** The cartridge a job path names: 404 when unknown or being deleted. */
+function cartridgeOf(s: Snapshot, label: string): CartridgeSpec {
+  const spec = s.cartridges.find((c) => c.label === label && !c.deleting);
+  if (!spec) throw notFound(`No cartridge ${label}; GET /api/cartridges lists them.`);
+  return spec;
+}
+
+function libraryOf(s: Snapshot, spec: CartridgeSpec) {
+  const lib = s.libraries.find((l) => l.id === spec.library && !l.deleting);
+  if (!lib) throw notFound(`Cartridge ${spec.label} belongs to no library here.`);
+  return lib;
+}
+
+/** §4.5 rules 3–7: export, evict and import jobs. */
+export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) {
+  const { store, journal } = ctx;
+  const principalName = (r: { principal?: { name?: string } }) => r.principal?.name ?? '';
+
+  app.post<LabelParams>(
+    '/api/cartridges/:label/export',
+    {
+      config: {
+        role: 'admin',
+        action: 'cartridge.export',
+        doc: {
+          summary: 'Export a cartridge to a remote (job in detected)',
+          body: ExportRequest,
+          response: Job,
+          status: 201,
+        },
+      },
+    },
+    async (request, reply) => {
+      const label = request.params.label.toUpperCase();
+      await refuseWhileDraining(store, 'Export');
+      const body = parse(ExportRequest, request.body);
+      const s = await loadSnapshot(store);
+      const spec = cartridgeOf(s, label);
+      const lib = libraryOf(s, spec);
+      await referencedRemote(store, body.remote_id);
+      if (observedCartridges(s).get(label)?.local_state === 'evicted')
+        throw badRequest(`${label} is an evicted stub: its data is in the bucket already; import it first.`);
+      refuseBusyLabel(s.jobs, label);
+      const system = await systemName(store);
+      const generation = body.generation ?? offsite().newGeneration();
+      if (
+        (await catalogGenerations(store, body.remote_id, label, system)).some(
+          (e) => e.generation === generation,
+        )
+      )
+        throw conflict(
+          `Generation ${generation} of ${label} exists in remote ${body.remote_id}; omit generation to mint a new one.`,
+        );
+      const job = await insertJob(store, journal, {
+        kind: 'export',
+        state: 'detected',
+        label,
+        library: lib.id,
+        remote_id: body.remote_id,
+        generation,
+        system_name: system,
+        library_serial: lib.serial,
+        target_library: 0,
+        node: nodeOfLibrary(s, lib) ?? '',
+        logical_bytes: observedCartridges(s).get(label)?.size_bytes ?? 0,
+        stored_bytes: 0,
+        detail: 'waiting for the controller',
+        error: '',
+        requested_by: principalName(request),
+        started_at: '',
+        finished_at: '',
+      });
+      request.auditSubject = `${label} job:${job.id}`;
+      reply.code(201);
+      return job;
+    },
+  );
+
+  app.post<LabelParams>(
+    '/api/cartridges/:label/evict',
+    {
+      config: {
+        role: 'admin',
+        action: 'cartridge.evict',
+        doc: {
+          summary: 'Evict a cartridge once its bucket copy verifies (job in queued)',
+          body: EvictRequest,
+          response: Job,
+          status: 201,
+        },
+      },
+    },
+    async (request, reply) => {
+      const label = request.params.label.toUpperCase();
+      await refuseWhileDraining(store, 'Evict');
+      const body = parse(EvictRequest, request.body);
+      const s = await loadSnapshot(store);
+      const spec = cartridgeOf(s, label);
+      const lib = libraryOf(s, spec);
+      await referencedRemote(store, body.remote_id);
+      const seen = observedCartridges(s).get(label);
+      if (seen?.local_state === 'evicted') throw badRequest(`${label} is already evicted.`);
+      if (seen?.location.startsWith('drive:'))
+        throw badRequest(`${label} is in ${seen.location.replace(':', ' ')}; unload it first.`);
+      refuseBusyLabel(s.jobs, label);
+      const system = await systemName(store);
+      const generation = body.generation ?? spec.last_export_gen;
+      if (!generation)
+        throw badRequest(
+          `${label} has no export yet; export it first (POST /api/cartridges/${label}/export).`,
+        );
+      const known = await catalogGenerations(store, body.remote_id, label, system);
+      if (!known.some((e) => e.generation === generation && e.library_serial === lib.serial))
+        throw badRequest(
+          `Generation ${generation} of ${label} is not in the catalog of remote ${body.remote_id}; export first, or rebuild the catalog (POST /api/catalog/rebuild).`,
+        );
+      const job = await insertJob(store, journal, {
+        kind: 'evict',
+        state: 'queued',
+        label,
+        library: lib.id,
+        remote_id: body.remote_id,
+        generation,
+        system_name: system,
+        library_serial: lib.serial,
+        target_library: 0,
+        node: nodeOfLibrary(s, lib) ?? '',
+        logical_bytes: seen?.size_bytes ?? 0,
+        stored_bytes: 0,
+        detail: 'queued',
+        error: '',
+        requested_by: principalName(request),
+        started_at: '',
+        finished_at: '',
+      });
+      request.auditSubject = `${label} job:${job.id}`;
+      reply.code(201);
+      return job;
+    },
+  );
+
+  app.post<LabelParams>(
+    '/api/cartridges/:label/import',
+    {
+      config: {
+        role: 'admin',
+        action: 'cartridge.import',
+        doc: {
+          summary: 'Import a cartridge generation (job in queued)',
+          body: ImportRequest,
+          response: Job,
+          status: 201,
+        },
+      },
+    },
+    async (request, reply) => {
+      const label = request.params.label.toUpperCase();
+      await refuseWhileDraining(store, 'Import');
+      const body = parse(ImportRequest, request.body);
+      if (!CARTRIDGE_LABEL.test(label))
+        throw badRequest(`label "${label}" must be six A-Z0-9 characters plus the media suffix.`);
+      await referencedRemote(store, body.remote_id);
+      const s = await loadSnapshot(store);
+      const spec = s.cartridges.find((c) => c.label === label);
+      const common = {
+        kind: 'import' as const,
+        state: 'queued' as const,
+        label,
+        remote_id: body.remote_id,
+        generation: body.generation,
+        stored_bytes: 0,
+        detail: 'queued',
+        error: '',
+        requested_by: principalName(request),
+        started_at: '',
+        finished_at: '',
+      };
+      let job: Job;
+      if (spec) {
+        // §4.5 rule 5: same-system re-import of an evicted stub.
+        const seen = observedCartridges(s).get(label);
+        if (spec.deleting || seen?.local_state !== 'evicted')
+          throw conflict(
+            `${label} exists here and is not an evicted stub; delete it first or import another label.`,
+          );
+        refuseBusyLabel(s.jobs, label);
+        const lib = libraryOf(s, spec);
+        const system = body.system_name || (await systemName(store));
+        const known = await catalogGenerations(store, body.remote_id, label, system);
+        const entry = known.find((e) => e.generation === body.generation);
+        if (!entry)
+          throw badRequest(
+            `Generation ${body.generation} of ${label} (system ${system}) is not in the catalog of remote ${body.remote_id}; GET /api/catalog?remote_id=${body.remote_id} lists what is.`,
+          );
+        job = await insertJob(store, journal, {
+          ...common,
+          library: lib.id,
+          system_name: system,
+          library_serial: entry.library_serial,
+          target_library: 0,
+          node: nodeOfLibrary(s, lib) ?? '',
+          logical_bytes: entry.logical_bytes,
+        });
+      } else {
+        // §4.5 rule 6: into a library through its import/export slot.
+        if (!body.system_name)
+          throw badRequest(
+            `${label} is not here: give system_name (the exporting appliance's name) and target_library to import it into a library.`,
+          );
+        const target = body.target_library ?? soleLiveLibrary(s);
+        const lib = s.libraries.find((l) => l.id === target && !l.deleting);
+        if (!lib || !observedLibrary(s, lib.id))
+          throw badRequest(`target_library ${target} is not live; apply it first or pick a live library.`);
+        const known = await catalogGenerations(store, body.remote_id, label, body.system_name);
+        const entry = known.find((e) => e.generation === body.generation);
+        if (!entry)
+          throw badRequest(
+            `Generation ${body.generation} of ${label} (system ${body.system_name}) is not in the catalog of remote ${body.remote_id}; rebuild it (POST /api/catalog/rebuild) or check the names.`,
+          );
+        refuseBusyLabel(s.jobs, label);
+        job = await insertJob(store, journal, {
+          ...common,
+          library: lib.id,
+          system_name: body.system_name,
+          library_serial: entry.library_serial,
+          target_library: lib.id,
+          node: nodeOfLibrary(s, lib) ?? '',
+          logical_bytes: entry.logical_bytes,
+        });
+      }
+      request.auditSubject = `${label} job:${job.id}`;
+      reply.code(201);
+      return job;
+    },
+  );
+}
+
+/** `target_library` may be omitted when exactly one library is live (§4.5 rule 6). */
+function soleLiveLibrary(s: Snapshot): number {
+  const live = liveLibraryIds(s);
+  if (live.length !== 1)
+    throw badRequest(
+      live.length === 0
+        ? 'No library is live; apply one first, then give it as target_library.'
+        : `target_library is required: ${live.length} libraries are live (${live.join(', ')}).`,
+    );
+  return live[0] as number;
+}

@@ -1,0 +1,57 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { Job, JobListQuery } from '@vtl/api';
+import type { AppContext } from '../context.js';
+import { idParam, parse } from '../plugins/validate.js';
+import { refuseWhileDraining } from '../services/guards.js';
+import { cancelJob, getJob, listJobs, retryJob } from '../services/jobs.js';
+
+/** Jobs (docs/api.md "Jobs"): the spec leaves listing, inspecting and retrying open. */
+export async function jobRoutes(app: FastifyInstance, ctx: AppContext) {
+  const { store, journal } = ctx;
+  type Id = { Params: { id: string } };
+
+  app.get(
+    '/api/jobs',
+    {
+      config: {
+        role: 'read-only',
+        doc: { summary: 'Jobs, newest first', query: JobListQuery, response: z.array(Job) },
+      },
+    },
+    async (request) => listJobs(store, parse(JobListQuery, request.query)),
+  );
+
+  app.get<Id>(
+    '/api/jobs/:id',
+    { config: { role: 'read-only', doc: { summary: 'One job', response: Job } } },
+    async (request) => getJob(store, idParam(request.params.id, 'job')),
+  );
+
+  app.post<Id>(
+    '/api/jobs/:id/retry',
+    {
+      config: {
+        role: 'admin',
+        action: 'job.retry',
+        doc: { summary: 'Retry a failed or interrupted job', response: Job },
+      },
+    },
+    async (request) => {
+      await refuseWhileDraining(store, 'Retrying a job');
+      return retryJob(store, journal, idParam(request.params.id, 'job'));
+    },
+  );
+
+  app.post<Id>(
+    '/api/jobs/:id/cancel',
+    {
+      config: {
+        role: 'admin',
+        action: 'job.cancel',
+        doc: { summary: 'Cancel a job that has not started', response: Job },
+      },
+    },
+    async (request) => cancelJob(store, journal, idParam(request.params.id, 'job')),
+  );
+}

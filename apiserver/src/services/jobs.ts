@@ -1,0 +1,167 @@
+import {
+  CANCELLABLE_JOB_STATES,
+  CatalogEntry,
+  Job,
+  JobKind,
+  JobState,
+  RETRYABLE_JOB_STATES,
+  RemoteRecord,
+  VtlError,
+  badRequest,
+  conflict,
+  isJobActive,
+  isoNow,
+  keys,
+  notFound,
+} from '@vtl/api';
+import type { EventJournal, Store } from '@vtl/store';
+import type { z } from 'zod';
+import type { JobListQuery } from '@vtl/api';
+
+/** Writes a job row and journals it as `job_update` with the full row (§6.2). */
+export async function publishJob(journal: EventJournal, job: Job): Promise<void> {
+  await journal.emit({
+    kind: 'job_update',
+    subject: `job:${job.id}`,
+    detail: `${job.kind} ${job.label}: ${job.state}${job.detail ? ` (${job.detail})` : ''}`,
+    data: job,
+  });
+}
+
+/** Stores a new job (its id from the `jobs` counter) and announces it. */
+export async function insertJob(
+  store: Store,
+  journal: EventJournal,
+  fields: Omit<Job, 'id' | 'created_at' | 'updated_at' | 'bytes_done' | 'chunks_done' | 'attempts'>,
+): Promise<Job> {
+  const id = await store.nextId('jobs');
+  const now = isoNow();
+  const job = Job.parse({
+    ...fields,
+    id,
+    bytes_done: 0,
+    chunks_done: 0,
+    attempts: 1,
+    created_at: now,
+    updated_at: now,
+  });
+  if (!(await store.create(keys.jobs.one(id), job)))
+    throw new VtlError('internal', `Job id ${id} was taken; retry.`);
+  await publishJob(journal, job);
+  return job;
+}
+
+/** A stored remote named in a request body or query: 400 when it does not exist. */
+export async function referencedRemote(store: Store, id: number): Promise<RemoteRecord> {
+  const found = await store.get(keys.remotes.one(id), RemoteRecord);
+  if (!found) throw badRequest(`remote_id ${id}: no such remote; GET /api/remotes lists them.`);
+  return found.value;
+}
+
+/** Catalog generations of a remote for one label (optionally of one system). */
+export async function catalogGenerations(store: Store, remoteId: number, label: string, system?: string) {
+  const items = (await store.list(keys.catalog.remote(remoteId), CatalogEntry)).items.map((i) => i.value);
+  return items.filter((e) => e.cart_label === label && (system === undefined || e.system_name === system));
+}
+
+/** 409 when another unfinished job already works on the label. */
+export function refuseBusyLabel(jobs: Job[], label: string): void {
+  const busy = jobs.filter((j) => j.label === label && isJobActive(j.state));
+  if (busy.length > 0)
+    throw conflict(
+      `${label} already has ${busy.map((j) => `${j.kind} job ${j.id} (${j.state})`).join(', ')}; wait for it or cancel it.`,
+      { jobs: busy.map((j) => j.id) },
+    );
+}
+
+const list = <T extends string>(value: string | undefined, schema: z.ZodEnum<Record<T, T>>, what: string) => {
+  if (!value) return undefined;
+  const parts = value
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
+  for (const p of parts)
+    if (!schema.options.includes(p as T))
+      throw badRequest(`${what} "${p}" is not one of ${schema.options.join(', ')}.`);
+  return new Set(parts);
+};
+
+/** GET /api/jobs: newest first, filtered. */
+export async function listJobs(store: Store, q: z.infer<typeof JobListQuery>): Promise<Job[]> {
+  const states = list(q.state, JobState, 'state');
+  const kinds = list(q.kind, JobKind, 'kind');
+  const label = q.label?.trim().toUpperCase();
+  const jobs = (await store.list(keys.jobs.prefix, Job)).items.map((i) => i.value);
+  return jobs
+    .filter(
+      (j) =>
+        (!states || states.has(j.state)) &&
+        (!kinds || kinds.has(j.kind)) &&
+        (!label || j.label === label) &&
+        (q.remote_id === undefined || j.remote_id === q.remote_id),
+    )
+    .sort((a, b) => b.id - a.id)
+    .slice(0, q.limit);
+}
+
+/** One job; 404 when unknown. */
+export async function getJob(store: Store, id: number): Promise<Job> {
+  const found = await store.get(keys.jobs.one(id), Job);
+  if (!found) throw notFound(`No job ${id}; GET /api/jobs lists them.`);
+  return found.value;
+}
+
+/** Changes a job with compare-and-swap, refusing when `allowed` does not hold; announces the result. */
+async function transition(
+  store: Store,
+  journal: EventJournal,
+  id: number,
+  allowed: readonly JobState[],
+  verb: string,
+  next: (job: Job) => Job,
+): Promise<Job> {
+  let refusal: VtlError | undefined;
+  const updated = await store.update(keys.jobs.one(id), Job, (cur) => {
+    refusal = undefined;
+    if (!cur) {
+      refusal = notFound(`No job ${id}; GET /api/jobs lists them.`);
+      return undefined;
+    }
+    if (!allowed.includes(cur.state)) {
+      refusal = conflict(`Job ${id} is ${cur.state}; only ${allowed.join(' or ')} jobs can be ${verb}.`, {
+        state: cur.state,
+      });
+      return undefined;
+    }
+    return { ...next(cur), updated_at: isoNow() };
+  });
+  if (refusal) throw refusal;
+  const job = updated!.value;
+  await publishJob(journal, job);
+  return job;
+}
+
+/** POST /api/jobs/{id}/retry: a failed or interrupted job starts over from its first state (an export keeps its ledger). */
+export function retryJob(store: Store, journal: EventJournal, id: number): Promise<Job> {
+  return transition(store, journal, id, RETRYABLE_JOB_STATES, 'retried', (j) => ({
+    ...j,
+    state: j.kind === 'export' ? 'detected' : 'queued',
+    attempts: j.attempts + 1,
+    error: '',
+    detail: `retry ${j.attempts} requested`,
+    finished_at: '',
+  }));
+}
+
+/** POST /api/jobs/{id}/cancel: before any data moved, or once interrupted (its ledger goes too). */
+export async function cancelJob(store: Store, journal: EventJournal, id: number): Promise<Job> {
+  const now = isoNow();
+  const job = await transition(store, journal, id, CANCELLABLE_JOB_STATES, 'cancelled', (j) => ({
+    ...j,
+    state: 'cancelled',
+    detail: 'cancelled by request',
+    finished_at: now,
+  }));
+  await store.delete(keys.jobLedgers.one(id));
+  return job;
+}

@@ -1,0 +1,120 @@
+import {
+  RemoteRecord,
+  RemoteSecret,
+  VtlError,
+  badRequest,
+  conflict,
+  isJobActive,
+  isoNow,
+  keys,
+  notFound,
+  type CreateRemoteRequest,
+  type Remote,
+  type UpdateRemoteRequest,
+} from '@vtl/api';
+import type { Store } from '@vtl/store';
+import { Job } from '@vtl/api';
+import { deleteRemoteRecord } from './settings.js';
+import { connectionOf, type RemoteConnection } from './offsite.js';
+
+/** Remotes that have a stored secret, from the keys alone: listing never reads a secret value. */
+async function idsWithSecret(store: Store): Promise<Set<number>> {
+  const secretKeys = await store.listKeys(keys.remoteSecrets.prefix);
+  return new Set(secretKeys.map((k) => Number.parseInt(k.slice(keys.remoteSecrets.prefix.length), 10)));
+}
+
+const view = (r: RemoteRecord, secrets: Set<number>): Remote => ({ ...r, has_secret: secrets.has(r.id) });
+
+/** GET /api/remotes. */
+export async function listRemotes(store: Store): Promise<Remote[]> {
+  const [records, secrets] = await Promise.all([
+    store.list(keys.remotes.prefix, RemoteRecord),
+    idsWithSecret(store),
+  ]);
+  return records.items.map((i) => view(i.value, secrets));
+}
+
+/** One stored remote; 404 when unknown. */
+export async function remoteRecord(store: Store, id: number): Promise<RemoteRecord> {
+  const found = await store.get(keys.remotes.one(id), RemoteRecord);
+  if (!found) throw notFound(`No remote ${id}; GET /api/remotes lists them.`);
+  return found.value;
+}
+
+/** One remote as the API returns it. */
+export async function getRemote(store: Store, id: number): Promise<Remote> {
+  const [record, secrets] = await Promise.all([remoteRecord(store, id), idsWithSecret(store)]);
+  return view(record, secrets);
+}
+
+/** POST /api/remotes: the record and its secret in one transaction. */
+export async function createRemote(store: Store, body: CreateRemoteRequest): Promise<Remote> {
+  const id = await store.nextId('remotes');
+  const { secret_key, ...fields } = body;
+  const record: RemoteRecord = {
+    id,
+    ...fields,
+    created_at: isoNow(),
+    last_test_at: '',
+    last_test_ok: false,
+    last_test_detail: '',
+  };
+  const ok = await store
+    .transaction()
+    .ifAbsent(keys.remotes.one(id))
+    .put(keys.remotes.one(id), record)
+    .put(keys.remoteSecrets.one(id), { secret_key } satisfies RemoteSecret)
+    .commit();
+  if (!ok) throw new VtlError('internal', `Remote id ${id} was taken while creating it; retry.`);
+  return { ...record, has_secret: true };
+}
+
+/** PUT /api/remotes/{id}: omitted fields keep their values; an empty secret keeps the stored one. */
+export async function updateRemote(store: Store, id: number, body: UpdateRemoteRequest): Promise<Remote> {
+  const { secret_key, ...fields } = body;
+  const defined = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+  for (;;) {
+    const current = await store.get(keys.remotes.one(id), RemoteRecord);
+    if (!current) throw notFound(`No remote ${id}; GET /api/remotes lists them.`);
+    const next: RemoteRecord = { ...current.value, ...defined };
+    const txn = store.transaction().ifModRevision(current.key, current.modRevision).put(current.key, next);
+    if (secret_key) txn.put(keys.remoteSecrets.one(id), { secret_key } satisfies RemoteSecret);
+    if (await txn.commit()) return getRemote(store, id);
+  }
+}
+
+/** Records the outcome of POST /api/remotes/{id}/test on the remote. */
+export async function recordTest(store: Store, id: number, result: { ok: boolean; detail: string }) {
+  await store.update(keys.remotes.one(id), RemoteRecord, (cur) =>
+    cur
+      ? { ...cur, last_test_at: isoNow(), last_test_ok: result.ok, last_test_detail: result.detail }
+      : undefined,
+  );
+}
+
+/** What it takes to reach the remote's bucket; the only reader of the secret. */
+export async function remoteConnection(store: Store, id: number): Promise<RemoteConnection> {
+  const record = await remoteRecord(store, id);
+  const secret = await store.get(keys.remoteSecrets.one(id), RemoteSecret);
+  if (!secret)
+    throw badRequest(`Remote ${id} has no secret key stored; set one with PUT /api/remotes/${id}.`);
+  return connectionOf(record, secret.value.secret_key);
+}
+
+/**
+ * DELETE /api/remotes/{id}: configuration, secret and cached catalog go; bucket objects stay.
+ * Refused while a job that is not finished uses the remote (it would lose its bucket).
+ */
+export async function deleteRemote(store: Store, id: number): Promise<void> {
+  await remoteRecord(store, id);
+  const jobs = (await store.list(keys.jobs.prefix, Job)).items
+    .map((i) => i.value)
+    .filter((j) => j.remote_id === id && (isJobActive(j.state) || j.state === 'interrupted'));
+  if (jobs.length > 0)
+    throw conflict(
+      `Remote ${id} is used by job(s) ${jobs.map((j) => j.id).join(', ')}; wait for or cancel them first.`,
+      { jobs: jobs.map((j) => j.id) },
+    );
+  await deleteRemoteRecord(store, id, [keys.remoteSecrets.one(id)]);
+  await store.deletePrefix(keys.catalog.remote(id));
+}

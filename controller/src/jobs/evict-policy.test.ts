@@ -1,0 +1,182 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  CartridgeSpec,
+  Job,
+  LibrarySpec,
+  NodeStatus,
+  PoolSpec,
+  isoNow,
+  keys,
+  type CatalogEntry,
+  type PoolStatus,
+  type RemoteRecord,
+} from '@vtl/api';
+import { EventJournal, startTestStores, type Store, type TestStores } from '@vtl/store';
+import { EVICT_POLICY, evictionPass } from './evict-policy.js';
+
+const GB = 1_000_000_000;
+const GEN = '20260101T000000Z';
+
+async function seed(store: Store) {
+  await store.put(
+    keys.pools.one(1),
+    PoolSpec.parse({ id: 1, name: 'p1', node: 'n1', path: '/p', created_at: isoNow() }),
+  );
+  const figures = {
+    name: 'p1',
+    mountpoint: '/p',
+    fs_total_bytes: 100 * GB,
+    fs_used_bytes: 90 * GB,
+    logical_bytes: 0,
+    dedup_ratio: 1,
+    compress_ratio: 1,
+    record_bytes: 0,
+    phys_est_bytes: 0,
+    zpool_size_bytes: 0,
+    zpool_alloc_bytes: 0,
+    collected_at: isoNow(),
+    vdo_logical_bytes: 0,
+    vdo_physical_bytes: 0,
+    vdo_saving_pct: 0,
+  };
+  await store.put(keys.poolStatus.one(1), {
+    id: 1,
+    node: 'n1',
+    state: 'active',
+    detail: '',
+    figures,
+  } as PoolStatus);
+  await store.put(
+    keys.libraries.one(1),
+    LibrarySpec.parse({
+      id: 1,
+      name: 'l',
+      vendor: 'IBM',
+      product: '3573-TL',
+      variant: '',
+      serial: 'S1',
+      drive_model: 'ULT3580-TD8',
+      drive_serials: [],
+      num_drives: 1,
+      num_slots: 9,
+      num_ie: 1,
+      label_prefix: 'POL',
+      media_dir: '/p/l',
+      home_pool: 1,
+      created_at: isoNow(),
+    }),
+  );
+  // POL001: oldest, exported; POL002: exported, in a drive; POL003: not exported;
+  // POL004: exported, newer; POL005: exported, newest.
+  const carts = [
+    ['POL001L8', GEN, 'slot:1', '2026-01-01T00:00:00Z'],
+    ['POL002L8', GEN, 'drive:0', '2025-01-01T00:00:00Z'],
+    ['POL003L8', '', 'slot:3', '2025-01-01T00:00:00Z'],
+    ['POL004L8', GEN, 'slot:4', '2026-02-01T00:00:00Z'],
+    ['POL005L8', GEN, 'slot:5', '2026-03-01T00:00:00Z'],
+  ] as const;
+  for (const [label, gen, ,] of carts)
+    await store.put(
+      keys.cartridges.one(label),
+      CartridgeSpec.parse({ label, library: 1, home_slot: 1, created_at: isoNow(), last_export_gen: gen }),
+    );
+  await store.put(
+    keys.nodeStatus.one('n1'),
+    NodeStatus.parse({
+      node: 'n1',
+      updated_at: isoNow(),
+      dataplane: {
+        state: 'running',
+        generation: 1,
+        pid: 1,
+        detail: '',
+        started_at: isoNow(),
+        iscsi_portal: '',
+      },
+      libraries: [],
+      cartridges: carts.map(([label, , location, modified]) => ({
+        label,
+        library: 1,
+        size_bytes: 6 * GB,
+        phys_bytes: 6 * GB,
+        modified,
+        location,
+        local_state: 'resident',
+      })),
+    }),
+  );
+  const remote: RemoteRecord = {
+    id: 1,
+    name: 'r',
+    endpoint: 'e',
+    region: '',
+    bucket: 'b',
+    prefix: '',
+    access_key: 'a',
+    use_ssl: false,
+    path_style: true,
+    created_at: isoNow(),
+    last_test_at: '',
+    last_test_ok: false,
+    last_test_detail: '',
+  };
+  await store.put(keys.remotes.one(1), remote);
+  for (const label of ['POL001L8', 'POL002L8', 'POL004L8', 'POL005L8']) {
+    const e: CatalogEntry = {
+      remote_id: 1,
+      system_name: 'site-a',
+      library_serial: 'S1',
+      cart_label: label,
+      generation: GEN,
+      logical_bytes: 1,
+      stored_bytes: 1,
+      chunk_count: 1,
+      exported_at: isoNow(),
+      synced_at: isoNow(),
+    };
+    await store.put(keys.catalog.one(1, 'site-a', 'S1', label, GEN), e);
+  }
+}
+
+describe('eviction policy (evict.threshold_pct)', () => {
+  let t: TestStores;
+  let store: Store;
+  let journal: EventJournal;
+  beforeAll(async () => {
+    t = await startTestStores();
+    store = t.stores[0]!;
+    journal = new EventJournal(store);
+    await seed(store);
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  it('does nothing while the threshold or the default remote is unset', async () => {
+    await store.put(keys.settings, { 'system.name': 'site-a', 'export.default_remote': '1' });
+    expect(await evictionPass(store, journal)).toEqual([]);
+    await store.put(keys.settings, { 'system.name': 'site-a', 'evict.threshold_pct': '80' });
+    expect(await evictionPass(store, journal)).toEqual([]);
+  });
+
+  it('evicts exported, unloaded cartridges, oldest first, until the pool would be below it', async () => {
+    await store.put(keys.settings, {
+      'system.name': 'site-a',
+      'evict.threshold_pct': '80',
+      'export.default_remote': '1',
+    });
+    const ids = await evictionPass(store, journal);
+    // 10 GB above 80 %: two 6 GB cartridges.
+    const jobs = await Promise.all(ids.map(async (id) => (await store.get(keys.jobs.one(id), Job))!.value));
+    expect(jobs.map((j) => j.label)).toEqual(['POL001L8', 'POL004L8']);
+    expect(jobs[0]).toMatchObject({
+      kind: 'evict',
+      state: 'queued',
+      generation: GEN,
+      node: 'n1',
+      requested_by: EVICT_POLICY,
+    });
+    // While they run, the policy waits for them instead of queuing more.
+    expect(await evictionPass(store, journal)).toEqual([]);
+  });
+});

@@ -1,0 +1,127 @@
+import type { Logger } from 'pino';
+import {
+  CatalogEntry,
+  Identity,
+  POLICY_REQUESTERS,
+  PoolStatus,
+  RemoteRecord,
+  Settings,
+  defaultSystemName,
+  isJobActive,
+  keys,
+  type ObservedCartridge,
+} from '@vtl/api';
+import { loadSnapshot, nodeOfLibrary, observedCartridges, type EventJournal, type Store } from '@vtl/store';
+import { Requeue, startController, watchInto } from '@vtl/reconcile';
+import { createJob } from './job-records.js';
+
+/** Jobs the policy creates carry this as `requested_by`. */
+export const EVICT_POLICY = POLICY_REQUESTERS.evictThreshold;
+const KEY = 'evict-policy';
+
+/**
+ * One pass of the eviction policy (§2.13 evict.threshold_pct): for every pool filled above the
+ * threshold, queues evict jobs for exported, resident cartridges that are out of the drives,
+ * least recently modified first, until their allocated bytes would bring the pool below it.
+ * Only cartridges whose last export is in the default remote's catalog qualify, so the job's
+ * verification has a copy to check; a pool with policy evictions still running waits for them.
+ * Returns the jobs it queued.
+ */
+export async function evictionPass(store: Store, journal: EventJournal): Promise<number[]> {
+  const settings = (await store.get(keys.settings, Settings))?.value ?? {};
+  const threshold = Number.parseInt(settings['evict.threshold_pct'] ?? '', 10);
+  const remoteId = Number.parseInt(settings['export.default_remote'] ?? '', 10);
+  if (!Number.isFinite(threshold) || !Number.isFinite(remoteId)) return [];
+  if (!(await store.get(keys.remotes.one(remoteId), RemoteRecord))) return [];
+  const identity = (await store.get(keys.identity, Identity))?.value;
+  const system = settings['system.name'] || (identity ? defaultSystemName(identity.system_uuid) : '');
+  const s = await loadSnapshot(store);
+  const catalog = (await store.list(keys.catalog.remote(remoteId), CatalogEntry)).items.map((i) => i.value);
+  const observed = observedCartridges(s);
+  const busy = new Set(s.jobs.filter((j) => isJobActive(j.state)).map((j) => j.label));
+  const queued: number[] = [];
+
+  for (const pool of s.pools) {
+    const f: PoolStatus['figures'] = s.poolStatus.get(pool.id)?.figures;
+    if (!f || f.fs_total_bytes <= 0) continue;
+    let excess = f.fs_used_bytes - (threshold / 100) * f.fs_total_bytes;
+    if (excess <= 0) continue;
+    const libs = s.libraries.filter((l) => l.home_pool === pool.id && !l.deleting);
+    const libIds = new Set(libs.map((l) => l.id));
+    const running = s.jobs.some(
+      (j) =>
+        j.kind === 'evict' &&
+        j.requested_by === EVICT_POLICY &&
+        isJobActive(j.state) &&
+        libIds.has(j.library),
+    );
+    if (running) continue;
+    const candidates = s.cartridges
+      .filter((c) => libIds.has(c.library) && !c.deleting && c.last_export_gen && !busy.has(c.label))
+      .map((c) => ({ spec: c, seen: observed.get(c.label), lib: libs.find((l) => l.id === c.library)! }))
+      .filter((c): c is typeof c & { seen: ObservedCartridge } =>
+        Boolean(c.seen && c.seen.local_state === 'resident' && !c.seen.location.startsWith('drive:')),
+      )
+      .filter((c) =>
+        catalog.some(
+          (e) =>
+            e.cart_label === c.spec.label &&
+            e.generation === c.spec.last_export_gen &&
+            e.library_serial === c.lib.serial &&
+            e.system_name === system,
+        ),
+      )
+      .sort((a, b) => a.seen.modified.localeCompare(b.seen.modified));
+    for (const c of candidates) {
+      if (excess <= 0) break;
+      const job = await createJob(store, journal, {
+        kind: 'evict',
+        state: 'queued',
+        label: c.spec.label,
+        library: c.lib.id,
+        remote_id: remoteId,
+        generation: c.spec.last_export_gen,
+        system_name: system,
+        library_serial: c.lib.serial,
+        target_library: 0,
+        node: nodeOfLibrary(s, c.lib) ?? '',
+        logical_bytes: c.seen.size_bytes,
+        stored_bytes: 0,
+        detail: `pool ${pool.name} is above ${threshold}% full`,
+        error: '',
+        requested_by: EVICT_POLICY,
+        started_at: '',
+        finished_at: '',
+      });
+      queued.push(job.id);
+      excess -= c.seen.phys_bytes;
+    }
+  }
+  return queued;
+}
+
+/** Runs the eviction policy every 30 s and whenever the settings change. */
+export async function startEvictPolicy(opts: {
+  store: Store;
+  journal: EventJournal;
+  logger: Logger;
+}): Promise<{ stop(): Promise<void> }> {
+  const controller = startController<string>({
+    name: 'evict-policy',
+    logger: opts.logger,
+    reconcile: async (_key, { log }) => {
+      const queued = await evictionPass(opts.store, opts.journal);
+      if (queued.length > 0) log.info({ jobs: queued }, 'pool above evict.threshold_pct: evictions queued');
+      return { requeueAfterMs: Requeue.slow };
+    },
+  });
+  // Pool figures refresh every few seconds: polling them is enough; a settings change acts at once.
+  const watches = [await watchInto(opts.store, keys.settings, Settings, controller.queue, () => KEY)];
+  controller.queue.add(KEY);
+  return {
+    stop: async () => {
+      await Promise.all(watches.map((w) => w.close()));
+      await controller.stop();
+    },
+  };
+}

@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { CartridgeSpec, Job, LibrarySpec, PoolSpec, RemoteRecord, isoNow, keys } from '@vtl/api';
+import { EventJournal, startTestStores, waitFor, type Store, type TestStores } from '@vtl/store';
+import { startJobReconciler } from './job-reconciler.js';
+
+const job = (id: number, kind: Job['kind'], state: Job['state'], extra: Partial<Job> = {}) =>
+  Job.parse({
+    id,
+    kind,
+    state,
+    label: 'ABC001L8',
+    library: 1,
+    remote_id: 1,
+    generation: '20260101T000000Z',
+    bytes_done: 0,
+    chunks_done: 0,
+    detail: '',
+    created_at: isoNow(),
+    updated_at: isoNow(),
+    ...extra,
+  });
+
+describe('job admission by the controller', () => {
+  let t: TestStores;
+  let store: Store;
+  let stop: () => Promise<void>;
+  beforeAll(async () => {
+    t = await startTestStores();
+    store = t.stores[0]!;
+    await store.put(
+      keys.pools.one(1),
+      PoolSpec.parse({ id: 1, name: 'p', node: 'n1', path: '/p', created_at: isoNow() }),
+    );
+    await store.put(
+      keys.libraries.one(1),
+      LibrarySpec.parse({
+        id: 1,
+        name: 'l',
+        vendor: 'IBM',
+        product: '3573-TL',
+        variant: '',
+        serial: 'S1',
+        drive_model: 'ULT3580-TD8',
+        drive_serials: [],
+        num_drives: 1,
+        num_slots: 5,
+        num_ie: 1,
+        label_prefix: 'ABC',
+        media_dir: '/p/l',
+        home_pool: 1,
+        created_at: isoNow(),
+      }),
+    );
+    await store.put(
+      keys.cartridges.one('ABC001L8'),
+      CartridgeSpec.parse({ label: 'ABC001L8', library: 1, home_slot: 1, created_at: isoNow() }),
+    );
+    const remote: RemoteRecord = {
+      id: 1,
+      name: 'r',
+      endpoint: 'e',
+      region: '',
+      bucket: 'b',
+      prefix: '',
+      access_key: 'a',
+      use_ssl: false,
+      path_style: true,
+      created_at: isoNow(),
+      last_test_at: '',
+      last_test_ok: false,
+      last_test_detail: '',
+    };
+    await store.put(keys.remotes.one(1), remote);
+    const r = await startJobReconciler({
+      store,
+      journal: new EventJournal(store),
+      logger: pino({ level: 'silent' }),
+    });
+    stop = r.stop;
+  });
+  afterAll(async () => {
+    await stop?.();
+    await t?.stop();
+  });
+
+  const state = async (id: number) => (await store.get(keys.jobs.one(id), Job))!.value;
+
+  it.each([
+    [1, 'export', 'detected', 'quiescing'],
+    [2, 'evict', 'queued', 'verifying'],
+    [3, 'import', 'queued', 'downloading'],
+  ] as const)('job %i (%s) moves from %s to %s on the node of its pool', async (id, kind, from, to) => {
+    await store.put(keys.jobs.one(id), job(id, kind, from));
+    await waitFor(async () => (await state(id)).state === to, { timeoutMs: 10_000 });
+    expect(await state(id)).toMatchObject({ node: 'n1', state: to });
+    expect((await state(id)).started_at).not.toBe('');
+  });
+
+  it('keeps a job whose remote is gone waiting, saying so', async () => {
+    await store.put(keys.jobs.one(4), job(4, 'export', 'detected', { remote_id: 9 }));
+    await waitFor(async () => (await state(4)).detail.includes('remote 9 does not exist'), {
+      timeoutMs: 10_000,
+    });
+    expect((await state(4)).state).toBe('detected');
+  });
+
+  it('leaves terminal and interrupted jobs alone', async () => {
+    await store.put(keys.jobs.one(5), job(5, 'export', 'interrupted'));
+    await store.put(keys.jobs.one(6), job(6, 'export', 'detected'));
+    await waitFor(async () => (await state(6)).state === 'quiescing', { timeoutMs: 10_000 });
+    expect((await state(5)).state).toBe('interrupted');
+  });
+});

@@ -1,0 +1,94 @@
+import type { Logger } from 'pino';
+import {
+  CartridgeSpec,
+  Job,
+  LibrarySpec,
+  PoolSpec,
+  RemoteRecord,
+  isoNow,
+  keys,
+  type JobState,
+} from '@vtl/api';
+import type { EventJournal, Store } from '@vtl/store';
+import { Requeue, startController, watchInto } from '@vtl/reconcile';
+
+/** Where each kind of job goes once the controller has admitted it (docs/api.md "Jobs"). */
+const ADMITTED: Record<Job['kind'], { from: JobState; to: JobState; detail: string }> = {
+  export: {
+    from: 'detected',
+    to: 'quiescing',
+    detail: 'waiting for the cartridge to be idle and out of every drive',
+  },
+  evict: { from: 'queued', to: 'verifying', detail: 'verifying the bucket copy' },
+  import: { from: 'queued', to: 'downloading', detail: 'downloading' },
+};
+
+/** Why a job cannot be admitted yet, or undefined when it can; and the node that will run it. */
+async function admission(store: Store, job: Job): Promise<{ waiting?: string; node: string }> {
+  const [remote, cart, lib] = await Promise.all([
+    store.get(keys.remotes.one(job.remote_id), RemoteRecord),
+    store.get(keys.cartridges.one(job.label), CartridgeSpec),
+    store.get(keys.libraries.one(job.library), LibrarySpec),
+  ]);
+  const pool = lib ? await store.get(keys.pools.one(lib.value.home_pool), PoolSpec) : undefined;
+  const node = pool?.value.node ?? job.node;
+  if (!remote) return { node, waiting: `remote ${job.remote_id} does not exist; cancel this job` };
+  if (!lib || lib.value.deleting)
+    return { node, waiting: `library ${job.library} does not exist; cancel this job` };
+  const intoLibrary = job.kind === 'import' && job.target_library > 0;
+  if (!intoLibrary && (!cart || cart.value.deleting))
+    return { node, waiting: `cartridge ${job.label} does not exist here; cancel this job` };
+  return { node };
+}
+
+/**
+ * The controller's part of the job state machines: it admits new jobs (detected/queued) into
+ * the state in which the nodeagent owning the cartridge's pool moves the data, naming that node.
+ * Jobs whose prerequisites vanished wait with a detail saying so. The executing and terminal
+ * transitions are the nodeagent's (nodeagent/src/jobs), retry and cancel the apiserver's.
+ */
+export async function startJobReconciler(opts: {
+  store: Store;
+  journal: EventJournal;
+  logger: Logger;
+}): Promise<{ stop(): Promise<void> }> {
+  const { store, journal } = opts;
+  const controller = startController<string>({
+    name: 'jobs',
+    logger: opts.logger,
+    workers: 2,
+    reconcile: async (key, { log }) => {
+      const id = Number(key);
+      const current = await store.get(keys.jobs.one(id), Job);
+      const step = current && ADMITTED[current.value.kind];
+      if (!current || !step || current.value.state !== step.from) return;
+      const { waiting, node } = await admission(store, current.value);
+      const detail = waiting ? `waiting: ${waiting}` : step.detail;
+      const updated = await store.update(keys.jobs.one(id), Job, (job) => {
+        if (!job || job.state !== step.from) return undefined;
+        if (waiting) return job.detail === detail ? undefined : { ...job, detail, updated_at: isoNow() };
+        const now = isoNow();
+        return { ...job, state: step.to, node, detail, started_at: job.started_at || now, updated_at: now };
+      });
+      if (updated && updated.modRevision !== current.modRevision) {
+        log.info({ job: id, state: updated.value.state, detail }, 'job admitted or waiting');
+        await journal.emit({
+          kind: 'job_update',
+          subject: `job:${id}`,
+          detail: `${updated.value.kind} ${updated.value.label}: ${updated.value.state} (${detail})`,
+          data: updated.value,
+        });
+      }
+      return waiting ? { requeueAfterMs: Requeue.slow } : undefined;
+    },
+  });
+  const watch = await watchInto(store, keys.jobs.prefix, Job, controller.queue, (_key, job) =>
+    job ? String(job.id) : undefined,
+  );
+  return {
+    stop: async () => {
+      await watch.close();
+      await controller.stop();
+    },
+  };
+}

@@ -1,0 +1,99 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { open, readdir, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+
+/** What every measured run prints: payload bytes, wall seconds, CPU seconds of the worker. */
+export interface RunResult {
+  bytes: number;
+  seconds: number;
+  cpuSeconds: number;
+}
+
+const run = promisify(execFile);
+
+/** Runs a worker script with node and parses the JSON line it prints. */
+export async function runWorker(script: string, args: string[]): Promise<RunResult> {
+  try {
+    const { stdout } = await run(process.execPath, [script, ...args], { maxBuffer: 1 << 20 });
+    return JSON.parse(stdout.trim().split('\n').pop()!) as RunResult;
+  } catch (err) {
+    const stderr = (err as { stderr?: string }).stderr ?? '';
+    throw new Error(`${script} ${args.join(' ')} failed: ${stderr.trim() || String(err)}`);
+  }
+}
+
+/** Runs a command and returns its stdout; failures carry its stderr. */
+export async function command(file: string, args: string[]): Promise<string> {
+  try {
+    return (await run(file, args)).stdout;
+  } catch (err) {
+    const stderr = (err as { stderr?: string }).stderr ?? '';
+    throw new Error(`${file} ${args.join(' ')} failed: ${stderr.trim() || String(err)}`);
+  }
+}
+
+/** Spawns a long-running process and resolves with the first line it prints on stdout. */
+export async function spawnUntilLine(
+  file: string,
+  args: string[],
+): Promise<{ child: ChildProcess; line: string }> {
+  const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout! });
+  const exited = once(child, 'exit').then(([code]) => {
+    throw new Error(`${file} ${args.join(' ')} exited with ${String(code)} before it was ready`);
+  });
+  const line = await Promise.race([once(lines, 'line').then(([l]) => l as string), exited]);
+  lines.close();
+  child.stdout!.resume();
+  return { child, line };
+}
+
+/** Sends SIGTERM and waits for the exit; SIGKILL after `graceMs`. */
+export async function terminate(child: ChildProcess, graceMs = 30_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** A TCP port nobody listens on right now. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** fsyncs every regular file under a path (a file or a directory); returns the seconds it took. */
+export async function fsyncAll(path: string): Promise<number> {
+  const start = process.hrtime.bigint();
+  const entries = await readdir(path, { withFileTypes: true }).catch(() => undefined);
+  const files = entries ? entries.filter((e) => e.isFile()).map((e) => join(path, e.name)) : [path];
+  for (const file of files) {
+    const handle = await open(file, 'r');
+    await handle.sync();
+    await handle.close();
+  }
+  return Number(process.hrtime.bigint() - start) / 1e9;
+}
+
+/**
+ * Writes back dirty pages and empties the page cache, so every contender starts from a cold
+ * cache and none pays for another's writeback. Needs root; returns false when not allowed.
+ */
+export async function dropCaches(): Promise<boolean> {
+  await command('sync', []);
+  try {
+    await writeFile('/proc/sys/vm/drop_caches', '3');
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,166 @@
+import { InitiatorRecord, Settings, isoNow, keys, scopeIncludes, type NodeFabricStatus } from '@vtl/api';
+import type { InitiatorAccess } from '@vtl/emulator';
+import { Requeue, startController, watchInto } from '@vtl/reconcile';
+import type { EventJournal, Informer, Store } from '@vtl/store';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import type { EmulatorSupervisor } from '../dataplane/emulator-supervisor.js';
+import type { LioFcDriver } from './lio-driver.js';
+import { lunTable } from './lun-table.js';
+
+const KEY = 'fabric';
+const NO_HBA_DETAIL = 'No Fibre Channel HBA on this node; hosts reach the libraries over iSCSI.';
+
+/** The fabric state a node reports before its first pass. */
+export function initialFabricStatus(): NodeFabricStatus {
+  return {
+    fc: {
+      no_hba: true,
+      verified: false,
+      detail: 'not checked yet',
+      verified_at: '',
+      generation: -1,
+      ports: [],
+      luns: [],
+      acls: [],
+    },
+    iscsi_logins: [],
+    iscsi_access: [],
+    registry_revision: '',
+    error: '',
+  };
+}
+
+/**
+ * Applies the initiator registry and `fc.disabled_ports` to this node's fabrics, level-triggered:
+ * FC through the LIO driver (rebuilt once per data-plane generation, changed objects only
+ * otherwise) and iSCSI by pushing the registry to the emulator. Each pass also reads back the
+ * kernel (ports, ACLs, sessions) for the node status, and records how far the registry is applied.
+ */
+export async function startFabricReconciler(opts: {
+  store: Store;
+  journal: EventJournal;
+  node: string;
+  supervisor: EmulatorSupervisor;
+  driver: LioFcDriver;
+  logger: Logger;
+  report: (status: NodeFabricStatus) => void;
+}) {
+  const { store, supervisor, driver, logger } = opts;
+  let status = initialFabricStatus();
+  let builtGeneration = -1;
+  let pushed = '';
+  let lastState = '';
+
+  const pass = async () => {
+    // The list's revision covers every registry and settings write this pass can see.
+    const records = await store.list(keys.initiators.prefix, InitiatorRecord);
+    const settings = (await store.get(keys.settings, Settings))?.value ?? {};
+    const emulator = supervisor.emulator;
+    const seen = emulator ? await emulator.status() : undefined;
+    const luns = lunTable(seen?.libraries ?? []);
+    const served = [...new Set(luns.map((l) => l.library))];
+    const initiators = records.items.map((i) => i.value);
+    const plan = {
+      disabled: new Set((settings['fc.disabled_ports'] ?? '').split(',').filter(Boolean)),
+      luns,
+      acls: initiators
+        .filter((r) => r.fabric === 'fc')
+        .map((r) => ({
+          wwpn: r.wwpn,
+          ports: r.ports,
+          luns: luns.filter((l) => scopeIncludes(r.libraries, l.library)).map((l) => l.lun),
+        })),
+    };
+    const problems: string[] = [];
+    let verifyProblems: string[] = [];
+    const generation = supervisor.status.generation;
+    if (emulator) {
+      const rebuild = generation !== builtGeneration;
+      problems.push(...(await driver.apply(plan, { rebuild })));
+      if (rebuild) builtGeneration = generation;
+      verifyProblems = await driver.verify(plan);
+
+      const access: InitiatorAccess[] = initiators
+        .filter((r) => r.fabric === 'iscsi')
+        .map((r) => ({ name: r.wwpn, libraries: served.filter((id) => scopeIncludes(r.libraries, id)) }));
+      const key = `${supervisor.status.pid}:${JSON.stringify(access)}`;
+      if (key !== pushed) {
+        await emulator.setAccess({ initiators: access }).then(
+          () => {
+            pushed = key;
+            status.iscsi_access = access;
+          },
+          (err: Error) => problems.push(`iSCSI registry not pushed to the emulator: ${err.message}`),
+        );
+      }
+    }
+    const seenFc = await driver.observe();
+    const noHba = seenFc.ports.length === 0;
+    const verified = !noHba && emulator !== undefined && problems.length === 0 && verifyProblems.length === 0;
+    const detail = noHba
+      ? NO_HBA_DETAIL
+      : !emulator
+        ? 'The tape emulator is not running; the FC target waits for it.'
+        : verified
+          ? `${seenFc.built.size} port(s) serving ${luns.length} LUNs; ${plan.acls.length} initiator(s) registered`
+          : [...problems, ...verifyProblems].join('; ');
+    status = {
+      ...status,
+      fc: {
+        no_hba: noHba,
+        verified,
+        detail,
+        verified_at: verified
+          ? status.fc.verified
+            ? status.fc.verified_at
+            : isoNow()
+          : status.fc.verified_at,
+        generation: builtGeneration,
+        ports: seenFc.ports.map((p) => ({
+          ...p,
+          serving: !plan.disabled.has(p.wwpn),
+          built: seenFc.built.has(p.wwpn),
+        })),
+        luns: luns.map(({ lun, backstore, device, library }) => ({ lun, backstore, device, library })),
+        acls: seenFc.acls,
+      },
+      iscsi_logins: seen?.iscsi_logins ?? [],
+      registry_revision: records.revision,
+      error: problems.join('; '),
+    };
+    if (!emulator) status.iscsi_access = [];
+    const state = `${verified}:${detail}`;
+    if (state !== lastState && !(noHba && lastState === '')) {
+      lastState = state;
+      void opts.journal
+        .emit({ kind: 'fc_state', subject: opts.node, detail, data: { verified, no_hba: noHba } })
+        .catch((err: unknown) => logger.warn({ err }, 'fc_state event not recorded'));
+    } else lastState = state;
+    if (problems.length > 0) logger.warn({ problems }, 'fabric apply incomplete');
+    opts.report(status);
+  };
+
+  const controller = startController<string>({
+    name: 'fabric',
+    logger,
+    reconcile: async () => {
+      await pass();
+      // Sessions come and go without a record changing: read them back every second.
+      return { requeueAfterMs: Requeue.soon };
+    },
+  });
+  const watches: Informer<unknown>[] = [
+    await watchInto(store, keys.initiators.prefix, z.unknown(), controller.queue, () => KEY),
+    await watchInto(store, keys.settings, z.unknown(), controller.queue, () => KEY),
+  ];
+  controller.queue.add(KEY);
+  return {
+    /** Runs a pass soon (the data plane changed). */
+    resync: () => controller.queue.add(KEY),
+    stop: async () => {
+      for (const w of watches) await w.close();
+      await controller.stop();
+    },
+  };
+}

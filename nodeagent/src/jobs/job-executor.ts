@@ -1,0 +1,123 @@
+import type { Logger } from 'pino';
+import { EXECUTING_JOB_STATES, Job, LibrarySpec, isoNow, keys, type JobState } from '@vtl/api';
+import type { EventJournal, Store } from '@vtl/store';
+import { Requeue, startController, watchInto } from '@vtl/reconcile';
+import type { EmulatorSupervisor } from '../dataplane/emulator-supervisor.js';
+import type { NodeStatusPublisher } from '../dataplane/node-status.js';
+import type { JobStepContext, StepResult } from './job-context.js';
+import { quiesce, upload } from './export-job.js';
+import { downloadAndSwapIn, verifyAndEvict } from './evict-import-jobs.js';
+import { updateJob } from './job-records.js';
+import { offsiteCode, offsiteEngine, type Codec } from './offsite.js';
+
+const STEPS: Partial<Record<JobState, (ctx: JobStepContext) => Promise<StepResult>>> = {
+  quiescing: quiesce,
+  uploading: upload,
+  verifying: verifyAndEvict,
+  downloading: downloadAndSwapIn,
+};
+
+/** Why a step failed, in words that say what to do next. */
+function failureReason(job: Job, err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const retry = `retry with POST /api/jobs/${job.id}/retry`;
+  switch (offsiteCode(err)) {
+    case 'unreachable':
+      return `S3 remote ${job.remote_id} is unreachable (${message}); ${job.kind === 'export' ? 'verified chunks are kept; ' : ''}${retry} once it answers`;
+    case 'verify_failed':
+      return job.kind === 'evict'
+        ? `the bucket copy of generation ${job.generation} does not verify (${message}); the cartridge was not evicted: export it again`
+        : `generation ${job.generation} does not verify (${message}); nothing was changed locally`;
+    case 'access_denied':
+      return `S3 remote ${job.remote_id} refused the keys (${message}); fix access_key or secret_key with PUT /api/remotes/${job.remote_id}, then ${retry}`;
+    case 'stub':
+      return `${job.label} is an evicted stub with no data to export (${message}); import it first`;
+    case 'not_found':
+      return `generation ${job.generation} of ${job.label} is not in the bucket (${message}); check the catalog`;
+    default:
+      return `${message}; ${retry}`;
+  }
+}
+
+/**
+ * Runs the data movement of the jobs whose cartridge lives on this node's pools: level-triggered
+ * on the job records, so a restarted nodeagent picks up every job in an executing state and an
+ * export resumes from its ledger. Shutdown aborts running steps; `interruptAll` (control-plane
+ * restart) marks them `interrupted` so they wait for a retry.
+ */
+export async function startJobExecutor(opts: {
+  store: Store;
+  journal: EventJournal;
+  node: string;
+  supervisor: EmulatorSupervisor;
+  publisher: NodeStatusPublisher;
+  logger: Logger;
+  chunkBytes?: number;
+}): Promise<{ stop(opts?: { interrupt?: string }): Promise<void> }> {
+  const { store, journal } = opts;
+  const abort = new AbortController();
+  const running = new Set<number>();
+  let codec: Codec | undefined;
+  const engine = offsiteEngine();
+  const codecOf = () => (codec ??= new engine.CodecPool());
+
+  const controller = startController<string>({
+    name: 'job-executor',
+    logger: opts.logger,
+    workers: 2,
+    reconcile: async (key, { log }) => {
+      const id = Number(key);
+      const job = (await store.get(keys.jobs.one(id), Job))?.value;
+      const step = job && job.node === opts.node ? STEPS[job.state] : undefined;
+      if (!job || !step || abort.signal.aborted) return;
+      const library = (await store.get(keys.libraries.one(job.library), LibrarySpec))?.value;
+      if (!library) return { requeueAfterMs: Requeue.slow };
+      running.add(id);
+      try {
+        return await step({ ...opts, engine, codec: codecOf, signal: abort.signal, log, job, library });
+      } catch (err) {
+        if (abort.signal.aborted) return;
+        const error = failureReason(job, err);
+        log.warn({ err, job: id }, 'job failed');
+        await updateJob(store, journal, id, job.state, () => ({
+          state: 'failed',
+          error,
+          detail: error,
+          finished_at: isoNow(),
+        }));
+        await opts.supervisor.emulator
+          ?.release({ library: job.library, label: job.label })
+          .catch(() => undefined);
+      } finally {
+        running.delete(id);
+      }
+    },
+  });
+  const watch = await watchInto(store, keys.jobs.prefix, Job, controller.queue, (_key, job) =>
+    job && job.node === opts.node && EXECUTING_JOB_STATES.includes(job.state) ? String(job.id) : undefined,
+  );
+  return {
+    stop: async ({ interrupt } = {}) => {
+      const interrupted = [...running];
+      abort.abort();
+      await watch.close();
+      await controller.stop();
+      if (interrupt)
+        for (const id of interrupted) {
+          const job = (await store.get(keys.jobs.one(id), Job))?.value;
+          if (!job || !EXECUTING_JOB_STATES.includes(job.state)) continue;
+          const error = `interrupted by ${interrupt}; retry with POST /api/jobs/${id}/retry`;
+          await updateJob(store, journal, id, job.state, () => ({
+            state: 'interrupted',
+            error,
+            detail: error,
+          }));
+          // The emulator outlives this process: an interrupted job must not keep the cartridge held.
+          await opts.supervisor.emulator
+            ?.release({ library: job.library, label: job.label })
+            .catch(() => undefined);
+        }
+      await codec?.close();
+    },
+  };
+}

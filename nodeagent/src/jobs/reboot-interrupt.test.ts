@@ -1,0 +1,51 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Job, isoNow, keys } from '@vtl/api';
+import { EventJournal, startTestStores, type Store, type TestStores } from '@vtl/store';
+import { interruptJobsAfterReboot } from './reboot-interrupt.js';
+
+const job = (id: number, state: Job['state'], node = 'n1') =>
+  Job.parse({
+    id,
+    kind: 'export',
+    state,
+    label: `RBT00${id}L8`,
+    library: 1,
+    remote_id: 1,
+    generation: '20260101T000000Z',
+    node,
+    bytes_done: 0,
+    chunks_done: 0,
+    detail: '',
+    created_at: isoNow(),
+    updated_at: isoNow(),
+  });
+
+describe('jobs after a host reboot', () => {
+  let t: TestStores;
+  let store: Store;
+  beforeAll(async () => {
+    t = await startTestStores();
+    store = t.stores[0]!;
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+  const run = (bootId: string) =>
+    interruptJobsAfterReboot({ store, journal: new EventJournal(store), node: 'n1', bootId });
+  const state = async (id: number) => (await store.get(keys.jobs.one(id), Job))!.value.state;
+
+  it('resumes under the same boot and interrupts running jobs of this node after a reboot', async () => {
+    await store.put(keys.jobs.one(1), job(1, 'uploading'));
+    await store.put(keys.jobs.one(2), job(2, 'queued'));
+    await store.put(keys.jobs.one(3), job(3, 'downloading', 'n2'));
+    expect(await run('boot-a')).toEqual([]);
+    expect(await run('boot-a')).toEqual([]);
+    expect(await state(1)).toBe('uploading');
+
+    expect(await run('boot-b')).toEqual([1]);
+    expect(await state(1)).toBe('interrupted');
+    expect((await store.get(keys.jobs.one(1), Job))!.value.error).toMatch(/reboot of node n1.*retry/);
+    expect(await state(2)).toBe('queued');
+    expect(await state(3)).toBe('downloading');
+  });
+});

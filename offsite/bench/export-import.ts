@@ -1,0 +1,248 @@
+/**
+ * Export/import throughput of the offsite engine beside a shell pipeline doing the same work
+ * against the same S3 server, and the latency of a Fastify server sharing the engine's thread.
+ *
+ *   npm run bench:offsite                      # 2 GiB, 64 MiB chunks, 3 rounds
+ *   BENCH_GIB=0.25 BENCH_ROUNDS=2 npm run bench:offsite
+ *
+ * Engine (A): exportCartridge / importCartridge, zstd -3 and SHA-256 on a CodecPool.
+ * Pipeline (B): tar | split -b CHUNK --filter 'zstd -T0 -3 > f; curl --aws-sigv4 -T f', and
+ * back: curl each chunk | zstd -d | tar -x. Rounds alternate A B A B…; each ratio is
+ * pipeline time / engine time of one round (> 1: the engine is faster); medians are printed.
+ */
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Worker } from 'node:worker_threads';
+import Fastify from 'fastify';
+import {
+  CodecPool,
+  deleteFolder,
+  exportCartridge,
+  importCartridge,
+  listObjects,
+  probeRemote,
+  startTestRgw,
+  type GenerationRef,
+  type TestRgw,
+} from '@vtl/offsite';
+import { backupLikeData } from '../src/testing/cartridge-fixture.js';
+
+const run = promisify(execFile);
+const MiB = 1024 * 1024;
+const GIB = Number(process.env.BENCH_GIB ?? 2);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CHUNK = Number(process.env.BENCH_CHUNK_MIB ?? 64) * MiB;
+const SIZE = Math.round(GIB * 1024) * MiB;
+const LABEL = 'BENCH1L8';
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
+};
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+};
+const mibps = (bytes: number, ms: number) => (bytes / MiB / (ms / 1000)).toFixed(0);
+
+/** A cartridge directory with SIZE bytes of backup-like data, written 64 MiB at a time. */
+async function makeCartridge(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  const meta = {
+    format: 1,
+    label: LABEL,
+    generation: 8,
+    density: 0x5e,
+    capacity_bytes: 12e12,
+    write_protected: false,
+    stub: false,
+    created: '2026-01-01T00:00:00Z',
+  };
+  await writeFile(join(dir, 'meta.json'), `${JSON.stringify(meta)}\n`);
+  await writeFile(join(dir, 'mam.json'), '{}\n');
+  await writeFile(join(dir, 'index'), backupLikeData(MiB, 99));
+  const fh = await open(join(dir, 'data'), 'w');
+  for (let at = 0, seed = 1; at < SIZE; at += 64 * MiB, seed++) {
+    const piece = backupLikeData(Math.min(64 * MiB, SIZE - at), seed);
+    await fh.write(piece, 0, piece.length, at);
+  }
+  await fh.close();
+}
+
+/** GETs /ping from another thread as fast as one connection allows, 5 ms apart, until told. */
+function startLatencyProbe(url: string): { stop(): Promise<number[]> } {
+  const worker = new Worker(
+    `const { parentPort } = require('node:worker_threads');
+     let running = true;
+     const lat = [];
+     parentPort.on('message', () => { running = false; });
+     (async () => {
+       while (running && lat.length < 200000) {
+         const t0 = performance.now();
+         try { const r = await fetch(${JSON.stringify(url)}); await r.text(); } catch {}
+         lat.push(performance.now() - t0);
+         await new Promise((r) => setTimeout(r, 5));
+       }
+       parentPort.postMessage(lat);
+     })();`,
+    { eval: true },
+  );
+  return {
+    stop: () =>
+      new Promise((resolve) => {
+        worker.once('message', (lat: number[]) => {
+          void worker.terminate();
+          resolve(lat);
+        });
+        worker.postMessage('stop');
+      }),
+  };
+}
+
+interface Timing {
+  exportMs: number;
+  importMs: number;
+  latency?: { export: number[]; import: number[] };
+}
+
+async function engineRound(
+  rgw: TestRgw,
+  src: string,
+  work: string,
+  codec: CodecPool,
+  round: number,
+  pingUrl: string,
+): Promise<Timing> {
+  const remote = rgw.remote(`engine${round}`);
+  const ref: GenerationRef = {
+    system: 'bench',
+    library_serial: 'LIB',
+    label: LABEL,
+    generation: '20260101T000000Z',
+  };
+  let probe = startLatencyProbe(pingUrl);
+  let t0 = performance.now();
+  await exportCartridge({
+    remote,
+    ref,
+    dir: src,
+    ledger: [],
+    codec,
+    chunkBytes: CHUNK,
+    onChunk: async () => {},
+  });
+  const exportMs = performance.now() - t0;
+  const exportLat = await probe.stop();
+  const dest = join(work, `engine-import-${round}`);
+  probe = startLatencyProbe(pingUrl);
+  t0 = performance.now();
+  await importCartridge({ remote, ref, dir: dest, codec });
+  const importMs = performance.now() - t0;
+  const importLat = await probe.stop();
+  await run('cmp', [join(src, 'data'), join(dest, 'data')]);
+  await rm(dest, { recursive: true, force: true });
+  await deleteFolder(remote, 'bench/');
+  return { exportMs, importMs, latency: { export: exportLat, import: importLat } };
+}
+
+const PIPELINE_EXPORT = `set -euo pipefail
+tar -C "$SRC" --format=posix --owner=0 --group=0 --mtime=@0 -cf - meta.json mam.json index data |
+  split -b "$CHUNK" -a 5 -d --filter '
+    zstd -q -T0 -3 -c > "$WORK/$FILE.zst" &&
+    curl -sS --fail --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AK:$SK" \\
+      -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -T "$WORK/$FILE.zst" "$URL/$FILE.tar.zst" &&
+    rm "$WORK/$FILE.zst"' - chunk-`;
+
+const PIPELINE_IMPORT = `set -euo pipefail
+mkdir -p "$DEST"
+while read -r key; do
+  curl -sS --fail --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AK:$SK" \\
+    -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" "$URL/$key"
+done < "$KEYS" | zstd -q -d -c | tar -C "$DEST" -xf -`;
+
+async function pipelineRound(rgw: TestRgw, src: string, work: string, round: number): Promise<Timing> {
+  const prefix = `pipeline${round}`;
+  const env = {
+    ...process.env,
+    SRC: src,
+    CHUNK: String(CHUNK),
+    WORK: work,
+    AK: rgw.access_key,
+    SK: rgw.secret_key,
+    URL: `http://${rgw.endpoint}/${rgw.bucket}/${prefix}`,
+  };
+  let t0 = performance.now();
+  await run('bash', ['-c', PIPELINE_EXPORT], { env: { ...env, URL: `${env.URL}/data` } });
+  const exportMs = performance.now() - t0;
+  const keys = (await listObjects(rgw.remote(prefix))).map((o) => o.key).sort();
+  const keysFile = join(work, `keys-${round}`);
+  await writeFile(keysFile, `${keys.join('\n')}\n`);
+  const dest = join(work, `pipeline-import-${round}`);
+  t0 = performance.now();
+  await run('bash', ['-c', PIPELINE_IMPORT], { env: { ...env, DEST: dest, KEYS: keysFile } });
+  const importMs = performance.now() - t0;
+  await run('cmp', [join(src, 'data'), join(dest, 'data')]);
+  await rm(dest, { recursive: true, force: true });
+  await deleteFolder(rgw.remote(prefix), 'data/');
+  return { exportMs, importMs };
+}
+
+async function main(): Promise<void> {
+  const work = await mkdtemp(join(tmpdir(), 'vtl-bench-'));
+  const rgw = await startTestRgw();
+  const codec = new CodecPool();
+  const app = Fastify();
+  app.get('/ping', async () => ({ ok: true }));
+  const pingUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+  try {
+    const src = join(work, 'src');
+    console.log(`making a ${GIB} GiB backup-like cartridge…`);
+    await makeCartridge(src);
+    // Warm-up: the SDK loads parts of itself on first use; measure the steady state.
+    await probeRemote(rgw.remote('warmup'));
+    console.log(
+      `chunks of ${CHUNK / MiB} MiB, zstd -3, ${codec.threads} codec threads, ${ROUNDS} rounds A B…`,
+    );
+    const engine: Timing[] = [];
+    const pipeline: Timing[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const a = await engineRound(rgw, src, work, codec, r, `${pingUrl}/ping`);
+      engine.push(a);
+      const b = await pipelineRound(rgw, src, work, r);
+      pipeline.push(b);
+      console.log(
+        `round ${r + 1}: export engine ${mibps(SIZE, a.exportMs)} MiB/s, pipeline ${mibps(SIZE, b.exportMs)} MiB/s; ` +
+          `import engine ${mibps(SIZE, a.importMs)} MiB/s, pipeline ${mibps(SIZE, b.importMs)} MiB/s; ` +
+          `GET p99 during export ${pct(a.latency?.export ?? [], 99).toFixed(1)} ms`,
+      );
+    }
+    const exportRatio = median(engine.map((a, i) => (pipeline[i] as Timing).exportMs / a.exportMs));
+    const importRatio = median(engine.map((a, i) => (pipeline[i] as Timing).importMs / a.importMs));
+    const expLat = engine.flatMap((t) => t.latency?.export ?? []);
+    const impLat = engine.flatMap((t) => t.latency?.import ?? []);
+    console.log('\nresult (medians of paired rounds):');
+    console.log(
+      `  export: engine ${mibps(SIZE, median(engine.map((t) => t.exportMs)))} MiB/s, pipeline ${mibps(SIZE, median(pipeline.map((t) => t.exportMs)))} MiB/s, ratio ${exportRatio.toFixed(2)}x (target >= 1.0)`,
+    );
+    console.log(
+      `  import: engine ${mibps(SIZE, median(engine.map((t) => t.importMs)))} MiB/s, pipeline ${mibps(SIZE, median(pipeline.map((t) => t.importMs)))} MiB/s, ratio ${importRatio.toFixed(2)}x (target >= 1.0)`,
+    );
+    console.log(
+      `  Fastify GET on the engine's thread during export: p50 ${pct(expLat, 50).toFixed(1)} ms, p99 ${pct(expLat, 99).toFixed(1)} ms, max ${pct(expLat, 100).toFixed(1)} ms over ${expLat.length} requests (target p99 <= 20 ms)`,
+    );
+    console.log(
+      `  … during import: p50 ${pct(impLat, 50).toFixed(1)} ms, p99 ${pct(impLat, 99).toFixed(1)} ms, max ${pct(impLat, 100).toFixed(1)} ms over ${impLat.length} requests`,
+    );
+  } finally {
+    await app.close();
+    await codec.close();
+    await rgw.stop();
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,155 @@
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { OffsiteError } from '../errors.js';
+import type { CodecReply, CodecRequest } from './messages.js';
+
+/** Both src/codec (tests) and dist/codec resolve to the built worker. */
+const WORKER_FILE = join(import.meta.dirname, '../../dist/codec/codec-worker.js');
+
+/** Codec threads yield to the event loop when cores are short; see codec-worker.ts. */
+const DEFAULT_NICE = Number(process.env.VTL_CODEC_NICE ?? 5);
+
+type Request = CodecRequest extends infer R ? (R extends CodecRequest ? Omit<R, 'id'> : never) : never;
+type Success = CodecReply & { ok: true };
+
+interface Task {
+  msg: Request;
+  resolve: (reply: Success) => void;
+  reject: (err: Error) => void;
+}
+
+/** One thread and the task it is running. */
+interface Slot {
+  worker: Worker;
+  busy: Task | undefined;
+}
+
+/** What compress() made: the first `stored_bytes` of `out`, and their SHA-256. */
+export interface Compressed {
+  stored_bytes: number;
+  sha256: string;
+}
+
+/** What a stored chunk must hash and decompress to; `name` goes into 'verify_failed' messages. */
+export interface ChunkExpectation {
+  sha256: string;
+  raw_bytes: number;
+  name: string;
+}
+
+/**
+ * Worker threads (default one per core) doing zstd and SHA-256 off the event loop, on buffers
+ * in shared memory (BufferRing) that the threads read and write in place. Tasks queue when
+ * every thread is busy; callers bound how many chunks they hand in, which bounds memory. One
+ * pool serves every transfer of a process.
+ */
+export class CodecPool {
+  readonly threads: number;
+  readonly level: number;
+  /** Nice value of the codec threads on Linux (default 5, env VTL_CODEC_NICE); 0: normal priority. */
+  readonly nice: number;
+  private readonly slots: Slot[] = [];
+  private readonly queue: Task[] = [];
+  private nextId = 1;
+  private closed = false;
+
+  constructor(opts: { threads?: number; level?: number; nice?: number } = {}) {
+    this.threads = Math.max(1, opts.threads ?? availableParallelism());
+    this.level = opts.level ?? 3;
+    this.nice = opts.nice ?? DEFAULT_NICE;
+  }
+
+  /** zstd of `raw` into `out` (at least compressBound(raw.length) long) and its SHA-256. */
+  async compress(raw: Uint8Array, out: Uint8Array): Promise<Compressed> {
+    shared(raw, out);
+    const reply = await this.run({ op: 'compress', raw, out, level: this.level });
+    return { stored_bytes: reply.stored_bytes as number, sha256: reply.sha256 as string };
+  }
+
+  /**
+   * Checks `stored` against its SHA-256, decompresses it into `raw` (exactly raw_bytes long;
+   * zstd checks its frame checksum) and returns the all-zero map of `raw`: 1 per ZERO_BLOCK.
+   * 'verify_failed' naming the chunk when anything does not match.
+   */
+  async unpack(stored: Uint8Array, raw: Uint8Array, expect: ChunkExpectation): Promise<Uint8Array> {
+    shared(stored, raw);
+    const reply = await this.run({ op: 'unpack', stored, raw, ...expect });
+    return reply.zero as Uint8Array;
+  }
+
+  /** What unpack() checks, without keeping the tar bytes. */
+  async check(stored: Uint8Array, expect: ChunkExpectation): Promise<void> {
+    shared(stored);
+    await this.run({ op: 'unpack', stored, raw: undefined, ...expect });
+  }
+
+  /** Stops every thread; queued tasks fail with 'aborted'. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const t of this.queue.splice(0)) t.reject(new OffsiteError('aborted', 'the codec pool was closed'));
+    const all = this.slots.splice(0);
+    for (const s of all) s.busy?.reject(new OffsiteError('aborted', 'the codec pool was closed'));
+    await Promise.all(all.map((s) => s.worker.terminate()));
+  }
+
+  private run(msg: Request): Promise<Success> {
+    if (this.closed) return Promise.reject(new OffsiteError('aborted', 'the codec pool was closed'));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ msg, resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  private dispatch(): void {
+    while (this.queue.length > 0) {
+      const slot = this.slots.find((s) => !s.busy) ?? this.spawn();
+      if (!slot) return;
+      const task = this.queue.shift() as Task;
+      slot.busy = task;
+      // A busy thread keeps the process alive until its answer arrives; an idle one does not.
+      slot.worker.ref();
+      slot.worker.postMessage({ ...task.msg, id: this.nextId++ });
+    }
+  }
+
+  private spawn(): Slot | undefined {
+    if (this.slots.length >= this.threads) return undefined;
+    const slot: Slot = {
+      worker: new Worker(WORKER_FILE, { workerData: { nice: this.nice } }),
+      busy: undefined,
+    };
+    slot.worker.unref();
+    slot.worker.on('message', (reply: CodecReply) => {
+      const task = slot.busy;
+      slot.busy = undefined;
+      slot.worker.unref();
+      if (task) settle(task, reply);
+      this.dispatch();
+    });
+    slot.worker.on('error', (err) => {
+      const i = this.slots.indexOf(slot);
+      if (i >= 0) this.slots.splice(i, 1);
+      slot.busy?.reject(new Error(`a codec thread failed: ${err.message}`));
+      slot.busy = undefined;
+      void slot.worker.terminate();
+      this.dispatch();
+    });
+    this.slots.push(slot);
+    return slot;
+  }
+}
+
+function settle(task: Task, reply: CodecReply): void {
+  if (reply.ok) task.resolve(reply);
+  else if (reply.code === 'verify_failed') task.reject(new OffsiteError('verify_failed', reply.message));
+  else task.reject(new Error(reply.message));
+}
+
+/** The threads work in place: a buffer that is not shared memory would be copied, and lost. */
+function shared(...bufs: Uint8Array[]): void {
+  for (const b of bufs) {
+    if (!(b.buffer instanceof SharedArrayBuffer))
+      throw new Error('codec buffers must be views of a SharedArrayBuffer (BufferRing)');
+  }
+}

@@ -1,0 +1,114 @@
+import { createHash } from 'node:crypto';
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
+import binding from 'zstd-napi/binding.js';
+import { ZERO_BLOCK, type CodecReply, type CodecRequest } from './messages.js';
+
+/*
+ * One codec thread: zstd and SHA-256 on whole chunks in shared memory, so the event loop of
+ * the process never spends more than a message post on them.
+ */
+
+/**
+ * Lowers this thread's scheduling priority (Linux: a thread has its own nice value, found by
+ * its id in /proc/thread-self), so the event loop and the emulator win the CPU over bulk
+ * compression when cores are short.
+ */
+function lowerPriority(nice: number): void {
+  if (!nice) return;
+  try {
+    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isInteger(tid) && tid > 0) setPriority(tid, nice);
+  } catch {
+    // Not Linux, or not permitted: run at normal priority.
+  }
+}
+lowerPriority((workerData as { nice?: number } | undefined)?.nice ?? 0);
+
+const compressors = new Map<number, binding.CCtx>();
+const decompressor = new binding.DCtx();
+const ZEROES = Buffer.alloc(ZERO_BLOCK);
+/** Destination of check-only unpacks, grown to the largest chunk seen. */
+let scratch = new Uint8Array(0);
+
+function compressorFor(level: number): binding.CCtx {
+  let c = compressors.get(level);
+  if (!c) {
+    c = new binding.CCtx();
+    // Single-threaded, fixed level, content checksum on: the same tar gives the same bytes, and
+    // decompression checks the tar bytes against the checksum.
+    c.setParameter(binding.CParameter.compressionLevel, level);
+    c.setParameter(binding.CParameter.checksumFlag, 1);
+    c.setParameter(binding.CParameter.contentSizeFlag, 1);
+    compressors.set(level, c);
+  }
+  return c;
+}
+
+function sha256(data: Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** 1 for each ZERO_BLOCK of `raw` that is all zero bytes. */
+function zeroMap(raw: Uint8Array): Uint8Array {
+  const blocks = Math.ceil(raw.length / ZERO_BLOCK);
+  const map = new Uint8Array(blocks);
+  const view = Buffer.from(raw.buffer, raw.byteOffset, raw.length);
+  for (let b = 0; b < blocks; b++) {
+    const part = view.subarray(b * ZERO_BLOCK, (b + 1) * ZERO_BLOCK);
+    if (part.equals(part.length === ZERO_BLOCK ? ZEROES : ZEROES.subarray(0, part.length))) map[b] = 1;
+  }
+  return map;
+}
+
+function failed(id: number, message: string): CodecReply {
+  return { id, ok: false, code: 'verify_failed', message };
+}
+
+function handle(msg: CodecRequest): CodecReply {
+  switch (msg.op) {
+    case 'compress': {
+      const n = compressorFor(msg.level).compress2(msg.out, msg.raw);
+      return { id: msg.id, ok: true, stored_bytes: n, sha256: sha256(msg.out.subarray(0, n)) };
+    }
+    case 'unpack': {
+      const got = sha256(msg.stored);
+      if (got !== msg.sha256) {
+        return failed(
+          msg.id,
+          `${msg.name}: SHA-256 ${got} of ${msg.stored.length} bytes does not match the recorded ${msg.sha256}`,
+        );
+      }
+      let dest = msg.raw;
+      if (!dest) {
+        if (scratch.length < msg.raw_bytes) scratch = new Uint8Array(msg.raw_bytes);
+        dest = scratch.subarray(0, msg.raw_bytes);
+      }
+      let n: number;
+      try {
+        // Fails on a content checksum mismatch, and when the data does not fit raw_bytes.
+        n = decompressor.decompress(dest, msg.stored);
+      } catch (err) {
+        return failed(
+          msg.id,
+          `${msg.name}: does not decompress to its ${msg.raw_bytes} tar bytes (${(err as Error).message})`,
+        );
+      }
+      if (n !== msg.raw_bytes) {
+        return failed(msg.id, `${msg.name}: decompresses to ${n} bytes, the manifest says ${msg.raw_bytes}`);
+      }
+      return msg.raw ? { id: msg.id, ok: true, zero: zeroMap(msg.raw) } : { id: msg.id, ok: true };
+    }
+  }
+}
+
+parentPort?.on('message', (msg: CodecRequest) => {
+  let reply: CodecReply;
+  try {
+    reply = handle(msg);
+  } catch (err) {
+    reply = { id: msg.id, ok: false, message: (err as Error).message };
+  }
+  parentPort?.postMessage(reply);
+});

@@ -1,0 +1,29 @@
+/**
+ * Messages between CodecPool and its worker threads (codec-worker.ts). Every Uint8Array is a
+ * view of shared memory: the thread reads and writes it in place.
+ */
+export type CodecRequest =
+  | { id: number; op: 'compress'; raw: Uint8Array; out: Uint8Array; level: number }
+  | {
+      id: number;
+      op: 'unpack';
+      stored: Uint8Array;
+      /** Where the tar bytes go (exactly raw_bytes long); absent: only check them. */
+      raw: Uint8Array | undefined;
+      sha256: string;
+      raw_bytes: number;
+      name: string;
+    };
+
+export type CodecReply =
+  | { id: number; ok: true; stored_bytes?: number; sha256?: string; zero?: Uint8Array }
+  | { id: number; ok: false; code?: string; message: string };
+
+/** Granularity of the all-zero map `unpack` returns: runs this long are left as holes. */
+export const ZERO_BLOCK = 64 * 1024;
+
+/** ZSTD_COMPRESSBOUND: the most a zstd frame of `size` input bytes can take. */
+export function compressBound(size: number): number {
+  const small = 128 * 1024;
+  return size + (size >>> 8) + (size < small ? (small - size) >>> 11 : 0);
+}

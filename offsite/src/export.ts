@@ -1,0 +1,190 @@
+import { isoNow } from '@vtl/api';
+import type { Logger } from 'pino';
+import {
+  DEFAULT_CHUNK_BYTES,
+  MAX_CHUNK_BYTES,
+  MIN_CHUNK_BYTES,
+  chunkCount,
+  chunksSha256,
+  rawBytesOf,
+} from './chunk-math.js';
+import { confirmChunk, putChunk } from './chunk-store.js';
+import { BufferRing } from './codec/buffer-ring.js';
+import type { CodecPool } from './codec/codec-pool.js';
+import { compressBound } from './codec/messages.js';
+import { OffsiteError, throwIfAborted } from './errors.js';
+import { keysOf, type GenerationRef } from './layout.js';
+import { checkLedger } from './ledger.js';
+import { putJson } from './objects.js';
+import { describeRemote, s3For, type RemoteConnection } from './remote.js';
+import { MANIFEST_FORMAT, type LedgerEntry, type Manifest } from './schemas.js';
+import { readIdentity } from './tar/cartridge-files.js';
+import { TarSource } from './tar/tar-source.js';
+
+/** Progress of a transfer: raw tar bytes and chunks done so far (including resumed ones). */
+export interface TransferProgress {
+  bytes_done: number;
+  chunks_done: number;
+}
+
+/** Options of exportCartridge(). */
+export interface ExportOptions {
+  remote: RemoteConnection;
+  ref: GenerationRef;
+  /** The cartridge directory (emulator media layout). */
+  dir: string;
+  /** Chunks verified by an earlier attempt of this generation: not uploaded again. */
+  ledger: LedgerEntry[];
+  /** Called in chunk order after each chunk verified remote-side; persist the entry here. */
+  onChunk: (entry: LedgerEntry, progress: TransferProgress) => Promise<void>;
+  codec: CodecPool;
+  /** Tar bytes per chunk; default 64 MiB. A resumed export must use the first attempt's size. */
+  chunkBytes?: number;
+  signal?: AbortSignal;
+  logger?: Logger;
+}
+
+/** A chunk on its way: compressed, then uploaded and confirmed. */
+type Pending = Promise<LedgerEntry>;
+
+/**
+ * Exports one cartridge as a generation (spec §4.5 rule 3): a deterministic tar split into
+ * chunks, zstd-compressed on the codec threads, uploaded and confirmed one by one with the
+ * ledger callback after each, the manifest last. A few chunks are in flight at a time, so
+ * memory stays bounded whatever the cartridge size.
+ */
+export async function exportCartridge(opts: ExportOptions): Promise<Manifest> {
+  const { remote, ref, codec } = opts;
+  const chunkBytes = opts.chunkBytes ?? DEFAULT_CHUNK_BYTES;
+  if (!Number.isInteger(chunkBytes) || chunkBytes < MIN_CHUNK_BYTES || chunkBytes > MAX_CHUNK_BYTES) {
+    throw new OffsiteError(
+      'invalid',
+      `chunkBytes ${chunkBytes} is outside ${MIN_CHUNK_BYTES}..${MAX_CHUNK_BYTES}`,
+    );
+  }
+  throwIfAborted(opts.signal, `export of ${ref.label}`);
+  const identity = await readIdentity(opts.dir);
+  if (identity.stub) {
+    throw new OffsiteError(
+      'stub',
+      `${ref.label} is an evicted stub with no data to export; import a generation first`,
+    );
+  }
+  if (identity.label !== ref.label) {
+    throw new OffsiteError('invalid', `${opts.dir} holds cartridge ${identity.label}, not ${ref.label}`);
+  }
+  const keys = keysOf(remote);
+  const source = await TarSource.open(opts.dir);
+  const s3 = s3For(remote);
+  const stop = new AbortController();
+  const onAbort = () => stop.abort(opts.signal?.reason);
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  const log = opts.logger?.child({ label: ref.label, generation: ref.generation });
+  try {
+    const count = chunkCount(source.size, chunkBytes);
+    const resumed = await checkLedger({
+      s3,
+      remote,
+      ref,
+      ledger: opts.ledger,
+      chunkBytes,
+      tarBytes: source.size,
+      signal: stop.signal,
+    });
+    log?.info({ tar_bytes: source.size, chunks: count, resumed: resumed.length }, 'export starting');
+
+    const done: LedgerEntry[] = [...resumed];
+    // Raw chunks wait for a codec thread; stored ones for their upload.
+    const biggest = Math.min(chunkBytes, source.size);
+    const rawRing = new BufferRing(codec.threads + 1, biggest);
+    const storedRing = new BufferRing(codec.threads + 2, compressBound(biggest));
+    const inflight: Pending[] = [];
+    const maxInflight = codec.threads + 2;
+
+    const settleOldest = async () => {
+      const entry = await (inflight.shift() as Pending);
+      done.push(entry);
+      await opts.onChunk(entry, { bytes_done: entry.raw_offset + entry.raw_bytes, chunks_done: entry.n + 1 });
+      log?.debug({ chunk: entry.n, stored_bytes: entry.stored_bytes }, 'chunk verified');
+    };
+
+    // Resolves once the chunk is read and handed to a codec thread; `pending` then finishes it.
+    const startChunk = async (n: number): Promise<{ pending: Pending }> => {
+      const raw_offset = n * chunkBytes;
+      const raw_bytes = rawBytesOf(n, source.size, chunkBytes);
+      const out = await storedRing.acquire();
+      const raw = await rawRing.acquire();
+      let compressed;
+      try {
+        const view = raw.subarray(0, raw_bytes);
+        await source.read(view, raw_offset);
+        throwIfAborted(stop.signal, `export of ${ref.label}`);
+        compressed = codec.compress(view, out);
+      } catch (err) {
+        rawRing.release(raw);
+        storedRing.release(out);
+        throw err;
+      }
+      const pending = (async () => {
+        try {
+          const c = await compressed.finally(() => rawRing.release(raw));
+          const key = keys.chunk(ref, n);
+          const stored = Buffer.from(out.buffer, out.byteOffset, c.stored_bytes);
+          await putChunk(s3, remote, key, stored, c.sha256, stop.signal);
+          await confirmChunk(s3, remote, key, c.stored_bytes, c.sha256, stop.signal);
+          return { n, key, raw_offset, raw_bytes, stored_bytes: c.stored_bytes, sha256: c.sha256 };
+        } finally {
+          storedRing.release(out);
+        }
+      })();
+      return { pending };
+    };
+
+    try {
+      for (let n = resumed.length; n < count; n++) {
+        const { pending } = await startChunk(n);
+        pending.catch(() => undefined);
+        inflight.push(pending);
+        if (inflight.length >= maxInflight) await settleOldest();
+      }
+      while (inflight.length > 0) await settleOldest();
+    } catch (err) {
+      // Stop the chunks still on their way before giving their buffers up.
+      stop.abort(err);
+      await Promise.allSettled(inflight);
+      throw opts.signal?.aborted
+        ? new OffsiteError('aborted', `export of ${ref.label} was aborted`, { cause: err })
+        : err;
+    }
+
+    const manifest: Manifest = {
+      format: MANIFEST_FORMAT,
+      system: ref.system,
+      library_serial: ref.library_serial,
+      label: ref.label,
+      generation: ref.generation,
+      created_at: isoNow(),
+      logical_bytes: source.fileSizes.data ?? 0,
+      tar_bytes: source.size,
+      chunks_sha256: chunksSha256(done.map((c) => c.sha256)),
+      stored_bytes: done.reduce((sum, c) => sum + c.stored_bytes, 0),
+      chunk_bytes: chunkBytes,
+      compression: 'zstd',
+      chunks: done,
+      cartridge: {
+        generation: identity.generation,
+        density: identity.density,
+        capacity_bytes: identity.capacity_bytes,
+        write_protected: identity.write_protected,
+      },
+    };
+    throwIfAborted(stop.signal, `export of ${ref.label}`);
+    await putJson(s3, remote, keys.manifest(ref), manifest, stop.signal);
+    log?.info({ stored_bytes: manifest.stored_bytes, where: describeRemote(remote) }, 'export complete');
+    return manifest;
+  } finally {
+    opts.signal?.removeEventListener('abort', onAbort);
+    s3.destroy();
+    await source.close();
+  }
+}

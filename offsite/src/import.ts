@@ -1,0 +1,143 @@
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { getChunk } from './chunk-store.js';
+import { BufferRing } from './codec/buffer-ring.js';
+import type { CodecPool } from './codec/codec-pool.js';
+import { OffsiteError, throwIfAborted } from './errors.js';
+import type { TransferProgress } from './export.js';
+import { chunkName, keysOf, type GenerationRef } from './layout.js';
+import { loadCheckedManifest } from './manifest-check.js';
+import { describeRemote, s3For, type RemoteConnection } from './remote.js';
+import type { Manifest } from './schemas.js';
+import { CARTRIDGE_FILES, parseIdentity } from './tar/cartridge-files.js';
+import { TarExtractor } from './tar/tar-extract.js';
+
+/** Options of importCartridge(). */
+export interface ImportOptions {
+  remote: RemoteConnection;
+  ref: GenerationRef;
+  /** A staging directory that does not exist yet or is empty; the caller swaps it in. */
+  dir: string;
+  codec: CodecPool;
+  onProgress?: (p: TransferProgress) => void;
+  signal?: AbortSignal;
+  logger?: Logger;
+}
+
+/**
+ * Downloads a generation into `dir` (spec §4.5 rules 5–6): every chunk is checked (size,
+ * SHA-256 of the object, SHA-256 of its tar bytes) before its bytes are written, and the
+ * unpacked cartridge must carry the generation's label. On any failure `dir` is left as it
+ * was (removed when this call created it) and the error names the chunk: 'verify_failed',
+ * 'not_found' (no manifest), 'unreachable', 'aborted'.
+ */
+export async function importCartridge(opts: ImportOptions): Promise<Manifest> {
+  const { remote, ref, codec } = opts;
+  const what = `import of ${ref.label} ${ref.generation}`;
+  throwIfAborted(opts.signal, what);
+  const created = await prepareStaging(opts.dir);
+  const s3 = s3For(remote);
+  const extractor = new TarExtractor(
+    opts.dir,
+    `${keysOf(remote).generation(ref)} in ${describeRemote(remote)}`,
+  );
+  const stop = new AbortController();
+  const onAbort = () => stop.abort(opts.signal?.reason);
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  const inflight: Promise<Unpacked>[] = [];
+  try {
+    const manifest = await loadCheckedManifest(s3, remote, ref, stop.signal);
+    const chunks = manifest.chunks;
+    const depth = codec.threads + 1;
+    const storedRing = new BufferRing(depth, Math.max(...chunks.map((c) => c.stored_bytes)));
+    const rawRing = new BufferRing(depth + 1, Math.max(...chunks.map((c) => c.raw_bytes)));
+    let next = 0;
+    const fetchNext = () => {
+      const c = chunks[next++];
+      if (!c) return;
+      const p = (async (): Promise<Unpacked> => {
+        const buf = await storedRing.acquire();
+        try {
+          const stored = buf.subarray(0, c.stored_bytes);
+          await getChunk(s3, remote, c.key, stored, stop.signal);
+          const raw = await rawRing.acquire();
+          try {
+            const zero = await codec.unpack(stored, raw.subarray(0, c.raw_bytes), {
+              ...c,
+              name: `${chunkName(c.n)} of ${ref.label} ${ref.generation}`,
+            });
+            return { raw, zero };
+          } catch (err) {
+            rawRing.release(raw);
+            throw err;
+          }
+        } finally {
+          storedRing.release(buf);
+        }
+      })();
+      p.catch(() => undefined);
+      inflight.push(p);
+    };
+    for (let i = 0; i < depth; i++) fetchNext();
+    for (const c of chunks) {
+      const { raw, zero } = await (inflight.shift() as Promise<Unpacked>);
+      fetchNext();
+      try {
+        throwIfAborted(stop.signal, what);
+        await extractor.write(Buffer.from(raw.buffer, raw.byteOffset, c.raw_bytes), zero);
+      } finally {
+        rawRing.release(raw);
+      }
+      opts.onProgress?.({ bytes_done: c.raw_offset + c.raw_bytes, chunks_done: c.n + 1 });
+    }
+    await extractor.finish();
+    const identity = parseIdentity(await readFile(join(opts.dir, 'meta.json'), 'utf8'));
+    if (identity?.label !== ref.label) {
+      throw new OffsiteError(
+        'verify_failed',
+        `${what}: the unpacked meta.json names cartridge ${identity?.label ?? '(none)'}`,
+      );
+    }
+    opts.logger?.info(
+      { label: ref.label, generation: ref.generation, tar_bytes: manifest.tar_bytes },
+      'import complete',
+    );
+    return manifest;
+  } catch (err) {
+    stop.abort(err);
+    await Promise.allSettled(inflight);
+    await extractor.close();
+    if (created) await rm(opts.dir, { recursive: true, force: true });
+    else await Promise.all(CARTRIDGE_FILES.map((f) => rm(join(opts.dir, f), { force: true })));
+    if (opts.signal?.aborted) throw new OffsiteError('aborted', `${what} was aborted`, { cause: err });
+    throw err;
+  } finally {
+    opts.signal?.removeEventListener('abort', onAbort);
+    s3.destroy();
+  }
+}
+
+/** A chunk ready to be written: its tar bytes (a ring buffer) and all-zero block map. */
+interface Unpacked {
+  raw: Uint8Array;
+  zero: Uint8Array;
+}
+
+/** Makes sure `dir` exists and is empty; returns whether it was created here. */
+async function prepareStaging(dir: string): Promise<boolean> {
+  let entries: string[];
+  try {
+    entries = await readdir(dir);
+  } catch {
+    await mkdir(dir, { recursive: true });
+    return true;
+  }
+  if (entries.length > 0) {
+    throw new OffsiteError(
+      'invalid',
+      `the staging directory ${dir} is not empty; give a fresh directory to import into`,
+    );
+  }
+  return false;
+}

@@ -1,0 +1,60 @@
+import { S3Client } from '@aws-sdk/client-s3';
+
+/** What is needed to reach a bucket (the stored remote plus its secret, spec §2.16). */
+export interface RemoteConnection {
+  /** host or host:port, no scheme. */
+  endpoint: string;
+  /** Empty means us-east-1, which S3-compatible servers accept. */
+  region: string;
+  bucket: string;
+  /** Key prefix inside the bucket; leading and trailing '/' are ignored. */
+  prefix: string;
+  access_key: string;
+  secret_key: string;
+  use_ssl: boolean;
+  path_style: boolean;
+}
+
+/** Tuning of s3For(); the defaults suit both AWS and an RGW on the same machine. */
+export interface S3ClientOptions {
+  /** Attempts per request including the first (SDK standard retry with backoff); default 3. */
+  maxAttempts?: number;
+  /** Give up connecting after this long; default 5 s. */
+  connectionTimeoutMs?: number;
+  /**
+   * Give up on a request whose socket sends and receives nothing this long (a hung server);
+   * default 60 s. Idle time, not total time, so a big chunk on a slow link still completes.
+   */
+  idleTimeoutMs?: number;
+}
+
+/**
+ * An S3 client for a remote. Flexible checksums only when an operation requires them: the SDK's
+ * default aws-chunked uploads are refused by RGW (411) and Swift (501).
+ */
+export function s3For(remote: RemoteConnection, opts: S3ClientOptions = {}): S3Client {
+  return new S3Client({
+    endpoint: `${remote.use_ssl ? 'https' : 'http'}://${remote.endpoint}`,
+    region: remote.region || 'us-east-1',
+    credentials: { accessKeyId: remote.access_key, secretAccessKey: remote.secret_key },
+    forcePathStyle: remote.path_style,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    maxAttempts: opts.maxAttempts ?? 3,
+    requestHandler: {
+      connectionTimeout: opts.connectionTimeoutMs ?? 5_000,
+      socketTimeout: opts.idleTimeoutMs ?? 60_000,
+    },
+  });
+}
+
+/** "bucket at host:port" for messages. */
+export function describeRemote(remote: RemoteConnection): string {
+  return `bucket ${remote.bucket} at ${remote.use_ssl ? 'https' : 'http'}://${remote.endpoint}`;
+}
+
+/** The remote's prefix as a key prefix: '' or 'some/prefix/'. */
+export function keyBase(remote: RemoteConnection): string {
+  const p = remote.prefix.replace(/^\/+|\/+$/g, '');
+  return p ? `${p}/` : '';
+}

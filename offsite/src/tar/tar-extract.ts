@@ -1,0 +1,196 @@
+import { open, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ZERO_BLOCK } from '../codec/messages.js';
+import { OffsiteError } from '../errors.js';
+import { CARTRIDGE_FILES } from './cartridge-files.js';
+import { BLOCK, decodeHeader, padding, paxSize } from './tar-header.js';
+
+interface OpenFile {
+  name: string;
+  handle: FileHandle;
+  size: number;
+}
+
+type State =
+  | { kind: 'header' }
+  | { kind: 'pax'; remaining: number; parts: Buffer[] }
+  | { kind: 'data'; file: OpenFile; written: number }
+  | { kind: 'skip'; remaining: number; then: State }
+  | { kind: 'end' };
+
+/**
+ * Unpacks a cartridge tar fed chunk by chunk into a directory. Accepts only the cartridge's
+ * own file names, each once, as regular files; anything else is 'verify_failed'. All-zero
+ * 64 KiB blocks (as the codec marks them) are not written, so a sparse `data` stays sparse.
+ */
+export class TarExtractor {
+  private state: State = { kind: 'header' };
+  private readonly header = Buffer.alloc(BLOCK);
+  private headerFill = 0;
+  private paxSizeNext: number | undefined;
+  private readonly files: OpenFile[] = [];
+
+  constructor(
+    private readonly dir: string,
+    /** Names the bucket copy for messages. */
+    private readonly what: string,
+  ) {}
+
+  /** Consumes one chunk; `zero` has a 1 per all-zero ZERO_BLOCK of `raw`. */
+  async write(raw: Buffer, zero: Uint8Array): Promise<void> {
+    let i = 0;
+    while (i < raw.length) {
+      const s = this.state;
+      switch (s.kind) {
+        case 'header': {
+          const n = Math.min(BLOCK - this.headerFill, raw.length - i);
+          raw.copy(this.header, this.headerFill, i, i + n);
+          this.headerFill += n;
+          i += n;
+          if (this.headerFill === BLOCK) {
+            this.headerFill = 0;
+            await this.onHeader();
+          }
+          break;
+        }
+        case 'pax': {
+          const n = Math.min(s.remaining, raw.length - i);
+          s.parts.push(Buffer.from(raw.subarray(i, i + n)));
+          s.remaining -= n;
+          i += n;
+          if (s.remaining === 0) {
+            const records = Buffer.concat(s.parts);
+            this.paxSizeNext = paxSize(records);
+            this.state = this.skipThen(padding(records.length), { kind: 'header' });
+          }
+          break;
+        }
+        case 'data': {
+          const n = Math.min(s.file.size - s.written, raw.length - i);
+          await writeSkippingZeros(s.file.handle, raw, zero, i, n, s.written);
+          s.written += n;
+          i += n;
+          if (s.written === s.file.size) this.state = this.skipThen(padding(s.file.size), { kind: 'header' });
+          break;
+        }
+        case 'skip': {
+          const n = Math.min(s.remaining, raw.length - i);
+          s.remaining -= n;
+          i += n;
+          if (s.remaining === 0) this.state = s.then;
+          break;
+        }
+        case 'end': {
+          // After the end marker only zero padding may follow.
+          if (raw.subarray(i).some((b) => b !== 0)) this.fail('has data after its end marker');
+          i = raw.length;
+          break;
+        }
+      }
+    }
+  }
+
+  /** Checks the archive ended with every file complete, sets final sizes and syncs. */
+  async finish(): Promise<void> {
+    if (this.state.kind !== 'end') this.fail('ends before its end marker');
+    const missing = CARTRIDGE_FILES.filter((n) => !this.files.some((f) => f.name === n));
+    if (missing.length > 0) this.fail(`lacks ${missing.join(', ')}`);
+    for (const f of this.files) {
+      // Trailing holes were never written: the size comes from truncate.
+      await f.handle.truncate(f.size);
+      await f.handle.sync();
+    }
+    await this.close();
+    const dirHandle = await open(this.dir, 'r');
+    try {
+      await dirHandle.sync();
+    } finally {
+      await dirHandle.close();
+    }
+  }
+
+  /** Closes every file (after a failure; the caller removes the directory). */
+  async close(): Promise<void> {
+    await Promise.all(this.files.splice(0).map((f) => f.handle.close()));
+  }
+
+  private skipThen(n: number, then: State): State {
+    return n > 0 ? { kind: 'skip', remaining: n, then } : then;
+  }
+
+  private async onHeader(): Promise<void> {
+    let h;
+    try {
+      h = decodeHeader(this.header);
+    } catch (err) {
+      this.fail((err as Error).message);
+    }
+    if (h.kind === 'end') {
+      this.state = { kind: 'end' };
+      return;
+    }
+    if (h.kind === 'pax') {
+      this.state = h.size > 0 ? { kind: 'pax', remaining: h.size, parts: [] } : { kind: 'header' };
+      return;
+    }
+    if (h.kind === 'other')
+      this.fail(`holds an entry of type "${h.type}" (${h.name}); a cartridge has only files`);
+    const size = this.paxSizeNext ?? h.size;
+    this.paxSizeNext = undefined;
+    if (!(CARTRIDGE_FILES as readonly string[]).includes(h.name)) {
+      this.fail(`holds "${h.name}", which is not a cartridge file`);
+    }
+    if (this.files.some((f) => f.name === h.name)) this.fail(`holds ${h.name} twice`);
+    const handle = await open(join(this.dir, h.name), 'wx', 0o644);
+    const file = { name: h.name, handle, size };
+    this.files.push(file);
+    this.state = size > 0 ? { kind: 'data', file, written: 0 } : { kind: 'header' };
+  }
+
+  private fail(why: string): never {
+    throw new OffsiteError('verify_failed', `the tar stream of ${this.what} ${why}`);
+  }
+}
+
+/**
+ * Writes raw[at, at+n) at file position `pos`, leaving out the all-zero blocks the codec
+ * marked (the file is new, so what is not written reads as zeros).
+ */
+async function writeSkippingZeros(
+  handle: FileHandle,
+  raw: Buffer,
+  zero: Uint8Array,
+  at: number,
+  n: number,
+  pos: number,
+): Promise<void> {
+  let runStart = -1;
+  const end = at + n;
+  const flush = async (upTo: number) => {
+    if (runStart < 0) return;
+    await writeFully(handle, raw, runStart, upTo - runStart, pos + (runStart - at));
+    runStart = -1;
+  };
+  for (let off = at; off < end;) {
+    const block = Math.floor(off / ZERO_BLOCK);
+    const blockEnd = Math.min((block + 1) * ZERO_BLOCK, end);
+    if (zero[block] === 1) await flush(off);
+    else if (runStart < 0) runStart = off;
+    off = blockEnd;
+  }
+  await flush(end);
+}
+
+async function writeFully(
+  handle: FileHandle,
+  buf: Buffer,
+  at: number,
+  length: number,
+  position: number,
+): Promise<void> {
+  let done = 0;
+  while (done < length) {
+    const { bytesWritten } = await handle.write(buf, at + done, length - done, position + done);
+    done += bytesWritten;
+  }
+}
