@@ -64,6 +64,12 @@ const EXPECTED: Array<[string, string, string]> = [
   ['get', '/api/jobs/{id}', 'read-only'],
   ['post', '/api/jobs/{id}/retry', 'admin'],
   ['post', '/api/jobs/{id}/cancel', 'admin'],
+  ['post', '/api/libraries/recover', 'admin'],
+  ['get', '/api/targets', 'read-only'],
+  ['post', '/api/targets/acls', 'admin'],
+  ['put', '/api/targets/acls/{wwpn}', 'admin'],
+  ['delete', '/api/targets/acls/{wwpn}', 'admin'],
+  ['put', '/api/targets/ports', 'admin'],
 ];
 
 const fill = (p: string) =>
