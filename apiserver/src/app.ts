@@ -26,6 +26,7 @@ import { remoteRoutes } from './routes/remotes.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { jobRoutes } from './routes/jobs.js';
 import { cartridgeJobRoutes } from './routes/cartridge-jobs.js';
+import { recoverRoutes } from './routes/recover.js';
 import { createMetrics } from './services/metrics.js';
 import { AuditLog } from './services/audit-log.js';
 
@@ -85,6 +86,7 @@ export async function buildApp(
     remoteRoutes,
     catalogRoutes,
     jobRoutes,
+    recoverRoutes,
     driveRoutes,
     statusRoutes,
     eventRoutes,

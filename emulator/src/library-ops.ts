@@ -163,14 +163,16 @@ async function checkStaging(lib: LibraryRuntime, label: string, staging: string)
 
 /**
  * Import into a library (§4.5 rule 6): the staged image becomes the cartridge and appears in the
- * first empty import/export slot. A retry after the rename finds the image in place.
+ * first empty import/export slot, or in storage slot `slot` when given and free (recovery puts
+ * cartridges back in their home slots). A retry after the rename finds the image in place.
  */
 export async function placeInIe(
   dp: DataPlane,
   libraryId: number,
   rawLabel: string,
   staging: string,
-): Promise<{ slot: number }> {
+  slot = 0,
+): Promise<{ location: string }> {
   const lib = dp.library(libraryId);
   const label = normaliseLabel(rawLabel);
   mediumGeneration(label, lib); // the library's drives must be able to read it
@@ -184,7 +186,14 @@ export async function placeInIe(
     await rename(staged, dir);
     await fsyncDir(mediaDir);
   } else if (existing.stub) throw badRequest(`${label} exists here as a stub; import it in place instead`);
-  return { slot: await lib.inventory.placeInIe(label) };
+  const inv = lib.inventory;
+  const at = inv.whereIs(label);
+  if (at) return { location: formatLocation(at) };
+  if (slot >= 1 && slot <= lib.config.num_slots && !inv.labelAt(storageSlot(slot))) {
+    await inv.place(label, slot);
+    return { location: `slot:${slot}` };
+  }
+  return { location: `ie:${await inv.placeInIe(label)}` };
 }
 
 /**

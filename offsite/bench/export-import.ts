@@ -217,7 +217,7 @@ async function main(): Promise<void> {
       console.log(
         `round ${r + 1}: export engine ${mibps(SIZE, a.exportMs)} MiB/s, pipeline ${mibps(SIZE, b.exportMs)} MiB/s; ` +
           `import engine ${mibps(SIZE, a.importMs)} MiB/s, pipeline ${mibps(SIZE, b.importMs)} MiB/s; ` +
-          `GET p99 during export ${pct(a.latency?.export ?? [], 99).toFixed(1)} ms`,
+          `GET p99 during export ${pct(a.latency?.export ?? [], 99).toFixed(1)} ms, import ${pct(a.latency?.import ?? [], 99).toFixed(1)} ms`,
       );
     }
     const exportRatio = median(engine.map((a, i) => (pipeline[i] as Timing).exportMs / a.exportMs));

@@ -22,3 +22,10 @@ export function chunksSha256(hashes: readonly string[]): string {
   for (const r of hashes) h.update(`${r}\n`);
   return h.digest('hex');
 }
+
+/** The largest value of `field` among chunks (a loop: a cartridge can have 100,000+ chunks). */
+export function largest<K extends string>(chunks: readonly Record<K, number>[], field: K): number {
+  let max = 0;
+  for (const c of chunks) max = Math.max(max, c[field]);
+  return max;
+}

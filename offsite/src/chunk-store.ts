@@ -1,6 +1,6 @@
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import type { Readable } from 'node:stream';
-import { OffsiteError, isMissingObject, toOffsiteError } from './errors.js';
+import type { CodecPool } from './codec/codec-pool.js';
+import { OffsiteError, isMissingObject, throwIfAborted, toOffsiteError } from './errors.js';
 import { describeRemote, type RemoteConnection } from './remote.js';
 
 /** Object metadata of a chunk (x-amz-meta-*): what verification compares without downloading. */
@@ -92,49 +92,89 @@ export async function confirmChunk(
   }
 }
 
+/** A GetObject request as the SDK signed it, for a codec thread to send. */
+export interface SignedGet {
+  url: string;
+  headers: Record<string, string>;
+}
+
+/** Signs a GetObject with the client's credentials and returns it unsent. */
+export async function signGet(
+  s3: S3Client,
+  remote: RemoteConnection,
+  key: string,
+  signal?: AbortSignal,
+): Promise<SignedGet> {
+  const cmd = new GetObjectCommand({ Bucket: remote.bucket, Key: key });
+  let signed: SignedGet | undefined;
+  cmd.middlewareStack.addRelativeTo(
+    () => async (args: { request: unknown }) => {
+      const r = args.request as {
+        protocol: string;
+        hostname: string;
+        port?: number;
+        path: string;
+        query?: Record<string, string | string[] | null>;
+        headers: Record<string, string>;
+      };
+      const query = Object.entries(r.query ?? {})
+        .flatMap(([k, v]) => (v === null ? [k] : [v].flat().map((x) => `${rfc3986(k)}=${rfc3986(x)}`)))
+        .join('&');
+      signed = {
+        url: `${r.protocol}//${r.hostname}${r.port ? `:${r.port}` : ''}${r.path}${query ? `?${query}` : ''}`,
+        headers: { ...r.headers },
+      };
+      // Not sent: the codec thread sends it.
+      return { output: { $metadata: {} } as never, response: undefined };
+    },
+    { relation: 'after', toMiddleware: 'httpSigningMiddleware', name: 'vtlKeepSignedRequest' },
+  );
+  await s3.send(cmd, { abortSignal: signal }).catch((err: unknown) => {
+    throw toOffsiteError(err, `signing the download of ${key}`, describeRemote(remote));
+  });
+  if (!signed) throw new Error(`the S3 client did not sign the download of ${key}`);
+  return signed;
+}
+
+function rfc3986(s: string): string {
+  return encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+const DOWNLOAD_ATTEMPTS = 3;
+const DOWNLOAD_IDLE_MS = 60_000;
+
 /**
  * Downloads a whole chunk into `into` (exactly its recorded size, shared memory from a
- * BufferRing). 'verify_failed' when it is missing or of another size.
+ * BufferRing) on a codec thread, retrying network failures. 'verify_failed' when it is missing
+ * or of another size; 'unreachable', 'access_denied', 'not_found' (bucket) as S3 answers.
  */
 export async function getChunk(
   s3: S3Client,
   remote: RemoteConnection,
   key: string,
   into: Uint8Array,
+  codec: CodecPool,
   signal?: AbortSignal,
 ): Promise<void> {
   const where = describeRemote(remote);
-  const size = into.length;
-  try {
-    const res = await s3.send(new GetObjectCommand({ Bucket: remote.bucket, Key: key }), {
-      abortSignal: signal,
+  let last: unknown;
+  for (let attempt = 1; attempt <= DOWNLOAD_ATTEMPTS; attempt++) {
+    throwIfAborted(signal, `download of ${key}`);
+    const request = await signGet(s3, remote, key, signal);
+    const r = await codec.download(request, into, { idleTimeoutMs: DOWNLOAD_IDLE_MS, signal });
+    if (r.ok) return;
+    throwIfAborted(signal, `download of ${key}`);
+    if ('mismatch' in r) throw new OffsiteError('verify_failed', `${key} in ${where} ${r.mismatch}`);
+    const sdkLike = Object.assign(new Error(r.message || ('s3code' in r ? r.s3code : r.errno)), {
+      name: 's3code' in r ? r.s3code : 'Error',
+      code: 'errno' in r ? r.errno : undefined,
+      $metadata: { httpStatusCode: r.status || undefined },
     });
-    const length = res.ContentLength ?? -1;
-    if (length !== size) {
-      (res.Body as Readable | undefined)?.destroy();
-      throw new OffsiteError(
-        'verify_failed',
-        `${key} in ${where} is ${length} bytes, the manifest says ${size}`,
-      );
-    }
-    let at = 0;
-    for await (const piece of res.Body as AsyncIterable<Uint8Array>) {
-      if (at + piece.length > size) {
-        throw new OffsiteError('verify_failed', `${key} in ${where} is longer than its ${size} bytes`);
-      }
-      into.set(piece, at);
-      at += piece.length;
-    }
-    if (at !== size) {
-      throw new OffsiteError(
-        'unreachable',
-        `the download of ${key} from ${where} ended after ${at} of ${size} bytes; retry`,
-      );
-    }
-  } catch (err) {
-    if (isMissingObject(err)) {
-      throw new OffsiteError('verify_failed', `${key} is missing from ${where}`, { cause: err });
-    }
-    throw toOffsiteError(err, `download of ${key}`, where);
+    if (isMissingObject(sdkLike)) throw new OffsiteError('verify_failed', `${key} is missing from ${where}`);
+    last = toOffsiteError(sdkLike, `download of ${key}`, where);
+    if (!(last instanceof OffsiteError && last.code === 'unreachable')) throw last;
+    if (attempt < DOWNLOAD_ATTEMPTS)
+      await new Promise((resolve) => setTimeout(resolve, 250 * 4 ** (attempt - 1)));
   }
+  throw last;
 }

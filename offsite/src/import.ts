@@ -7,6 +7,7 @@ import type { CodecPool } from './codec/codec-pool.js';
 import { OffsiteError, throwIfAborted } from './errors.js';
 import type { TransferProgress } from './export.js';
 import { chunkName, keysOf, type GenerationRef } from './layout.js';
+import { largest } from './chunk-math.js';
 import { loadCheckedManifest } from './manifest-check.js';
 import { describeRemote, s3For, type RemoteConnection } from './remote.js';
 import type { Manifest } from './schemas.js';
@@ -50,8 +51,8 @@ export async function importCartridge(opts: ImportOptions): Promise<Manifest> {
     const manifest = await loadCheckedManifest(s3, remote, ref, stop.signal);
     const chunks = manifest.chunks;
     const depth = codec.threads + 1;
-    const storedRing = new BufferRing(depth, Math.max(...chunks.map((c) => c.stored_bytes)));
-    const rawRing = new BufferRing(depth + 1, Math.max(...chunks.map((c) => c.raw_bytes)));
+    const storedRing = new BufferRing(depth, largest(chunks, 'stored_bytes'));
+    const rawRing = new BufferRing(depth + 1, largest(chunks, 'raw_bytes'));
     let next = 0;
     const fetchNext = () => {
       const c = chunks[next++];
@@ -60,7 +61,7 @@ export async function importCartridge(opts: ImportOptions): Promise<Manifest> {
         const buf = await storedRing.acquire();
         try {
           const stored = buf.subarray(0, c.stored_bytes);
-          await getChunk(s3, remote, c.key, stored, stop.signal);
+          await getChunk(s3, remote, c.key, stored, codec, stop.signal);
           const raw = await rawRing.acquire();
           try {
             const zero = await codec.unpack(stored, raw.subarray(0, c.raw_bytes), {

@@ -7,7 +7,11 @@
  *   Topology and SystemFile schemas; readManifest, readTopology, writeTopology,
  *   readSystemFile, writeSystemFile; scanBucket (catalog rebuild).
  * - Transfers: exportCartridge (resumable through its ledger), verifyGeneration,
- *   importCartridge, all doing zstd and SHA-256 on a shared CodecPool of worker threads.
+ *   importCartridge, all doing zstd and SHA-256 on a shared CodecPool of worker threads. Each
+ *   transfer holds about (2 × threads + 3) chunk buffers in shared memory (64 MiB chunks:
+ *   ~450 MiB on two cores) and allocates nothing large after that. Downloads run on the codec
+ *   threads too (requests signed by the SDK, sent by node:http there), so chunk bytes never
+ *   pass through the event loop on import or verify.
  * - Errors: OffsiteError with a stable `code` (see OffsiteErrorCode).
  * - Tests of any package: startTestRgw (a real Ceph RGW on 127.0.0.1).
  */

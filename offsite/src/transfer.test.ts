@@ -168,6 +168,32 @@ describe('export and import against a real RGW', () => {
     expect(await readdir(existing)).toEqual([]);
   });
 
+  it('fails an import with unreachable when S3 stops mid-way, and removes what it wrote', async () => {
+    const src = await sparseCartridge('UNR001L8');
+    await exportAll('UNR001L8', src);
+    const dest = join(work, 'dest-unreachable');
+    let err: unknown;
+    try {
+      await importCartridge({
+        remote: rgw.remote('vtl'),
+        ref: ref('UNR001L8'),
+        dir: dest,
+        codec,
+        onProgress: (p) => {
+          if (p.chunks_done === 1) void rgw.stopGateway();
+        },
+      });
+    } catch (e) {
+      err = e;
+    } finally {
+      await rgw.startGateway();
+    }
+    expect(err).toMatchObject({ code: 'unreachable', message: expect.stringContaining('chunk-') });
+    await expect(stat(dest)).rejects.toThrow(/ENOENT/);
+    await importCartridge({ remote: rgw.remote('vtl'), ref: ref('UNR001L8'), dir: dest, codec });
+    expect(await fileHash(join(dest, 'data'))).toBe(await fileHash(join(src, 'data')));
+  });
+
   it('reports a missing chunk and a missing generation', async () => {
     const src = await sparseCartridge('MIS001L8');
     const { manifest } = await exportAll('MIS001L8', src);

@@ -4,6 +4,7 @@ import { BufferRing } from './codec/buffer-ring.js';
 import type { CodecPool } from './codec/codec-pool.js';
 import { OffsiteError, throwIfAborted } from './errors.js';
 import { chunkName, keysOf, type GenerationRef } from './layout.js';
+import { largest } from './chunk-math.js';
 import { loadCheckedManifest } from './manifest-check.js';
 import { describeRemote, s3For, type RemoteConnection } from './remote.js';
 import type { Manifest } from './schemas.js';
@@ -30,7 +31,7 @@ export async function verifyGeneration(opts: VerifyOptions): Promise<Manifest> {
   try {
     throwIfAborted(opts.signal, what);
     const manifest = await loadCheckedManifest(s3, remote, ref, opts.signal);
-    const ring = new BufferRing(codec.threads + 1, Math.max(...manifest.chunks.map((c) => c.stored_bytes)));
+    const ring = new BufferRing(codec.threads + 1, largest(manifest.chunks, 'stored_bytes'));
     let next = 0;
     let failure: unknown;
     const worker = async () => {
@@ -42,7 +43,7 @@ export async function verifyGeneration(opts: VerifyOptions): Promise<Manifest> {
           const buf = await ring.acquire();
           try {
             const stored = buf.subarray(0, c.stored_bytes);
-            await getChunk(s3, remote, c.key, stored, opts.signal);
+            await getChunk(s3, remote, c.key, stored, codec, opts.signal);
             await codec.check(stored, { ...c, name: `${chunkName(c.n)} of ${ref.label} ${ref.generation}` });
           } finally {
             ring.release(buf);

@@ -3,6 +3,7 @@ export type { Leadership } from './election.js';
 export { EventJournal } from './event-journal.js';
 export { freePort, freePorts, startEtcd, type EtcdOptions, type EtcdProcess } from './etcd-process.js';
 export type { Informer, InformerHandler } from './informer.js';
+export { createJob, publishJob, updateJob, type NewJob } from './job-records.js';
 export type { Lease } from './lease.js';
 export { Store, type ListOptions } from './store.js';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.js';

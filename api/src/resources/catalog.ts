@@ -29,3 +29,22 @@ export const CatalogRebuildResponse = z.object({
     z.object({ system: z.string(), library: z.string(), label: z.string(), generation: z.string() }),
   ),
 });
+
+/** POST /api/libraries/recover (§4.6 rule 5). */
+export const RecoverRequest = z.strictObject({
+  remote_id: z.number().int().positive(),
+  system_name: z.string().trim().min(1, 'system_name is required'),
+  library_serial: z.string().trim().min(1, 'library_serial is required'),
+  pool_id: z.number().int().positive(),
+  name: z.string().trim().max(64).optional(),
+});
+export const RecoverResponse = z.object({
+  library: z.number().int(),
+  serial: z.string(),
+  name: z.string(),
+  drive_serials: z.array(z.string()),
+  /** Cartridges the topology lists. */
+  carts: z.number().int(),
+  import_jobs: z.array(z.number().int()),
+  steps: z.array(z.string()),
+});

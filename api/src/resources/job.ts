@@ -61,6 +61,8 @@ export const Job = z.object({
   library_serial: z.string().default(''),
   /** Import into a library via its I/E slot; 0 = same-system swap-in of an evicted stub. */
   target_library: z.number().int().default(0),
+  /** Import into a library: the storage slot to put the cartridge in (recovery), else an I/E slot. */
+  home_slot: z.number().int().default(0),
   /** Node whose nodeagent moves the data (owner of the library's pool). */
   node: z.string().default(''),
   bytes_done: z.number().int(),
@@ -82,6 +84,8 @@ export const Job = z.object({
   finished_at: z.string().default(''),
 });
 export type Job = z.infer<typeof Job>;
+/** A job row as written: fields with defaults may be left out. */
+export type JobInput = z.input<typeof Job>;
 
 /** Chunks an export verified, persisted after each one (keys.jobLedger) so a restart resumes. */
 export const JobLedger = z.object({

@@ -11,6 +11,7 @@ import {
   type CartridgeSpec,
 } from '@vtl/api';
 import {
+  createJob,
   liveLibraryIds,
   loadSnapshot,
   nodeOfLibrary,
@@ -22,7 +23,7 @@ import type { AppContext } from '../context.js';
 import { parse } from '../plugins/validate.js';
 import { refuseWhileDraining } from '../services/guards.js';
 import { systemName } from '../services/identity.js';
-import { catalogGenerations, insertJob, referencedRemote, refuseBusyLabel } from '../services/jobs.js';
+import { catalogGenerations, referencedRemote, refuseBusyLabel } from '../services/jobs.js';
 import { offsite } from '../services/offsite.js';
 
 type LabelParams = { Params: { label: string } };
@@ -80,7 +81,7 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
         throw conflict(
           `Generation ${generation} of ${label} exists in remote ${body.remote_id}; omit generation to mint a new one.`,
         );
-      const job = await insertJob(store, journal, {
+      const job = await createJob(store, journal, {
         kind: 'export',
         state: 'detected',
         label,
@@ -143,7 +144,7 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
         throw badRequest(
           `Generation ${generation} of ${label} is not in the catalog of remote ${body.remote_id}; export first, or rebuild the catalog (POST /api/catalog/rebuild).`,
         );
-      const job = await insertJob(store, journal, {
+      const job = await createJob(store, journal, {
         kind: 'evict',
         state: 'queued',
         label,
@@ -221,7 +222,7 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
           throw badRequest(
             `Generation ${body.generation} of ${label} (system ${system}) is not in the catalog of remote ${body.remote_id}; GET /api/catalog?remote_id=${body.remote_id} lists what is.`,
           );
-        job = await insertJob(store, journal, {
+        job = await createJob(store, journal, {
           ...common,
           library: lib.id,
           system_name: system,
@@ -247,7 +248,7 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
             `Generation ${body.generation} of ${label} (system ${body.system_name}) is not in the catalog of remote ${body.remote_id}; rebuild it (POST /api/catalog/rebuild) or check the names.`,
           );
         refuseBusyLabel(s.jobs, label);
-        job = await insertJob(store, journal, {
+        job = await createJob(store, journal, {
           ...common,
           library: lib.id,
           system_name: body.system_name,

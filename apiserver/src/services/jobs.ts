@@ -14,42 +14,9 @@ import {
   keys,
   notFound,
 } from '@vtl/api';
-import type { EventJournal, Store } from '@vtl/store';
+import { publishJob, type EventJournal, type Store } from '@vtl/store';
 import type { z } from 'zod';
 import type { JobListQuery } from '@vtl/api';
-
-/** Writes a job row and journals it as `job_update` with the full row (§6.2). */
-export async function publishJob(journal: EventJournal, job: Job): Promise<void> {
-  await journal.emit({
-    kind: 'job_update',
-    subject: `job:${job.id}`,
-    detail: `${job.kind} ${job.label}: ${job.state}${job.detail ? ` (${job.detail})` : ''}`,
-    data: job,
-  });
-}
-
-/** Stores a new job (its id from the `jobs` counter) and announces it. */
-export async function insertJob(
-  store: Store,
-  journal: EventJournal,
-  fields: Omit<Job, 'id' | 'created_at' | 'updated_at' | 'bytes_done' | 'chunks_done' | 'attempts'>,
-): Promise<Job> {
-  const id = await store.nextId('jobs');
-  const now = isoNow();
-  const job = Job.parse({
-    ...fields,
-    id,
-    bytes_done: 0,
-    chunks_done: 0,
-    attempts: 1,
-    created_at: now,
-    updated_at: now,
-  });
-  if (!(await store.create(keys.jobs.one(id), job)))
-    throw new VtlError('internal', `Job id ${id} was taken; retry.`);
-  await publishJob(journal, job);
-  return job;
-}
 
 /** A stored remote named in a request body or query: 400 when it does not exist. */
 export async function referencedRemote(store: Store, id: number): Promise<RemoteRecord> {

@@ -13,7 +13,7 @@ import {
 } from '@vtl/api';
 import { loadSnapshot, nodeOfLibrary, observedCartridges, type EventJournal, type Store } from '@vtl/store';
 import { Requeue, startController, watchInto } from '@vtl/reconcile';
-import { createJob } from './job-records.js';
+import { createJob } from '@vtl/store';
 
 /** Jobs the policy creates carry this as `requested_by`. */
 export const EVICT_POLICY = POLICY_REQUESTERS.evictThreshold;

@@ -10,7 +10,7 @@ import {
 } from '@vtl/api';
 import { loadSnapshot, nodeOfLibrary, observedCartridges, type EventJournal, type Store } from '@vtl/store';
 import { Requeue, startController, watchInto } from '@vtl/reconcile';
-import { createJob } from './job-records.js';
+import { createJob } from '@vtl/store';
 
 const KEY = 'ie-watcher';
 

@@ -9,7 +9,7 @@ import {
   keys,
   type JobState,
 } from '@vtl/api';
-import type { EventJournal, Store } from '@vtl/store';
+import { publishJob, type EventJournal, type Store } from '@vtl/store';
 import { Requeue, startController, watchInto } from '@vtl/reconcile';
 
 /** Where each kind of job goes once the controller has admitted it (docs/api.md "Jobs"). */
@@ -72,12 +72,7 @@ export async function startJobReconciler(opts: {
       });
       if (updated && updated.modRevision !== current.modRevision) {
         log.info({ job: id, state: updated.value.state, detail }, 'job admitted or waiting');
-        await journal.emit({
-          kind: 'job_update',
-          subject: `job:${id}`,
-          detail: `${updated.value.kind} ${updated.value.label}: ${updated.value.state} (${detail})`,
-          data: updated.value,
-        });
+        await publishJob(journal, updated.value);
       }
       return waiting ? { requeueAfterMs: Requeue.slow } : undefined;
     },

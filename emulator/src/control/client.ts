@@ -152,9 +152,9 @@ export class EmulatorClient {
     return this.call('set_access', params) as Promise<SetAccessResult>;
   }
 
-  /** Adds a cartridge unpacked in a staging directory to the first empty import/export slot. */
-  placeInIe(params: ParamsOf<'place_in_ie'>): Promise<{ slot: number }> {
-    return this.call('place_in_ie', params) as Promise<{ slot: number }>;
+  /** Adds a cartridge unpacked in a staging directory to a free storage slot (recovery) or the first empty I/E slot. */
+  placeInIe(params: ParamsOf<'place_in_ie'>): Promise<{ location: string }> {
+    return this.call('place_in_ie', params) as Promise<{ location: string }>;
   }
 
   /** Moves a cartridge from an import/export slot back into a storage slot. */

@@ -71,7 +71,10 @@ export function createHandlers(dp: DataPlane, requestShutdown: () => void): Hand
     },
     evict: async (p) => evict(dp, int(p, 'library'), str(p, 'label')),
     swap_in: async (p) => swapIn(dp, int(p, 'library'), str(p, 'label'), str(p, 'staging')),
-    place_in_ie: async (p) => placeInIe(dp, int(p, 'library'), str(p, 'label'), str(p, 'staging')),
+    place_in_ie: async (p) => {
+      const slot = field(p, 'slot') === undefined ? 0 : int(p, 'slot');
+      return placeInIe(dp, int(p, 'library'), str(p, 'label'), str(p, 'staging'), slot);
+    },
     return_to_slot: async (p) => returnToSlot(dp, int(p, 'library'), str(p, 'label'), int(p, 'slot')),
     set_access: async (p): Promise<SetAccessResult> => {
       const list = field(p, 'initiators');

@@ -103,10 +103,10 @@ describe('import into a library', () => {
     await cp(join(media, 'NEW001L8'), staging, { recursive: true });
     await client.remove({ library: 1, label: 'NEW001L8' });
 
-    expect(await client.placeInIe({ library: 1, label: 'NEW001L8', staging })).toEqual({ slot: 1 });
+    expect(await client.placeInIe({ library: 1, label: 'NEW001L8', staging })).toEqual({ location: 'ie:1' });
     expect(await cart('NEW001L8')).toMatchObject({ stub: false, location: 'ie:1' });
     // Idempotent: a retry finds it placed.
-    expect(await client.placeInIe({ library: 1, label: 'NEW001L8', staging })).toEqual({ slot: 1 });
+    expect(await client.placeInIe({ library: 1, label: 'NEW001L8', staging })).toEqual({ location: 'ie:1' });
     expect(await refusal(client.placeInIe({ library: 1, label: 'NEW002L6', staging }))).toMatch(
       /LTO-8 drives/,
     );

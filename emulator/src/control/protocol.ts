@@ -77,7 +77,11 @@ export type Request =
   | { id: number; method: 'release'; params: { library: number; label: string } } // → {}
   | { id: number; method: 'evict'; params: { library: number; label: string } } // → {}; image becomes a labelled stub; refused while loaded
   | { id: number; method: 'swap_in'; params: { library: number; label: string; staging: string } } // → {}; replaces the image with the unpacked one in `staging` (same pool); refused while loaded
-  | { id: number; method: 'place_in_ie'; params: { library: number; label: string; staging: string } } // → { slot }; a new cartridge from `staging` into the first empty I/E slot
+  | {
+      id: number;
+      method: 'place_in_ie';
+      params: { library: number; label: string; staging: string; slot?: number };
+    } // → { location }; a new cartridge from `staging` into storage slot `slot` when given and empty (recovery), else the first empty I/E slot
   | { id: number; method: 'return_to_slot'; params: { library: number; label: string; slot: number } }; // → { slot }; from an I/E slot back to storage slot `slot` (or the first empty one)
 
 export type Response =

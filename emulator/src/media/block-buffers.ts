@@ -4,10 +4,10 @@
  * Every large Buffer is an off-heap allocation that V8 counts as external memory; streaming
  * gigabytes through fresh buffers makes V8 run a full mark-compact every few dozen megabytes,
  * which cost more CPU than the I/O itself. Blocks are therefore taken from per-size free lists
- * and given back by their holders (the iSCSI task once the device is done with a data-out or the
- * socket has taken a data-in, a cartridge once a buffered write is on file). Giving back is
- * optional: a buffer that is never returned is simply garbage collected; giving back one that
- * is still in use is a bug, which is why each extra holder registers with keepBlockBuffer.
+ * and given back by whoever ends up owning them (the iSCSI task once the device is done with a
+ * data-out, or once the socket has taken a data-in). Giving back is optional: a buffer that is
+ * never returned is simply garbage collected, so only a holder that is sure nothing else
+ * references the bytes returns it (devices copy what they keep).
  */
 
 /** Smaller blocks come from Node's own slab allocator; pooling them would not pay. */
@@ -18,8 +18,8 @@ const POOLED_MAX = 16 * 1024 * 1024;
 const IDLE_LIMIT = 64 * 1024 * 1024;
 
 const free = new Map<number, ArrayBuffer[]>();
-/** Holders of each backing store this pool lent out; it is recycled when the last lets go. */
-const holders = new WeakMap<ArrayBuffer, number>();
+/** The backing stores this pool handed out and has not got back; guards double returns. */
+const lent = new WeakSet<ArrayBuffer>();
 let idleBytes = 0;
 
 /** The power-of-two size class holding n bytes. */
@@ -34,34 +34,18 @@ export function takeBlockBuffer(n: number): Buffer {
   const store = free.get(cls)?.pop();
   if (store) idleBytes -= cls;
   const backing = store ?? new ArrayBuffer(cls);
-  holders.set(backing, 1);
+  lent.add(backing);
   return Buffer.from(backing, 0, n);
 }
 
 /**
- * Registers one more holder of a buffer (or of a slice of it) that must outlive the current
- * owner's use, such as a write still in flight. Each keep is matched by one give.
- */
-export function keepBlockBuffer(buf: Buffer): void {
-  const backing = buf.buffer;
-  const n = backing instanceof ArrayBuffer ? holders.get(backing) : undefined;
-  if (n !== undefined) holders.set(backing as ArrayBuffer, n + 1);
-}
-
-/**
- * A holder lets go of a buffer from takeBlockBuffer (or a slice of it); the bytes are reused
- * once every holder has. Buffers this pool did not lend are ignored.
+ * Returns a buffer from takeBlockBuffer for reuse. The caller must hold the only reference
+ * to its bytes; anything else (a slice, a Buffer not from this pool) is ignored.
  */
 export function giveBlockBuffer(buf: Buffer): void {
   const backing = buf.buffer;
-  if (!(backing instanceof ArrayBuffer)) return;
-  const n = holders.get(backing);
-  if (n === undefined) return;
-  if (n > 1) {
-    holders.set(backing, n - 1);
-    return;
-  }
-  holders.delete(backing);
+  if (!(backing instanceof ArrayBuffer) || !lent.has(backing) || buf.byteOffset !== 0) return;
+  lent.delete(backing);
   const cls = backing.byteLength;
   if (idleBytes + cls > IDLE_LIMIT) return;
   const list = free.get(cls) ?? [];

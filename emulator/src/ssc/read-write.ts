@@ -1,5 +1,4 @@
-import { giveBlockBuffer, keepBlockBuffer, takeBlockBuffer } from '../media/block-buffers.js';
-import { earlyWarningAt } from '../media/layout.js';
+import { giveBlockBuffer, takeBlockBuffer } from '../media/block-buffers.js';
 import { readUInt24BE, requireZeroBits } from '../scsi/cdb.js';
 import type { CommandContext } from '../scsi/dispatch.js';
 import { checkCondition, good } from '../scsi/result.js';
@@ -99,12 +98,6 @@ export async function write6(drive: TapeDrive, ctx: CommandContext): Promise<Scs
   const blocks = fixed ? count : 1;
   const data = ctx.cmd.dataOut ?? Buffer.alloc(0);
   if (data.length < blocks * blockLength) throw new ScsiError(Sense.parameterListLengthError());
-  if (canBuffer(drive, m, blocks * blockLength)) {
-    await bufferWrites(drive, m, data, blocks, blockLength);
-    drive.noteIo('writing', blocks, blocks * blockLength);
-    return good();
-  }
-  await drive.flushWrites();
   let earlyWarning = false;
   let written = 0;
   try {
@@ -121,38 +114,6 @@ export async function write6(drive: TapeDrive, ctx: CommandContext): Promise<Scs
   }
   if (earlyWarning) throw new ScsiError(TapeSense.earlyWarning(0));
   return good();
-}
-
-/**
- * Whether a WRITE may go to the drive's buffer: only to a real image and well before early
- * warning, so that EOM and VOLUME OVERFLOW are still reported by the WRITE that reaches them.
- */
-function canBuffer(drive: TapeDrive, m: MountedTape, bytes: number): boolean {
-  const cart = m.cartridge;
-  if (process.env.AB_NOBUF) return false;
-  if (!cart || m.tape !== cart) return false;
-  const after = cart.sizeBytes + drive.writeBuffer.pendingBytes + bytes;
-  return after + BUFFER_MARGIN < earlyWarningAt(cart.capacityBytes);
-}
-
-/** Headroom below early warning where writes stop being buffered. */
-const BUFFER_MARGIN = 64 * 1024 * 1024;
-
-/** Queues the blocks on the cartridge in order; waits only while the drive's buffer is full. */
-async function bufferWrites(
-  drive: TapeDrive,
-  m: MountedTape,
-  data: Buffer,
-  blocks: number,
-  blockLength: number,
-): Promise<void> {
-  for (let i = 0; i < blocks; i++) {
-    const block = data.subarray(i * blockLength, (i + 1) * blockLength);
-    // The transport recycles the data-out buffer after GOOD; the pending write holds it.
-    keepBlockBuffer(block);
-    const written = m.tape.writeBlock(block).finally(() => giveBlockBuffer(block));
-    await drive.writeBuffer.add(block.length, written);
-  }
 }
 
 /** WRITE FILEMARKS(6): the durability point; buffered data and the marks are synced to disk. */

@@ -1,4 +1,4 @@
-import type { CommandContext, OpcodeEntry } from '../scsi/dispatch.js';
+import type { OpcodeEntry } from '../scsi/dispatch.js';
 import { modeSelectDataOutLength } from '../scsi/mode-parameters.js';
 import { readBlockLimits, reportDensitySupport } from './density-support.js';
 import { loadUnload, preventAllow } from './load-unload.js';
@@ -138,18 +138,5 @@ export function installSscCommands(drive: TapeDrive): void {
       },
     ],
   ];
-  for (const [opcode, entry] of rows) {
-    // Buffered WRITEs reach the cartridge before any other media command looks at it.
-    const flushed =
-      opcode === SscOpcode.WRITE_6 || entry.concurrent
-        ? entry
-        : {
-            ...entry,
-            handler: async (c: CommandContext) => {
-              await drive.flushWrites();
-              return entry.handler(c);
-            },
-          };
-    drive.table.set(opcode, flushed);
-  }
+  for (const [opcode, entry] of rows) drive.table.set(opcode, entry);
 }

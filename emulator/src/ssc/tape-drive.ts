@@ -17,8 +17,7 @@ import {
 import { installSscCommands } from './ssc-commands.js';
 import { StubTape, type TapeIo } from './stub-tape.js';
 import { TapeAlertFlag, TapeAlerts } from './tape-alert.js';
-import { TapeSense, mediaErrorToScsi } from './tape-sense.js';
-import { WriteBehind } from './write-behind.js';
+import { TapeSense } from './tape-sense.js';
 
 /** Where a drive reports what it is doing: the library inventory's drive runtime. */
 export interface DriveActivitySink {
@@ -83,8 +82,6 @@ export class TapeDrive extends ScsiDeviceBase {
   medium: DriveMedium = { state: 'empty' };
   /** Bytes moved for the cartridge in the drive (log page 0Ch); reset per load and by LOG SELECT. */
   readonly ioBytes = { written: 0, read: 0 };
-  /** Buffered WRITE(6) blocks on their way to the cartridge: four, or 16 MiB at most. */
-  readonly writeBuffer = new WriteBehind(4, 16 * 1024 * 1024);
   /** A load-time error reported once, on the next command that needs the medium (stubs). */
   private pendingMediumError: SenseSpec | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
@@ -150,7 +147,6 @@ export class TapeDrive extends ScsiDeviceBase {
   async eject(): Promise<void> {
     const m = this.medium;
     if (m.state !== 'mounted' && m.state !== 'unusable') return;
-    await this.settleBufferedWrites();
     if (m.state === 'mounted') await m.tape.close();
     this.medium = { state: 'ejected', label: m.label };
   }
@@ -166,28 +162,7 @@ export class TapeDrive extends ScsiDeviceBase {
   async close(): Promise<void> {
     clearTimeout(this.idleTimer);
     const m = this.medium;
-    await this.settleBufferedWrites();
     if (m.state === 'mounted') await m.tape.close();
-  }
-
-  /**
-   * Waits for every buffered WRITE; a failure becomes the host's error (a deferred error, as
-   * SSC reports buffered-mode write failures). Every command but WRITE calls this first.
-   */
-  async flushWrites(): Promise<void> {
-    try {
-      await this.writeBuffer.drain();
-    } catch (err) {
-      this.alerts.raise(TapeAlertFlag.WRITE_FAILURE);
-      mediaErrorToScsi(err);
-    }
-  }
-
-  /** Drains the write buffer where no host waits for the answer: a failure is logged. */
-  private async settleBufferedWrites(): Promise<void> {
-    await this.writeBuffer.drain().catch((err: unknown) => {
-      this.logger?.error({ err, drive: this.index }, 'a buffered write failed before the cartridge left');
-    });
   }
 
   /**

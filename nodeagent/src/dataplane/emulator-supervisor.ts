@@ -7,6 +7,12 @@ import { EmulatorClient, type EmulatorConfig, type EmuEvent, type HelloResult } 
 import { waitFor } from '@vtl/reconcile';
 import type { Logger } from 'pino';
 
+/**
+ * V8 starts with a small heap and, under streaming tape I/O, collects it every few MB; a 64 MB
+ * start cut the emulator's CPU per GiB written by about two thirds (emulator/bench).
+ */
+const EMULATOR_NODE_FLAGS = ['--initial-heap-size=64'];
+
 /** How long a freshly spawned emulator has to answer on its control socket. */
 const EMULATOR_START_TIMEOUT_MS = 20_000;
 
@@ -117,7 +123,7 @@ export class EmulatorSupervisor {
     const configFile = path.join(dir, 'config.json');
     await fs.writeFile(configFile, JSON.stringify(config, null, 2));
     const log = openSync(path.join(this.opts.stateDir, 'logs', 'emulator.log'), 'a');
-    const child = spawn(process.execPath, [this.opts.entry, '--config', configFile], {
+    const child = spawn(process.execPath, [...EMULATOR_NODE_FLAGS, this.opts.entry, '--config', configFile], {
       detached: true,
       stdio: ['ignore', log, log],
     });

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { isoNow, keys, type CartridgeSpec } from '@vtl/api';
 import { Requeue } from '@vtl/reconcile';
 import type { JobStepContext, StepResult } from './job-context.js';
-import { connectionFor, updateJob } from './job-records.js';
+import { connectionFor } from './job-records.js';
+import { updateJob } from '@vtl/store';
 
 const refOf = (ctx: JobStepContext) => ({
   system: ctx.job.system_name,
@@ -75,13 +76,18 @@ export async function downloadAndSwapIn(ctx: JobStepContext): Promise<StepResult
     await progressWrites;
     let where = 'swapped in';
     if (job.target_library > 0) {
-      const { slot } = await emulator.placeInIe({ library: job.library, label: job.label, staging });
-      where = `placed in import/export slot ${slot}`;
+      const { location } = await emulator.placeInIe({
+        library: job.library,
+        label: job.label,
+        staging,
+        ...(job.home_slot > 0 ? { slot: job.home_slot } : {}),
+      });
+      where = `placed in ${location.replace(':', ' ')}`;
       // The record follows the image, so the cartridge reconciler finds it present and mints nothing.
       await store.create(keys.cartridges.one(job.label), {
         label: job.label,
         library: job.library,
-        home_slot: 0,
+        home_slot: job.home_slot,
         created_at: isoNow(),
         deleting: false,
         last_export_gen: job.generation,

@@ -10,7 +10,8 @@ import {
 } from '@vtl/api';
 import { Requeue } from '@vtl/reconcile';
 import type { JobStepContext, StepResult } from './job-context.js';
-import { connectionFor, readLedger, recordChunk, setLastExport, updateJob } from './job-records.js';
+import { connectionFor, readLedger, recordChunk, setLastExport } from './job-records.js';
+import { updateJob } from '@vtl/store';
 import { DEFAULT_CHUNK_BYTES, type LedgerEntry, type RemoteConnection } from './offsite.js';
 
 const holder = (id: number) => `export job ${id}`;

@@ -1,37 +1,6 @@
-import { CartridgeSpec, Job, JobLedger, RemoteRecord, RemoteSecret, VtlError, isoNow, keys } from '@vtl/api';
-import type { EventJournal, Store } from '@vtl/store';
+import { CartridgeSpec, JobLedger, RemoteRecord, RemoteSecret, VtlError, keys } from '@vtl/api';
+import { updateJob, type EventJournal, type Store } from '@vtl/store';
 import type { LedgerEntry, RemoteConnection } from './offsite.js';
-
-/**
- * Changes a job with compare-and-swap and journals the full row as `job_update` (§6.2).
- * `mutate` returns undefined for "no change"; the job's state must still be `expect`.
- */
-export async function updateJob(
-  store: Store,
-  journal: EventJournal,
-  id: number,
-  expect: Job['state'],
-  mutate: (job: Job) => Partial<Job> | undefined,
-): Promise<Job | undefined> {
-  let changed = false;
-  const result = await store.update(keys.jobs.one(id), Job, (job) => {
-    changed = false;
-    if (!job || job.state !== expect) return undefined;
-    const patch = mutate(job);
-    if (!patch) return undefined;
-    changed = true;
-    return { ...job, ...patch, updated_at: isoNow() };
-  });
-  if (!changed || !result) return undefined;
-  const job = result.value;
-  await journal.emit({
-    kind: 'job_update',
-    subject: `job:${id}`,
-    detail: `${job.kind} ${job.label}: ${job.state}${job.detail ? ` (${job.detail})` : ''}`,
-    data: job,
-  });
-  return job;
-}
 
 /** The remote with its secret: what the engine needs to reach the bucket. */
 export async function connectionFor(store: Store, remoteId: number): Promise<RemoteConnection> {

@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { OffsiteError } from '../errors.js';
+import type { DownloadResult } from './http-download.js';
 import type { CodecReply, CodecRequest } from './messages.js';
 
 /** Both src/codec (tests) and dist/codec resolve to the built worker. */
@@ -10,7 +11,8 @@ const WORKER_FILE = join(import.meta.dirname, '../../dist/codec/codec-worker.js'
 /** Codec threads yield to the event loop when cores are short; see codec-worker.ts. */
 const DEFAULT_NICE = Number(process.env.VTL_CODEC_NICE ?? 5);
 
-type Request = CodecRequest extends infer R ? (R extends CodecRequest ? Omit<R, 'id'> : never) : never;
+type Compute = Exclude<CodecRequest, { op: 'download' } | { op: 'cancel' }>;
+type Request = Compute extends infer R ? (R extends Compute ? Omit<R, 'id'> : never) : never;
 type Success = CodecReply & { ok: true };
 
 interface Task {
@@ -23,6 +25,8 @@ interface Task {
 interface Slot {
   worker: Worker;
   busy: Task | undefined;
+  /** Downloads running on this thread, by request id. */
+  downloads: Map<number, (r: DownloadResult) => void>;
 }
 
 /** What compress() made: the first `stored_bytes` of `out`, and their SHA-256. */
@@ -52,6 +56,7 @@ export class CodecPool {
   private readonly slots: Slot[] = [];
   private readonly queue: Task[] = [];
   private nextId = 1;
+  private nextDownload = 0;
   private closed = false;
 
   constructor(opts: { threads?: number; level?: number; nice?: number } = {}) {
@@ -84,12 +89,54 @@ export class CodecPool {
     await this.run({ op: 'unpack', stored, raw: undefined, ...expect });
   }
 
+  /**
+   * GETs a presigned S3 request into `into` on a codec thread (exactly the object's size), so
+   * the event loop never touches the bytes. Runs beside compute tasks; never rejects.
+   */
+  download(
+    request: { url: string; headers: Record<string, string> },
+    into: Uint8Array,
+    opts: { idleTimeoutMs: number; signal?: AbortSignal },
+  ): Promise<DownloadResult> {
+    shared(into);
+    if (this.closed)
+      return Promise.resolve({
+        ok: false,
+        status: 0,
+        errno: 'ECONNABORTED',
+        message: 'the codec pool was closed',
+      });
+    const slot = this.spawn() ?? (this.slots[this.nextDownload++ % this.slots.length] as Slot);
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      const onAbort = () =>
+        slot.worker.postMessage({ op: 'cancel', id: 0, target: id } satisfies CodecRequest);
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
+      slot.downloads.set(id, (r) => {
+        opts.signal?.removeEventListener('abort', onAbort);
+        resolve(r);
+      });
+      slot.worker.ref();
+      slot.worker.postMessage({
+        op: 'download',
+        id,
+        ...request,
+        into,
+        idleTimeoutMs: opts.idleTimeoutMs,
+      } satisfies CodecRequest);
+    });
+  }
+
   /** Stops every thread; queued tasks fail with 'aborted'. */
   async close(): Promise<void> {
     this.closed = true;
     for (const t of this.queue.splice(0)) t.reject(new OffsiteError('aborted', 'the codec pool was closed'));
     const all = this.slots.splice(0);
-    for (const s of all) s.busy?.reject(new OffsiteError('aborted', 'the codec pool was closed'));
+    for (const s of all) {
+      s.busy?.reject(new OffsiteError('aborted', 'the codec pool was closed'));
+      for (const d of s.downloads.values())
+        d({ ok: false, status: 0, errno: 'ECONNABORTED', message: 'the codec pool was closed' });
+    }
     await Promise.all(all.map((s) => s.worker.terminate()));
   }
 
@@ -118,12 +165,24 @@ export class CodecPool {
     const slot: Slot = {
       worker: new Worker(WORKER_FILE, { workerData: { nice: this.nice } }),
       busy: undefined,
+      downloads: new Map(),
     };
     slot.worker.unref();
+    // A thread keeps the process alive only while it owes an answer.
+    const idle = () => {
+      if (!slot.busy && slot.downloads.size === 0) slot.worker.unref();
+    };
     slot.worker.on('message', (reply: CodecReply) => {
+      if (reply.ok === 'download') {
+        const d = slot.downloads.get(reply.id);
+        slot.downloads.delete(reply.id);
+        idle();
+        d?.(reply.result);
+        return;
+      }
       const task = slot.busy;
       slot.busy = undefined;
-      slot.worker.unref();
+      idle();
       if (task) settle(task, reply);
       this.dispatch();
     });
@@ -132,6 +191,9 @@ export class CodecPool {
       if (i >= 0) this.slots.splice(i, 1);
       slot.busy?.reject(new Error(`a codec thread failed: ${err.message}`));
       slot.busy = undefined;
+      for (const d of slot.downloads.values())
+        d({ ok: false, status: 0, errno: 'ECONNRESET', message: `a codec thread failed: ${err.message}` });
+      slot.downloads.clear();
       void slot.worker.terminate();
       this.dispatch();
     });
@@ -141,6 +203,7 @@ export class CodecPool {
 }
 
 function settle(task: Task, reply: CodecReply): void {
+  if (reply.ok === 'download') return;
   if (reply.ok) task.resolve(reply);
   else if (reply.code === 'verify_failed') task.reject(new OffsiteError('verify_failed', reply.message));
   else task.reject(new Error(reply.message));

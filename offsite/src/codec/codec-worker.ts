@@ -3,6 +3,7 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import binding from 'zstd-napi/binding.js';
+import { cancelDownload, download } from './http-download.js';
 import { ZERO_BLOCK, type CodecReply, type CodecRequest } from './messages.js';
 
 /*
@@ -66,7 +67,9 @@ function failed(id: number, message: string): CodecReply {
   return { id, ok: false, code: 'verify_failed', message };
 }
 
-function handle(msg: CodecRequest): CodecReply {
+type ComputeRequest = Exclude<CodecRequest, { op: 'download' } | { op: 'cancel' }>;
+
+function handle(msg: ComputeRequest): CodecReply {
   switch (msg.op) {
     case 'compress': {
       const n = compressorFor(msg.level).compress2(msg.out, msg.raw);
@@ -104,6 +107,17 @@ function handle(msg: CodecRequest): CodecReply {
 }
 
 parentPort?.on('message', (msg: CodecRequest) => {
+  if (msg.op === 'download') {
+    // I/O, not CPU: runs alongside compute tasks on this thread's event loop.
+    void download(msg.id, msg.url, msg.headers, msg.into, msg.idleTimeoutMs).then((result) =>
+      parentPort?.postMessage({ id: msg.id, ok: 'download', result } satisfies CodecReply),
+    );
+    return;
+  }
+  if (msg.op === 'cancel') {
+    cancelDownload(msg.target);
+    return;
+  }
   let reply: CodecReply;
   try {
     reply = handle(msg);

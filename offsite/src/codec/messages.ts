@@ -1,3 +1,5 @@
+import type { DownloadResult } from './http-download.js';
+
 /**
  * Messages between CodecPool and its worker threads (codec-worker.ts). Every Uint8Array is a
  * view of shared memory: the thread reads and writes it in place.
@@ -13,11 +15,21 @@ export type CodecRequest =
       sha256: string;
       raw_bytes: number;
       name: string;
-    };
+    }
+  | {
+      id: number;
+      op: 'download';
+      url: string;
+      headers: Record<string, string>;
+      into: Uint8Array;
+      idleTimeoutMs: number;
+    }
+  | { id: number; op: 'cancel'; target: number };
 
 export type CodecReply =
   | { id: number; ok: true; stored_bytes?: number; sha256?: string; zero?: Uint8Array }
-  | { id: number; ok: false; code?: string; message: string };
+  | { id: number; ok: false; code?: string; message: string }
+  | { id: number; ok: 'download'; result: DownloadResult };
 
 /** Granularity of the all-zero map `unpack` returns: runs this long are left as holes. */
 export const ZERO_BLOCK = 64 * 1024;

@@ -1,0 +1,175 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@vtl/reconcile';
+import { Cdb } from '@vtl/emulator';
+import { startTestRgw, type TestRgw } from '@vtl/offsite';
+import { Appliance } from './harness/appliance.js';
+import { LibIscsiSession, type CommandResult } from './harness/libiscsi.js';
+
+const HOST_IQN = 'iqn.2026-11.test.host:recover';
+const SLOT = (n: number) => 0x1000 + n - 1;
+const DRIVE_0 = 0x0100;
+const BLOCK = 65_536;
+const senseKey = (r: CommandResult) => (r.sense.length > 2 ? r.sense[2]! & 0x0f : -1);
+const DONE = ['succeeded', 'failed', 'cancelled', 'interrupted'];
+
+async function hostSession(app: Appliance): Promise<LibIscsiSession> {
+  const portal = `127.0.0.1:${app.ports.iscsi}`;
+  const [target] = await LibIscsiSession.discover(portal, HOST_IQN);
+  return LibIscsiSession.connect(portal, target!.targetName, HOST_IQN);
+}
+async function settle(session: LibIscsiSession, lun: number) {
+  await waitFor(async () => {
+    const r = await session.command(lun, Cdb.tur());
+    return r.status === 0 || senseKey(r) !== 0x06;
+  });
+}
+async function move(session: LibIscsiSession, from: number, to: number) {
+  await settle(session, 0);
+  await waitFor(async () => (await session.command(0, Cdb.moveMedium(from, to))).status === 0, {
+    timeoutMs: 30_000,
+  });
+}
+const remoteBody = (rgw: TestRgw) => ({
+  name: 'rgw',
+  endpoint: rgw.endpoint,
+  region: rgw.region,
+  bucket: rgw.bucket,
+  access_key: rgw.access_key,
+  secret_key: rgw.secret_key,
+  use_ssl: false,
+  path_style: true,
+});
+
+/**
+ * Disaster recovery: appliance A exports its cartridges; appliance B, sharing only the bucket,
+ * recovers A's library (model, geometry, serial, cartridges in their home slots) and a host
+ * reads A's data back through B byte-identical.
+ */
+describe('recover a library from a bucket onto another appliance (real RGW)', () => {
+  let rgw: TestRgw;
+  let a: Appliance;
+  let b: Appliance;
+  let sessionA: LibIscsiSession;
+  let sessionB: LibIscsiSession;
+  let serial: string;
+  let systemA: string;
+  let remoteB: number;
+  const data = Array.from({ length: 4 }, (_, i) =>
+    Buffer.concat([Buffer.from(`recover block ${i} `), randomBytes(BLOCK)]).subarray(0, BLOCK),
+  );
+
+  beforeAll(async () => {
+    rgw = await startTestRgw();
+    a = await Appliance.start();
+    const pool = (await a.api.get('/api/pools')).body[0];
+    const lib = await a.api.post('/api/libraries', {
+      name: 'site-a-lib',
+      product: '3573-TL',
+      drive_product: 'ULT3580-TD8',
+      num_drives: 1,
+      num_slots: 6,
+      num_map: 1,
+      label_prefix: 'REC',
+      pool_id: pool.id,
+    });
+    serial = lib.body.serial;
+    expect((await a.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
+    expect((await a.api.post('/api/cartridges', { library: lib.body.library, count: 2 })).status).toBe(200);
+    systemA = (await a.api.get('/api/system')).body.system_name;
+    sessionA = await hostSession(a);
+    await move(sessionA, SLOT(2), DRIVE_0);
+    await settle(sessionA, 1);
+    for (const blk of data)
+      expect((await sessionA.command(1, Cdb.write6(BLOCK), { dataOut: blk })).status).toBe(0);
+    await move(sessionA, DRIVE_0, SLOT(2));
+    const remoteA = (await a.api.post('/api/remotes', remoteBody(rgw))).body.id;
+    for (const label of ['REC001L8', 'REC002L8']) {
+      const job = (await a.api.post(`/api/cartridges/${label}/export`, { remote_id: remoteA })).body;
+      await waitFor(async () => DONE.includes((await a.api.get(`/api/jobs/${job.id}`)).body.state), {
+        timeoutMs: 120_000,
+      });
+      expect((await a.api.get(`/api/jobs/${job.id}`)).body.state).toBe('succeeded');
+    }
+    await sessionA.close();
+    await a.destroy();
+
+    b = await Appliance.start();
+    remoteB = (await b.api.post('/api/remotes', remoteBody(rgw))).body.id;
+  }, 600_000);
+  afterAll(async () => {
+    await sessionB?.close();
+    await sessionA?.close();
+    await b?.destroy();
+    await a?.destroy();
+    await rgw?.stop();
+  });
+
+  it('refuses a recovery without a topology, naming what to check', async () => {
+    const pool = (await b.api.get('/api/pools')).body[0];
+    const res = await b.api.post('/api/libraries/recover', {
+      remote_id: remoteB,
+      system_name: systemA,
+      library_serial: 'NOSUCHSERIAL',
+      pool_id: pool.id,
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toMatch(/topology/);
+    expect((await b.api.get('/api/libraries')).body).toEqual([]);
+  });
+
+  it('recovers the library with its serial and imports every cartridge into its home slot', async () => {
+    const pool = (await b.api.get('/api/pools')).body[0];
+    const res = await b.api.post('/api/libraries/recover', {
+      remote_id: remoteB,
+      system_name: systemA,
+      library_serial: serial,
+      pool_id: pool.id,
+    });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body).toMatchObject({ serial, name: 'site-a-lib', carts: 2 });
+    expect(res.body.import_jobs).toHaveLength(2);
+    const [row] = (await b.api.get('/api/libraries')).body;
+    expect(row).toMatchObject({
+      serial,
+      product: '3573-TL',
+      drive_model: 'ULT3580-TD8',
+      label_prefix: 'REC',
+      state: 'active',
+    });
+    for (const id of res.body.import_jobs) {
+      await waitFor(async () => DONE.includes((await b.api.get(`/api/jobs/${id}`)).body.state), {
+        timeoutMs: 120_000,
+      });
+      const job = (await b.api.get(`/api/jobs/${id}`)).body;
+      expect(job.state, job.error).toBe('succeeded');
+    }
+    await waitFor(async () => (await b.api.get('/api/cartridges')).body.length === 2);
+    const carts = (await b.api.get('/api/cartridges')).body;
+    expect(carts.map((c: { label: string; location: string }) => [c.label, c.location]).sort()).toEqual([
+      ['REC001L8', 'slot:1'],
+      ['REC002L8', 'slot:2'],
+    ]);
+
+    const again = await b.api.post('/api/libraries/recover', {
+      remote_id: remoteB,
+      system_name: systemA,
+      library_serial: serial,
+      pool_id: pool.id,
+    });
+    expect(again.status).toBe(400);
+  });
+
+  it("lets a host read appliance A's data back through appliance B", async () => {
+    sessionB = await hostSession(b);
+    await move(sessionB, SLOT(2), DRIVE_0);
+    await settle(sessionB, 1);
+    expect((await sessionB.command(1, Cdb.rewind())).status).toBe(0);
+    for (const blk of data) {
+      const r = await sessionB.command(1, Cdb.read6(BLOCK), { dataInLength: BLOCK });
+      expect(r.status, r.sense.toString('hex')).toBe(0);
+      expect(r.data.equals(blk)).toBe(true);
+    }
+    await move(sessionB, DRIVE_0, SLOT(2));
+  });
+});

@@ -1,0 +1,63 @@
+import { Job, VtlError, isoNow, keys, type JobInput } from '@vtl/api';
+import type { EventJournal } from './event-journal.js';
+import type { Store } from './store.js';
+
+/** Journals a job row as `job_update` carrying the full row (§6.2). */
+export async function publishJob(journal: EventJournal, job: Job): Promise<void> {
+  await journal.emit({
+    kind: 'job_update',
+    subject: `job:${job.id}`,
+    detail: `${job.kind} ${job.label}: ${job.state}${job.detail ? ` (${job.detail})` : ''}`,
+    data: job,
+  });
+}
+
+/** The fields a caller chooses for a new job; ids, counters and timestamps are set here. */
+export type NewJob = Omit<
+  JobInput,
+  'id' | 'created_at' | 'updated_at' | 'bytes_done' | 'chunks_done' | 'attempts'
+>;
+
+/** Stores a new job under the next id of the `jobs` counter and announces it. */
+export async function createJob(store: Store, journal: EventJournal, fields: NewJob): Promise<Job> {
+  const id = await store.nextId('jobs');
+  const now = isoNow();
+  const job = Job.parse({
+    ...fields,
+    id,
+    bytes_done: 0,
+    chunks_done: 0,
+    attempts: 1,
+    created_at: now,
+    updated_at: now,
+  });
+  if (!(await store.create(keys.jobs.one(id), job)))
+    throw new VtlError('internal', `Job id ${id} was taken; retry.`);
+  await publishJob(journal, job);
+  return job;
+}
+
+/**
+ * Changes a job with compare-and-swap and announces the new row. `mutate` returns undefined
+ * for "no change"; nothing is written unless the job is still in state `expect`.
+ */
+export async function updateJob(
+  store: Store,
+  journal: EventJournal,
+  id: number,
+  expect: Job['state'],
+  mutate: (job: Job) => Partial<Job> | undefined,
+): Promise<Job | undefined> {
+  let changed = false;
+  const result = await store.update(keys.jobs.one(id), Job, (job) => {
+    changed = false;
+    if (!job || job.state !== expect) return undefined;
+    const patch = mutate(job);
+    if (!patch) return undefined;
+    changed = true;
+    return { ...job, ...patch, updated_at: isoNow() };
+  });
+  if (!changed || !result) return undefined;
+  await publishJob(journal, result.value);
+  return result.value;
+}
