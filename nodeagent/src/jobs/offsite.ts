@@ -26,7 +26,7 @@ export const offsiteEngine = () => ({
 });
 export type OffsiteEngine = ReturnType<typeof offsiteEngine>;
 
-/** The stable code of an engine error (CONTRACT.md), if it is one. */
+/** The stable code of an offsite engine error (OffsiteError), if it is one. */
 export function offsiteCode(err: unknown): string | undefined {
   return err instanceof OffsiteError ? err.code : undefined;
 }
