@@ -90,15 +90,10 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
         generation,
         system_name: system,
         library_serial: lib.serial,
-        target_library: 0,
         node: nodeOfLibrary(s, lib) ?? '',
         logical_bytes: observedCartridges(s).get(label)?.size_bytes ?? 0,
-        stored_bytes: 0,
         detail: 'waiting for the controller',
-        error: '',
         requested_by: principalName(request),
-        started_at: '',
-        finished_at: '',
       });
       request.auditSubject = `${label} job:${job.id}`;
       reply.code(201);
@@ -153,15 +148,10 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
         generation,
         system_name: system,
         library_serial: lib.serial,
-        target_library: 0,
         node: nodeOfLibrary(s, lib) ?? '',
         logical_bytes: seen?.size_bytes ?? 0,
-        stored_bytes: 0,
         detail: 'queued',
-        error: '',
         requested_by: principalName(request),
-        started_at: '',
-        finished_at: '',
       });
       request.auditSubject = `${label} job:${job.id}`;
       reply.code(201);
@@ -227,7 +217,6 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
           library: lib.id,
           system_name: system,
           library_serial: entry.library_serial,
-          target_library: 0,
           node: nodeOfLibrary(s, lib) ?? '',
           logical_bytes: entry.logical_bytes,
         });

@@ -180,10 +180,7 @@ export async function queueRecoveryImports(
       logical_bytes: newest.logical_bytes,
       stored_bytes: newest.stored_bytes,
       detail: 'queued by recovery',
-      error: '',
       requested_by: requestedBy,
-      started_at: '',
-      finished_at: '',
     });
     jobs.push(job.id);
   }

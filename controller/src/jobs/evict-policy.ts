@@ -83,15 +83,10 @@ export async function evictionPass(store: Store, journal: EventJournal): Promise
         generation: c.spec.last_export_gen,
         system_name: system,
         library_serial: c.lib.serial,
-        target_library: 0,
         node: nodeOfLibrary(s, c.lib) ?? '',
         logical_bytes: c.seen.size_bytes,
-        stored_bytes: 0,
         detail: `pool ${pool.name} is above ${threshold}% full`,
-        error: '',
         requested_by: EVICT_POLICY,
-        started_at: '',
-        finished_at: '',
       });
       queued.push(job.id);
       excess -= c.seen.phys_bytes;

@@ -53,15 +53,10 @@ export async function ieWatcherPass(store: Store, journal: EventJournal): Promis
       generation: generationNow(),
       system_name: system,
       library_serial: lib.serial,
-      target_library: 0,
       node: nodeOfLibrary(s, lib) ?? '',
       logical_bytes: seen.size_bytes,
-      stored_bytes: 0,
       detail: `ejected to ${seen.location.replace(':', ' slot ')}`,
-      error: '',
       requested_by: POLICY_REQUESTERS.ieWatcher,
-      started_at: '',
-      finished_at: '',
     });
     created.push(job.id);
   }
