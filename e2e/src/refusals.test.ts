@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Job, isoNow, keys } from '@vtl/api';
-import { Store } from '@vtl/store';
+import { Job, keys } from '@vtl/api';
+import { Store, testJob } from '@vtl/store';
 import { Appliance } from './harness/appliance.js';
 
 /**
@@ -37,20 +37,7 @@ describe('maintenance is refused while jobs run or the control plane drains', ()
   });
 
   it('refuses apply, data-plane restart and library delete with a queued job', async () => {
-    const job: Job = Job.parse({
-      id: 1,
-      kind: 'import',
-      state: 'queued',
-      label: 'JOB001L7',
-      library: libId,
-      remote_id: 1,
-      generation: '20260101T000000Z',
-      bytes_done: 0,
-      chunks_done: 0,
-      detail: '',
-      created_at: isoNow(),
-      updated_at: isoNow(),
-    });
+    const job = testJob({ kind: 'import', state: 'queued', label: 'JOB001L7', library: libId });
     await store.put(keys.jobs.one(1), job);
     const lib = (await app.api.get('/api/libraries')).body[0];
 

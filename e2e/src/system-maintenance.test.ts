@@ -2,8 +2,8 @@ import fs from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Job, isoNow, keys } from '@vtl/api';
-import { Store } from '@vtl/store';
+import { Job, keys } from '@vtl/api';
+import { Store, testJob } from '@vtl/store';
 import { waitFor } from '@vtl/reconcile';
 import { extract } from 'tar-stream';
 import { Appliance } from './harness/appliance.js';
@@ -13,20 +13,7 @@ const CONTROL_PLANE = ['apiserver/dist/server.js', 'controller/dist/main.js', 'n
 const DRAIN_TIMEOUT_MS = 8_000;
 
 const job = (id: number, state: Job['state']): Job =>
-  Job.parse({
-    id,
-    kind: 'import',
-    state,
-    label: `SYS00${id}L7`,
-    library: 1,
-    remote_id: 1,
-    generation: '20260101T000000Z',
-    bytes_done: 0,
-    chunks_done: 0,
-    detail: '',
-    created_at: isoNow(),
-    updated_at: isoNow(),
-  });
+  testJob({ id, kind: 'import', state, label: `SYS00${id}L7` });
 
 /** Unpacks a tar.gz into name → text. */
 async function untar(gz: Buffer): Promise<Map<string, string>> {

@@ -8,6 +8,7 @@ export type { Lease } from './lease.js';
 export { Store, type ListOptions } from './store.js';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 export { startTestEtcd, startTestStores, type TestEtcd, type TestStores } from './test-etcd.js';
+export { putTestLibrary, putTestNodeStatus, putTestPool, putTestRemote, testJob } from './testing/records.js';
 export type { Txn } from './txn.js';
 export type { Watch, WatchEvent, WatchOptions } from './watch.js';
 export { waitFor, type WaitOptions } from './wait.js';

@@ -1,15 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  CartridgeSpec,
-  Job,
-  LibrarySpec,
-  NodeStatus,
-  PoolSpec,
-  isoNow,
-  keys,
-  type CatalogEntry,
-  type ObservedCartridge,
-} from '@vtl/api';
+import { CartridgeSpec, Job, isoNow, keys, type CatalogEntry, type ObservedCartridge } from '@vtl/api';
+import { putTestLibrary, putTestNodeStatus, putTestPool } from '@vtl/store';
 import { startTestApp, type TestApp } from '../test/test-app.js';
 
 const GEN = '20260101T120000Z';
@@ -19,30 +10,8 @@ const REMOTE = -1;
 /** Records of one live library with cartridges, as the nodeagent and apiserver would write them. */
 async function seed(t: TestApp, carts: Partial<ObservedCartridge>[]) {
   const s = t.store;
-  await s.put(
-    keys.pools.one(1),
-    PoolSpec.parse({ id: 1, name: 'p1', node: 'n1', path: '/p1', created_at: isoNow() }),
-  );
-  await s.put(
-    keys.libraries.one(1),
-    LibrarySpec.parse({
-      id: 1,
-      name: 'lib1',
-      vendor: 'IBM',
-      product: '3573-TL',
-      variant: '',
-      serial: 'SER0001',
-      drive_model: 'ULT3580-TD8',
-      drive_serials: ['D1'],
-      num_drives: 1,
-      num_slots: 10,
-      num_ie: 2,
-      label_prefix: 'ABC',
-      media_dir: '/p1/lib1',
-      home_pool: 1,
-      created_at: isoNow(),
-    }),
-  );
+  await putTestPool(s);
+  await putTestLibrary(s);
   const observed = carts.map((c, i) => ({
     label: `ABC00${i + 1}L8`,
     library: 1,
@@ -64,21 +33,9 @@ async function seed(t: TestApp, carts: Partial<ObservedCartridge>[]) {
         last_export_gen: i === 0 ? GEN : '',
       }),
     );
-  const node: NodeStatus = NodeStatus.parse({
-    node: 'n1',
-    updated_at: isoNow(),
-    dataplane: {
-      state: 'running',
-      generation: 1,
-      pid: 1,
-      detail: '',
-      started_at: isoNow(),
-      iscsi_portal: '',
-    },
+  await putTestNodeStatus(s, observed, {
     libraries: [{ id: 1, serial: 'SER0001', changer_sg: '', drives: [], slots: [] }],
-    cartridges: observed,
   });
-  await s.put(keys.nodeStatus.one('n1'), node);
 }
 
 describe('export, evict and import jobs (§4.5 rules 3–7) and the jobs API', () => {

@@ -1,27 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CartridgeSpec, Job, isoNow, keys, type CatalogEntry, type PoolStatus } from '@vtl/api';
 import {
-  CartridgeSpec,
-  Job,
-  LibrarySpec,
-  NodeStatus,
-  PoolSpec,
-  isoNow,
-  keys,
-  type CatalogEntry,
-  type PoolStatus,
-  type RemoteRecord,
-} from '@vtl/api';
-import { EventJournal, startTestStores, type Store, type TestStores } from '@vtl/store';
+  EventJournal,
+  putTestLibrary,
+  putTestNodeStatus,
+  putTestPool,
+  putTestRemote,
+  startTestStores,
+  type Store,
+  type TestStores,
+} from '@vtl/store';
 import { EVICT_POLICY, evictionPass } from './evict-policy.js';
 
 const GB = 1_000_000_000;
 const GEN = '20260101T000000Z';
 
 async function seed(store: Store) {
-  await store.put(
-    keys.pools.one(1),
-    PoolSpec.parse({ id: 1, name: 'p1', node: 'n1', path: '/p', created_at: isoNow() }),
-  );
+  await putTestPool(store, { path: '/p' });
   const figures = {
     name: 'p1',
     mountpoint: '/p',
@@ -46,26 +41,7 @@ async function seed(store: Store) {
     detail: '',
     figures,
   } as PoolStatus);
-  await store.put(
-    keys.libraries.one(1),
-    LibrarySpec.parse({
-      id: 1,
-      name: 'l',
-      vendor: 'IBM',
-      product: '3573-TL',
-      variant: '',
-      serial: 'S1',
-      drive_model: 'ULT3580-TD8',
-      drive_serials: [],
-      num_drives: 1,
-      num_slots: 9,
-      num_ie: 1,
-      label_prefix: 'POL',
-      media_dir: '/p/l',
-      home_pool: 1,
-      created_at: isoNow(),
-    }),
-  );
+  await putTestLibrary(store, { serial: 'S1', num_slots: 9, num_ie: 1, label_prefix: 'POL' });
   // POL001: oldest, exported; POL002: exported, in a drive; POL003: not exported;
   // POL004: exported, newer; POL005: exported, newest.
   const carts = [
@@ -80,47 +56,19 @@ async function seed(store: Store) {
       keys.cartridges.one(label),
       CartridgeSpec.parse({ label, library: 1, home_slot: 1, created_at: isoNow(), last_export_gen: gen }),
     );
-  await store.put(
-    keys.nodeStatus.one('n1'),
-    NodeStatus.parse({
-      node: 'n1',
-      updated_at: isoNow(),
-      dataplane: {
-        state: 'running',
-        generation: 1,
-        pid: 1,
-        detail: '',
-        started_at: isoNow(),
-        iscsi_portal: '',
-      },
-      libraries: [],
-      cartridges: carts.map(([label, , location, modified]) => ({
-        label,
-        library: 1,
-        size_bytes: 6 * GB,
-        phys_bytes: 6 * GB,
-        modified,
-        location,
-        local_state: 'resident',
-      })),
-    }),
+  await putTestNodeStatus(
+    store,
+    carts.map(([label, , location, modified]) => ({
+      label,
+      library: 1,
+      size_bytes: 6 * GB,
+      phys_bytes: 6 * GB,
+      modified,
+      location,
+      local_state: 'resident',
+    })),
   );
-  const remote: RemoteRecord = {
-    id: 1,
-    name: 'r',
-    endpoint: 'e',
-    region: '',
-    bucket: 'b',
-    prefix: '',
-    access_key: 'a',
-    use_ssl: false,
-    path_style: true,
-    created_at: isoNow(),
-    last_test_at: '',
-    last_test_ok: false,
-    last_test_detail: '',
-  };
-  await store.put(keys.remotes.one(1), remote);
+  await putTestRemote(store);
   for (const label of ['POL001L8', 'POL002L8', 'POL004L8', 'POL005L8']) {
     const e: CatalogEntry = {
       remote_id: 1,
