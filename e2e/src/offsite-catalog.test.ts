@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@vtl/reconcile';
+import { Store } from '@vtl/store';
+import { keys } from '@vtl/api';
 import { Cdb } from '@vtl/emulator';
 import { s3For, startTestRgw, type TestRgw } from '@vtl/offsite';
 import { Appliance } from './harness/appliance.js';
@@ -206,4 +208,37 @@ describe('catalog, bucket folders, import into a library and the I/E-slot watche
     // Back in its slot and unchanged: no second export.
     expect((await api().get('/api/jobs?label=CAT002L8')).body).toHaveLength(1);
   });
+
+  it('rebuilds catalog records deleted from etcd, and an import refused meanwhile is accepted again', async () => {
+    const gen = (await cartridge('CAT001L8')).last_export_gen;
+    expect((await api().delete('/api/cartridges/CAT001L8', { confirm: 'CAT001L8' })).status).toBe(200);
+    const before = (await api().get(`/api/catalog?remote_id=${remoteId}`)).body;
+    expect(before.length).toBeGreaterThanOrEqual(2);
+    const store = await Store.connect({ endpoints: [`http://127.0.0.1:${app.ports.etcdClient}`] });
+    try {
+      expect(await store.deletePrefix(keys.catalog.remote(remoteId))).toBe(before.length);
+    } finally {
+      await store.close();
+    }
+    expect((await api().get(`/api/catalog?remote_id=${remoteId}`)).body).toEqual([]);
+    const body = { remote_id: remoteId, generation: gen, system_name: system };
+    const refused = await api().post('/api/cartridges/CAT001L8/import', body);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toMatch(/not in the catalog.*rebuild/);
+    expect((await api().get('/api/jobs?label=CAT001L8&state=queued')).body).toEqual([]);
+
+    const rebuilt = await api().post('/api/catalog/rebuild', { remote_id: remoteId });
+    expect(rebuilt.status, rebuilt.text).toBe(200);
+    expect(rebuilt.body).toEqual({ complete: before.length, incomplete: [] });
+    const after = (await api().get(`/api/catalog?remote_id=${remoteId}`)).body;
+    const ids = (entries: { cart_label: string; generation: string }[]) =>
+      entries.map((e) => `${e.cart_label}/${e.generation}`).sort();
+    expect(ids(after)).toEqual(ids(before));
+
+    const imp = await api().post('/api/cartridges/CAT001L8/import', body);
+    expect(imp.status, imp.text).toBe(201);
+    const done = await finished(imp.body.id);
+    expect(done.state, done.error).toBe('succeeded');
+    await waitFor(async () => (await cartridge('CAT001L8')).location === 'ie:1');
+  }, 300_000);
 });

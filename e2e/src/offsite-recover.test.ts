@@ -8,6 +8,7 @@ import { LibIscsiSession, type CommandResult } from './harness/libiscsi.js';
 
 const HOST_IQN = 'iqn.2026-11.test.host:recover';
 const SLOT = (n: number) => 0x1000 + n - 1;
+const IE_1 = 0x0010;
 const DRIVE_0 = 0x0100;
 const BLOCK = 65_536;
 const senseKey = (r: CommandResult) => (r.sense.length > 2 ? r.sense[2]! & 0x0f : -1);
@@ -50,6 +51,9 @@ describe('recover a library from a bucket onto another appliance (real RGW)', ()
   let rgw: TestRgw;
   let a: Appliance;
   let b: Appliance;
+  let c: Appliance | undefined;
+  /** The nodeagent a test froze with SIGSTOP, so afterAll can thaw it whatever happened. */
+  let frozen: number | undefined;
   let sessionA: LibIscsiSession;
   let sessionB: LibIscsiSession;
   let serial: string;
@@ -98,8 +102,10 @@ describe('recover a library from a bucket onto another appliance (real RGW)', ()
     remoteB = (await b.api.post('/api/remotes', remoteBody(rgw))).body.id;
   }, 600_000);
   afterAll(async () => {
+    if (frozen) process.kill(frozen, 'SIGCONT');
     await sessionB?.close();
     await sessionA?.close();
+    await c?.destroy();
     await b?.destroy();
     await a?.destroy();
     await rgw?.stop();
@@ -172,4 +178,135 @@ describe('recover a library from a bucket onto another appliance (real RGW)', ()
     }
     await move(sessionB, DRIVE_0, SLOT(2));
   });
+
+  it("imports one of A's cartridges into B, under another system name, through B's I/E slot", async () => {
+    expect((await b.api.put('/api/settings', { 'system.name': 'site-b' })).status).toBe(200);
+    expect((await b.api.get('/api/system')).body.system_name).toBe('site-b');
+    expect(systemA).not.toBe('site-b');
+    const [lib] = (await b.api.get('/api/libraries')).body;
+    const gen = (await b.api.get('/api/cartridges/REC002L8')).body.last_export_gen;
+    expect(gen).toMatch(/^\d{8}T\d{6}Z$/);
+    expect((await b.api.delete('/api/cartridges/REC002L8', { confirm: 'REC002L8' })).status).toBe(200);
+    await waitFor(async () => (await b.api.get('/api/cartridges/REC002L8')).status === 404);
+
+    // A's generation lives under A's system name: B's own name finds nothing.
+    const own = await b.api.post('/api/cartridges/REC002L8/import', {
+      remote_id: remoteB,
+      generation: gen,
+      system_name: 'site-b',
+    });
+    expect(own.status).toBe(400);
+    const imp = await b.api.post('/api/cartridges/REC002L8/import', {
+      remote_id: remoteB,
+      generation: gen,
+      system_name: systemA,
+    });
+    expect(imp.status, imp.text).toBe(201);
+    expect(imp.body).toMatchObject({ state: 'queued', target_library: lib.id, system_name: systemA });
+    await waitFor(async () => DONE.includes((await b.api.get(`/api/jobs/${imp.body.id}`)).body.state), {
+      timeoutMs: 120_000,
+    });
+    const job = (await b.api.get(`/api/jobs/${imp.body.id}`)).body;
+    expect(job.state, job.error).toBe('succeeded');
+    await waitFor(async () => (await b.api.get('/api/cartridges/REC002L8')).body.location === 'ie:1');
+    expect((await b.api.get('/api/cartridges/REC002L8')).body).toMatchObject({
+      local_state: 'resident',
+      last_export_gen: gen,
+    });
+
+    await move(sessionB, IE_1, DRIVE_0);
+    await settle(sessionB, 1);
+    expect((await sessionB.command(1, Cdb.rewind())).status).toBe(0);
+    for (const blk of data) {
+      const r = await sessionB.command(1, Cdb.read6(BLOCK), { dataInLength: BLOCK });
+      expect(r.status, r.sense.toString('hex')).toBe(0);
+      expect(r.data.equals(blk)).toBe(true);
+    }
+    await move(sessionB, DRIVE_0, SLOT(2));
+  }, 300_000);
+
+  it('leaves the library pending_restart when activation fails; apply and retry bring the cartridges in', async () => {
+    await sessionB.close();
+    await b.destroy();
+    // Short API wait: activation cannot finish while the nodeagent is frozen.
+    c = await Appliance.start({ env: { VTL_OP_TIMEOUT_MS: '15000' } });
+    const api = c.api;
+    const remoteC = (await api.post('/api/remotes', remoteBody(rgw))).body.id;
+    const pool = (await api.get('/api/pools')).body[0];
+    const nodeagent = await c.childPid('nodeagent/dist/main.js');
+    expect(nodeagent).toBeDefined();
+    process.kill(nodeagent!, 'SIGSTOP');
+    frozen = nodeagent;
+    const res = await api.post('/api/libraries/recover', {
+      remote_id: remoteC,
+      system_name: systemA,
+      library_serial: serial,
+      pool_id: pool.id,
+    });
+    expect(res.status, res.text).toBe(500);
+    expect(res.body.error.message).toMatch(/pending_restart.*POST \/api\/libraries\/apply/);
+    const { library, import_jobs: importJobs, steps } = res.body.error.details;
+    expect(importJobs).toHaveLength(2);
+    expect(steps[0]).toMatch(/Declared library/);
+    expect(steps).toContain('Queued 2 imports');
+    expect((await api.get('/api/libraries')).body).toEqual([
+      expect.objectContaining({ id: library, serial, state: 'pending_restart' }),
+    ]);
+    // Queued imports into a library that is not live fail at once, so they do not block the apply.
+    for (const id of importJobs)
+      await waitFor(async () => (await api.get(`/api/jobs/${id}`)).body.state === 'failed', {
+        timeoutMs: 60_000,
+      });
+    for (const id of importJobs)
+      expect((await api.get(`/api/jobs/${id}`)).body.error).toMatch(/not live.*retry/);
+
+    // The node comes back (its status lease expired meanwhile, so it restarts and republishes).
+    process.kill(nodeagent!, 'SIGCONT');
+    frozen = undefined;
+    const poolState = async () =>
+      (await api.get('/api/pools')).body.find((p: { id: number }) => p.id === pool.id)?.state;
+    await waitFor(async () => (await poolState()) === 'active', {
+      timeoutMs: 120_000,
+      intervalMs: 500,
+    });
+    // The recovery's activation may still finish by itself; an apply makes sure (504: it goes on).
+    const applied = await api.post('/api/libraries/apply', { confirm: 'apply' });
+    expect([200, 504], applied.text).toContain(applied.status);
+    await waitFor(async () => (await api.get('/api/libraries')).body[0]?.state === 'active', {
+      timeoutMs: 180_000,
+      intervalMs: 500,
+    });
+    for (const id of importJobs) {
+      const retried = await api.post(`/api/jobs/${id}/retry`);
+      expect(retried.status, retried.text).toBe(200);
+      expect(retried.body).toMatchObject({ state: 'queued', attempts: 2, error: '' });
+    }
+    for (const id of importJobs) {
+      await waitFor(async () => DONE.includes((await api.get(`/api/jobs/${id}`)).body.state), {
+        timeoutMs: 120_000,
+      });
+      const job = (await api.get(`/api/jobs/${id}`)).body;
+      expect(job.state, job.error).toBe('succeeded');
+    }
+    await waitFor(async () => (await api.get('/api/cartridges')).body.length === 2);
+    const carts = (await api.get('/api/cartridges')).body;
+    expect(carts.map((x: { label: string; location: string }) => [x.label, x.location]).sort()).toEqual([
+      ['REC001L8', 'slot:1'],
+      ['REC002L8', 'slot:2'],
+    ]);
+    const session = await hostSession(c);
+    try {
+      await move(session, SLOT(2), DRIVE_0);
+      await settle(session, 1);
+      expect((await session.command(1, Cdb.rewind())).status).toBe(0);
+      for (const blk of data) {
+        const r = await session.command(1, Cdb.read6(BLOCK), { dataInLength: BLOCK });
+        expect(r.status, r.sense.toString('hex')).toBe(0);
+        expect(r.data.equals(blk)).toBe(true);
+      }
+      await move(session, DRIVE_0, SLOT(2));
+    } finally {
+      await session.close();
+    }
+  }, 900_000);
 });

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { ApplyResponse, RecoverRequest, RecoverResponse } from '@vtl/api';
+import { ApplyResponse, LibraryStatus, RecoverRequest, RecoverResponse, VtlError, keys } from '@vtl/api';
 import type { AppContext } from '../context.js';
 import { parse } from '../plugins/validate.js';
 import { refuseWhileDraining } from '../services/guards.js';
@@ -42,6 +42,10 @@ export async function recoverRoutes(app: FastifyInstance, ctx: AppContext) {
           ctx.config.opTimeoutMs,
         );
         plan.steps.push(...applied.steps);
+        // An apply that ran to the end may still leave this library down (it says so in a step).
+        const status = await store.get(keys.libraryStatus.one(plan.lib.id), LibraryStatus);
+        if (status?.value.state !== 'active')
+          activation = new VtlError('internal', 'the data plane does not serve it after the apply');
       } catch (err) {
         activation = err;
       }

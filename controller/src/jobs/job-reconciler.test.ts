@@ -111,4 +111,13 @@ describe('job admission by the controller', () => {
     await waitFor(async () => (await state(6)).state === 'quiescing', { timeoutMs: 10_000 });
     expect((await state(5)).state).toBe('interrupted');
   });
+
+  it('fails an import into a library that is not live, saying to apply and retry', async () => {
+    await store.put(keys.jobs.one(7), job(7, 'import', 'queued', { label: 'ABC009L8', target_library: 1 }));
+    await waitFor(async () => (await state(7)).state === 'failed', { timeoutMs: 10_000 });
+    expect((await state(7)).error).toMatch(/library 1 is not live.*POST \/api\/libraries\/apply.*retry/);
+    await store.put(keys.libraryStatus.one(1), { id: 1, state: 'active' });
+    await store.put(keys.jobs.one(8), job(8, 'import', 'queued', { label: 'ABC009L8', target_library: 1 }));
+    await waitFor(async () => (await state(8)).state === 'downloading', { timeoutMs: 10_000 });
+  });
 });

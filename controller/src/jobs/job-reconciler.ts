@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import {
   CartridgeSpec,
   Job,
+  LibraryStatus,
   LibrarySpec,
   PoolSpec,
   RemoteRecord,
@@ -23,12 +24,19 @@ const ADMITTED: Record<Job['kind'], { from: JobState; to: JobState; detail: stri
   import: { from: 'queued', to: 'downloading', detail: 'downloading' },
 };
 
-/** Why a job cannot be admitted yet, or undefined when it can; and the node that will run it. */
-async function admission(store: Store, job: Job): Promise<{ waiting?: string; node: string }> {
-  const [remote, cart, lib] = await Promise.all([
+/**
+ * Why a job cannot be admitted yet (`waiting`) or at all (`failing`), or neither when it can; and
+ * the node that will run it.
+ */
+async function admission(
+  store: Store,
+  job: Job,
+): Promise<{ waiting?: string; failing?: string; node: string }> {
+  const [remote, cart, lib, libStatus] = await Promise.all([
     store.get(keys.remotes.one(job.remote_id), RemoteRecord),
     store.get(keys.cartridges.one(job.label), CartridgeSpec),
     store.get(keys.libraries.one(job.library), LibrarySpec),
+    store.get(keys.libraryStatus.one(job.library), LibraryStatus),
   ]);
   const pool = lib ? await store.get(keys.pools.one(lib.value.home_pool), PoolSpec) : undefined;
   const node = pool?.value.node ?? job.node;
@@ -38,6 +46,13 @@ async function admission(store: Store, job: Job): Promise<{ waiting?: string; no
   const intoLibrary = job.kind === 'import' && job.target_library > 0;
   if (!intoLibrary && (!cart || cart.value.deleting))
     return { node, waiting: `cartridge ${job.label} does not exist here; cancel this job` };
+  // A queued job would block the very apply that makes the library live (§4.6 rule 5): fail it,
+  // so the operator applies and then retries it.
+  if (intoLibrary && libStatus?.value.state !== 'active')
+    return {
+      node,
+      failing: `library ${job.library} is not live (${libStatus?.value.state ?? 'pending_restart'}); apply it (POST /api/libraries/apply), then retry with POST /api/jobs/${job.id}/retry`,
+    };
   return { node };
 }
 
@@ -62,10 +77,22 @@ export async function startJobReconciler(opts: {
       const current = await store.get(keys.jobs.one(id), Job);
       const step = current && ADMITTED[current.value.kind];
       if (!current || !step || current.value.state !== step.from) return;
-      const { waiting, node } = await admission(store, current.value);
-      const detail = waiting ? `waiting: ${waiting}` : step.detail;
+      const { waiting, failing, node } = await admission(store, current.value);
+      const detail = failing ?? (waiting ? `waiting: ${waiting}` : step.detail);
       const updated = await store.update(keys.jobs.one(id), Job, (job) => {
         if (!job || job.state !== step.from) return undefined;
+        if (failing) {
+          const now = isoNow();
+          return {
+            ...job,
+            state: 'failed' as const,
+            node,
+            error: failing,
+            detail,
+            finished_at: now,
+            updated_at: now,
+          };
+        }
         if (waiting) return job.detail === detail ? undefined : { ...job, detail, updated_at: isoNow() };
         const now = isoNow();
         return { ...job, state: step.to, node, detail, started_at: job.started_at || now, updated_at: now };
