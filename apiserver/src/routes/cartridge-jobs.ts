@@ -188,12 +188,8 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
         label,
         remote_id: body.remote_id,
         generation: body.generation,
-        stored_bytes: 0,
         detail: 'queued',
-        error: '',
         requested_by: principalName(request),
-        started_at: '',
-        finished_at: '',
       };
       let job: Job;
       if (spec) {
