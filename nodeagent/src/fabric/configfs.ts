@@ -13,18 +13,20 @@ const DEFAULT_GROUP_WAIT_MS = 2_000;
  */
 async function withParent<T>(file: string, op: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + DEFAULT_GROUP_WAIT_MS;
+  let parentSeen = false;
   for (;;) {
     try {
       return await op();
     } catch (err) {
-      const parentMissing =
-        isErr(err, 'ENOENT') &&
-        !(await fs.stat(path.dirname(file)).then(
-          () => true,
-          () => false,
-        ));
-      if (!parentMissing || Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 10));
+      if (!isErr(err, 'ENOENT') || Date.now() > deadline) throw err;
+      const parentThere = await fs.stat(path.dirname(file)).then(
+        () => true,
+        () => false,
+      );
+      // The parent may have appeared between the attempt and the check: one more try then.
+      if (parentThere && parentSeen) throw err;
+      parentSeen ||= parentThere;
+      if (!parentThere) await new Promise((r) => setTimeout(r, 10));
     }
   }
 }
