@@ -5,6 +5,7 @@ import { loginResponse, nopIn } from './pdu-builders.js';
 import { FramingError, PduReader } from './pdu-reader.js';
 import { PduWriter } from './pdu-writer.js';
 import { type IncomingPdu, RESERVED_TAG, opcodeName, opcodeOf } from './pdu.js';
+import { readInto } from './read-into.js';
 import { IscsiSession, type SessionEnv } from './session.js';
 
 /** Login PDUs are small; this bounds what an unauthenticated peer can make us buffer. */
@@ -33,10 +34,12 @@ export interface ConnectionOptions {
 /**
  * One TCP connection: frames PDUs, runs the login phase, then hands PDUs to the session.
  * PDUs are processed strictly in arrival order; an async login step pauses parsing so the
- * digest switch after login lands exactly between two PDUs.
+ * digest switch after login lands exactly between two PDUs. Socket reads land where the PDU
+ * reader says (see PduReader); the server accepts with `pauseOnConnect` for that.
  */
 export class IscsiConnection {
   readonly reader = new PduReader(LOGIN_MAX_DATA_SEGMENT);
+  readonly socket: Socket;
   readonly writer: PduWriter;
   readonly remoteAddress: string;
   readonly localAddress: string;
@@ -52,9 +55,19 @@ export class IscsiConnection {
   private logger: Logger;
 
   constructor(
-    readonly socket: Socket,
+    accepted: Socket,
     private readonly opts: ConnectionOptions,
   ) {
+    const socket = readInto(accepted, {
+      buffer: () => this.reader.readBuffer(),
+      received: (n, buf) => {
+        this.reader.received(buf, n);
+        this.pump();
+        // Nobody is taking PDUs (a login step runs, or output is backed up): stop reading.
+        if (this.reader.backedUp) this.socket.pause();
+      },
+    });
+    this.socket = socket;
     this.writer = new PduWriter(socket);
     this.remoteAddress = `${socket.remoteAddress}:${socket.remotePort}`;
     this.localAddress = (socket.localAddress ?? '').replace(/^::ffff:/, '');
@@ -64,17 +77,11 @@ export class IscsiConnection {
     socket.setNoDelay(true);
     // Detects hosts that vanished without a FIN even when target NOP-In pings are off.
     socket.setKeepAlive(true, 30_000);
-    socket.on('data', (chunk: Buffer) => {
-      this.reader.push(chunk);
-      this.pump();
-    });
     socket.on('error', (err) => this.logger.debug({ err }, 'socket error'));
     socket.on('close', () => void this.teardown());
     socket.on('drain', () => {
-      if (!socket.isPaused()) return;
-      socket.resume();
       // PDUs may already sit in the reader; the initiator could be waiting on their answers.
-      this.pump();
+      if (socket.isPaused()) this.pump();
     });
     this.loginTimer = setTimeout(() => this.close('login timeout'), opts.loginTimeoutMs);
   }
@@ -89,6 +96,7 @@ export class IscsiConnection {
     setTimeout(() => this.socket.destroy(), 5000).unref();
   }
 
+  /** Takes the PDUs the reader has, until a login step or backed-up output stops it. */
   private pump(): void {
     if (this.busy || this.closed) return;
     try {
@@ -114,6 +122,8 @@ export class IscsiConnection {
         }
         if (this.closed) return;
       }
+      // Everything received is taken: reading goes on (after a pause for either reason).
+      if (this.socket.isPaused() && !this.reader.backedUp) this.socket.resume();
     } catch (err) {
       if (!(err instanceof FramingError)) this.logger.error({ err }, 'PDU handling failed');
       else this.logger.warn({ err: err.message }, 'framing error');

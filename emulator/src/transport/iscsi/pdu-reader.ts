@@ -1,4 +1,4 @@
-import { POOLED_MIN, takeBlockBuffer } from '../../media/block-buffers.js';
+import { takeBlockBuffer } from '../../media/block-buffers.js';
 import { crc32c } from './crc32c.js';
 import { BHS_LENGTH, type IncomingPdu, dataSegmentLength } from './pdu.js';
 
@@ -7,6 +7,19 @@ export class FramingError extends Error {
   readonly code = 'iscsi_framing';
 }
 
+/** The most one socket read may bring into the staging area. */
+const READ_MAX = 128 * 1024;
+/**
+ * Unparsed bytes above this mean nobody is taking PDUs (a login step in progress, output
+ * backed up): the connection stops reading until they are taken.
+ */
+const BACKED_UP = 128 * 1024;
+/** Room for what is backed up, the read that crossed the line and the next one. */
+const STAGING_BYTES = BACKED_UP + 2 * READ_MAX;
+/** A segment remainder at least this large is read by the kernel straight into its buffer. */
+const DIRECT_READ_MIN = 16 * 1024;
+const EMPTY = Buffer.alloc(0);
+
 interface PendingHeader {
   bhs: Buffer;
   ahs: Buffer | undefined;
@@ -14,58 +27,123 @@ interface PendingHeader {
 }
 
 /**
- * Cuts the TCP byte stream into PDUs. Headers are sliced out of the received chunks without
- * copying; a data segment is copied only when it spans chunks (into a pooled block buffer). Digests apply from the PDU after
- * the login phase, so the connection flips the flags between two calls to next().
+ * Cuts the TCP byte stream into PDUs, choosing where each socket read lands (the socket's
+ * `onread` buffer): headers, padding, digests and small segments land in one reused staging
+ * area; the rest of a large data segment is read by the kernel straight into the pooled buffer
+ * that the SCSI task will hand to the device, so write data is copied once, by the kernel, and
+ * nothing is allocated per read. Digests apply from the PDU after the login phase, so the
+ * connection flips the flags between two calls to next(): parsing is lazy.
  */
 export class PduReader {
   headerDigest = false;
   dataDigest = false;
-  private chunks: Buffer[] = [];
-  private buffered = 0;
+  private readonly staging = Buffer.allocUnsafe(STAGING_BYTES);
+  /** Unparsed bytes are staging[start, end). */
+  private start = 0;
+  private end = 0;
   private header: PendingHeader | undefined;
+  /** The data segment of `header`, filled up to `filled`. */
+  private segment: Buffer | undefined;
+  private filled = 0;
 
   constructor(public maxDataSegment: number) {}
 
-  push(chunk: Buffer): void {
-    if (chunk.length === 0) return;
-    this.chunks.push(chunk);
-    this.buffered += chunk.length;
+  /** Bytes received and not yet taken as PDUs. */
+  get bufferedBytes(): number {
+    return this.end - this.start + this.filled;
   }
 
-  get bufferedBytes(): number {
-    return this.buffered;
+  /** Unparsed bytes are piling up: stop reading until next() takes them. */
+  get backedUp(): boolean {
+    return this.end - this.start > BACKED_UP;
+  }
+
+  /** Where the next socket read should land: the open data segment, or the staging area. */
+  readBuffer(): Buffer {
+    const seg = this.segment;
+    if (seg && this.start === this.end && seg.length - this.filled >= DIRECT_READ_MIN) {
+      return seg.subarray(this.filled);
+    }
+    if (this.start === this.end) {
+      this.start = this.end = 0;
+    } else if (STAGING_BYTES - this.end < READ_MAX) {
+      this.staging.copyWithin(0, this.start, this.end);
+      this.end -= this.start;
+      this.start = 0;
+    }
+    return this.staging.subarray(this.end, this.end + READ_MAX);
+  }
+
+  /**
+   * `n` bytes arrived in `buf`, the buffer readBuffer() handed out last (Node asks for one
+   * before every read, so nothing moves in between).
+   */
+  received(buf: Buffer, n: number): void {
+    if (n <= 0) return;
+    const seg = this.segment;
+    if (seg && buf.buffer === seg.buffer && buf.byteOffset === seg.byteOffset + this.filled) {
+      this.filled += n;
+      return;
+    }
+    const at = buf.byteOffset - this.staging.byteOffset;
+    if (buf.buffer !== this.staging.buffer || at !== this.end || at + n > STAGING_BYTES) {
+      throw new FramingError('a socket read landed outside the buffer the reader handed out');
+    }
+    this.end += n;
+  }
+
+  /** Test and tool helper: feeds bytes as socket reads of at most `chunk` bytes would. */
+  push(bytes: Buffer, chunk = READ_MAX): void {
+    for (let at = 0; at < bytes.length;) {
+      const into = this.readBuffer();
+      const n = bytes.copy(into, 0, at, at + Math.min(chunk, into.length));
+      this.received(into, n);
+      at += n;
+    }
   }
 
   /** The next complete PDU, or undefined until more bytes arrive. */
   next(): IncomingPdu | undefined {
     if (!this.header && !this.readHeader()) return undefined;
     const { bhs, ahs, dataLength } = this.header!;
-    const padded = (dataLength + 3) & ~3;
-    const digestLength = dataLength > 0 && this.dataDigest ? 4 : 0;
-    if (this.buffered < padded + digestLength) return undefined;
-    this.header = undefined;
-    if (digestLength === 0 && dataLength >= POOLED_MIN && this.chunks[0]!.length < padded) {
-      return piecesPdu(bhs, ahs, this.slices(padded, dataLength));
+    if (dataLength > 0 && this.filled < dataLength) {
+      // Staged bytes continue the segment; what is still missing will be read into it.
+      this.segment ??= takeBlockBuffer(dataLength);
+      const n = Math.min(dataLength - this.filled, this.end - this.start);
+      this.staging.copy(this.segment, this.filled, this.start, this.start + n);
+      this.filled += n;
+      this.start += n;
+      if (this.filled < dataLength) return undefined;
     }
-    const segment = padded > 0 ? this.take(padded) : Buffer.alloc(0);
+    const pad = (4 - (dataLength & 3)) & 3;
+    const digestLength = dataLength > 0 && this.dataDigest ? 4 : 0;
+    if (this.end - this.start < pad + digestLength) return undefined;
+    const data = this.segment ?? EMPTY;
     let dataDigestError = false;
     if (digestLength) {
-      const expected = this.take(4).readUInt32LE(0);
-      dataDigestError = crc32c(segment) !== expected;
+      const padding = this.staging.subarray(this.start, this.start + pad);
+      const expected = this.staging.readUInt32LE(this.start + pad);
+      dataDigestError = crc32c(padding, crc32c(data)) !== expected;
     }
-    return { bhs, ahs, data: segment.subarray(0, dataLength), dataDigestError };
+    this.start += pad + digestLength;
+    this.header = undefined;
+    this.segment = undefined;
+    this.filled = 0;
+    return { bhs, ahs, data, dataDigestError };
   }
 
   private readHeader(): boolean {
-    if (this.buffered < BHS_LENGTH) return false;
-    const first = this.peek(BHS_LENGTH);
-    const ahsLength = first[4]! * 4;
-    const headerLength = BHS_LENGTH + ahsLength + (this.headerDigest ? 4 : 0);
-    if (this.buffered < headerLength) return false;
-    const header = this.take(BHS_LENGTH + ahsLength);
+    const available = this.end - this.start;
+    if (available < BHS_LENGTH) return false;
+    const ahsLength = this.staging[this.start + 4]! * 4;
+    const headerLength = BHS_LENGTH + ahsLength;
+    if (available < headerLength + (this.headerDigest ? 4 : 0)) return false;
+    // Copied out: the staging area is reused by later reads.
+    const header = Buffer.from(this.staging.subarray(this.start, this.start + headerLength));
+    this.start += headerLength;
     if (this.headerDigest) {
-      const expected = this.take(4).readUInt32LE(0);
+      const expected = this.staging.readUInt32LE(this.start);
+      this.start += 4;
       if (crc32c(header) !== expected) throw new FramingError('header digest mismatch');
     }
     const bhs = header.subarray(0, BHS_LENGTH);
@@ -76,82 +154,4 @@ export class PduReader {
     this.header = { bhs, ahs: ahsLength ? header.subarray(BHS_LENGTH) : undefined, dataLength };
     return true;
   }
-
-  private peek(n: number): Buffer {
-    const first = this.chunks[0]!;
-    if (first.length >= n) return first.subarray(0, n);
-    return this.gather(n, false);
-  }
-
-  private take(n: number): Buffer {
-    const first = this.chunks[0]!;
-    if (first.length >= n) {
-      const out = first.subarray(0, n);
-      if (first.length === n) this.chunks.shift();
-      else this.chunks[0] = first.subarray(n);
-      this.buffered -= n;
-      return out;
-    }
-    return this.gather(n, true);
-  }
-
-  /** Consumes n bytes as slices of the chunks (no copy); the slices cover the first `keep` bytes. */
-  private slices(n: number, keep: number): Buffer[] {
-    const out: Buffer[] = [];
-    for (let left = n; left > 0;) {
-      const chunk = this.chunks[0]!;
-      const part = Math.min(chunk.length, left);
-      const kept = Math.min(part, Math.max(0, keep - (n - left)));
-      if (kept > 0) out.push(chunk.subarray(0, kept));
-      if (part === chunk.length) this.chunks.shift();
-      else this.chunks[0] = chunk.subarray(part);
-      left -= part;
-    }
-    this.buffered -= n;
-    return out;
-  }
-
-  /**
-   * Copies n bytes that span chunks into one buffer; consumes them when asked. Block-sized
-   * data segments land in a pooled buffer that the SCSI task gives back once it is done.
-   */
-  private gather(n: number, consume: boolean): Buffer {
-    const out = takeBlockBuffer(n);
-    let filled = 0;
-    let i = 0;
-    while (filled < n) {
-      const chunk = this.chunks[i]!;
-      const part = Math.min(chunk.length, n - filled);
-      chunk.copy(out, filled, 0, part);
-      filled += part;
-      if (!consume) {
-        i++;
-      } else if (part === chunk.length) {
-        this.chunks.shift();
-      } else {
-        this.chunks[0] = chunk.subarray(part);
-      }
-    }
-    if (consume) this.buffered -= n;
-    return out;
-  }
-}
-
-/** A PDU whose data segment stays in pieces until someone asks for it whole. */
-function piecesPdu(bhs: Buffer, ahs: Buffer | undefined, pieces: Buffer[]): IncomingPdu {
-  let whole: Buffer | undefined;
-  return {
-    bhs,
-    ahs,
-    pieces,
-    dataDigestError: false,
-    get data(): Buffer {
-      if (!whole) {
-        whole = takeBlockBuffer(pieces.reduce((n, p) => n + p.length, 0));
-        let at = 0;
-        for (const p of pieces) at += p.copy(whole, at);
-      }
-      return whole;
-    },
-  };
 }

@@ -41,24 +41,14 @@ export const RejectReason = {
   WAITING_FOR_LOGOUT: 0x0c,
 } as const;
 
-/** A PDU received from the initiator: header slices into the socket chunks where possible. */
+/** A PDU received from the initiator. */
 export interface IncomingPdu {
   bhs: Buffer;
   ahs: Buffer | undefined;
-  /** The data segment without padding (gathered on first use when it arrived as `pieces`). */
+  /** The data segment without padding, in a buffer of its own (pooled when block-sized). */
   readonly data: Buffer;
-  /**
-   * A large data segment spread over several socket chunks, as slices of them: a SCSI task
-   * copies these straight into its transfer buffer instead of gathering them first.
-   */
-  pieces?: readonly Buffer[];
   /** The data digest did not match (only when DataDigest=CRC32C). */
   dataDigestError: boolean;
-}
-
-/** Length of the data segment without gathering it. */
-export function dataLengthOf(pdu: IncomingPdu): number {
-  return pdu.pieces ? pdu.pieces.reduce((n, p) => n + p.length, 0) : pdu.data.length;
 }
 
 export function opcodeOf(bhs: Buffer): number {

@@ -12,7 +12,6 @@ import {
   type IncomingPdu,
   RESERVED_TAG,
   RejectReason,
-  dataLengthOf,
   flagsOf,
   ittOf,
   word20,
@@ -103,8 +102,8 @@ export class ScsiTask {
     this.needed = this.write ? routedDataOutLength(host.luns(), lun, this.cdb) : 0;
     this.want = Math.min(this.needed, this.edtl);
     this.unsolicitedDone = (flags & FINAL) !== 0;
-    const immediate = dataLengthOf(pdu);
-    if (immediate > 0) this.placePdu(0, pdu);
+    const immediate = pdu.data.length;
+    if (immediate > 0) this.place(0, pdu.data);
     this.unsolicitedBytes = immediate;
     this.unsolicited.nextOffset = immediate;
   }
@@ -121,7 +120,7 @@ export class ScsiTask {
   dataOut(pdu: IncomingPdu): void {
     if (this.state !== 'collecting') return;
     const { bhs } = pdu;
-    const length = dataLengthOf(pdu);
+    const length = pdu.data.length;
     const ttt = word20(bhs);
     const offset = bhs.readUInt32BE(40);
     if (offset + length > this.edtl) return this.sequenceError(bhs);
@@ -134,13 +133,13 @@ export class ScsiTask {
     sequence.nextDataSn++;
     sequence.nextOffset += length;
     if (ttt === RESERVED_TAG) {
-      this.placePdu(offset, pdu);
+      this.place(offset, pdu.data);
       this.unsolicitedBytes = Math.max(this.unsolicitedBytes, offset + length);
       if ((flagsOf(bhs) & FINAL) !== 0) this.unsolicitedDone = true;
     } else {
       const burst = sequence as OutstandingR2t;
       if (offset + length > burst.offset + burst.length) return this.sequenceError(bhs);
-      this.placePdu(offset, pdu);
+      this.place(offset, pdu.data);
       burst.received += length;
       if (burst.received >= burst.length) this.r2ts.delete(ttt);
     }
@@ -173,17 +172,6 @@ export class ScsiTask {
   private sequenceError(bhs: Buffer): void {
     this.host.reject(RejectReason.PROTOCOL_ERROR, bhs);
     this.fail(checkCondition(Sense.of(SenseKey.ABORTED_COMMAND, DATA_OFFSET_ERROR)));
-  }
-
-  /** Places a PDU's data segment; one that arrived in pieces is copied piece by piece, never gathered. */
-  private placePdu(offset: number, pdu: IncomingPdu): void {
-    if (!pdu.pieces) return this.place(offset, pdu.data);
-    let at = offset;
-    for (const piece of pdu.pieces) {
-      if (at >= this.want) return;
-      this.buffer ??= takeBlockBuffer(this.want);
-      at += piece.copy(this.buffer, at, 0, Math.min(piece.length, this.want - at));
-    }
   }
 
   private place(offset: number, data: Buffer): void {

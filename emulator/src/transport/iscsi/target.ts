@@ -104,7 +104,7 @@ export async function startIscsiTarget(opts: IscsiTargetOptions): Promise<IscsiT
     device.notify?.({ kind: 'lun-reset', by });
   };
 
-  const server: Server = createServer((socket) => {
+  const server: Server = createServer({ pauseOnConnect: true }, (socket) => {
     const connection = new IscsiConnection(socket, {
       logger,
       loginTimeoutMs: opts.loginTimeoutMs ?? 15_000,
