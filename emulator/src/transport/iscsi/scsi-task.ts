@@ -7,15 +7,7 @@ import { ScsiStatus, SenseKey } from '../../scsi/constants.js';
 import type { LunMap, ScsiResult } from '../../scsi/types.js';
 import type { SessionParams } from './negotiation.js';
 import { type SeqNumbers, dataIn, r2t, scsiResponse } from './pdu-builders.js';
-import {
-  FINAL,
-  type IncomingPdu,
-  RESERVED_TAG,
-  RejectReason,
-  flagsOf,
-  ittOf,
-  word20,
-} from './pdu.js';
+import { FINAL, type IncomingPdu, RESERVED_TAG, RejectReason, flagsOf, ittOf, word20 } from './pdu.js';
 
 const DATA_OFFSET_ERROR = [0x4b, 0x05] as const;
 
