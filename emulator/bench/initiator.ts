@@ -253,7 +253,8 @@ function main(): void {
   const streamed = process.hrtime.bigint();
   // WRITE FILEMARKS is the emulator's durability point; tgt gets an fsync from the caller.
   if (writing) check('WRITE FILEMARKS', s.run(lun, cdb6(0x10, 0, 1)));
-  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  const end = process.hrtime.bigint();
+  const seconds = Number(end - start) / 1e9;
   const cpu = process.cpuUsage(cpuBefore);
   s.close();
   const result = {
@@ -262,7 +263,7 @@ function main(): void {
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
     // Where the time went: until the first block completed, and the closing sync point.
     firstSeconds: Number(firstDone - start) / 1e9,
-    syncSeconds: Number(process.hrtime.bigint() - streamed) / 1e9,
+    syncSeconds: Number(end - streamed) / 1e9,
   };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }

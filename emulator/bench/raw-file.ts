@@ -1,10 +1,12 @@
-import { closeSync, fsyncSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 
 /**
- * The raw-file baseline, in its own process: sequential writes of `--block` bytes to a plain
- * file, fsynced at the end (the same durability point as WRITE FILEMARKS on the emulator), or
- * sequential reads of it. Blocks carry their sequence number like the initiator's, and reads
+ * The raw-file baseline, in its own process: sequential writes of `--block` bytes to a new
+ * plain file, fsynced at the end (the same durability point as WRITE FILEMARKS on the emulator),
+ * or sequential reads of it. The previous file is deleted before the clock starts, so the
+ * baseline never pays for freeing it (the emulator frees its old data file while it runs). Blocks carry their sequence number like the initiator's, and reads
  * check it. Prints one JSON line with the timing.
  *
  *   node raw-file.js --file PATH --mode write|read --block 262144 --bytes 2147483648
@@ -25,6 +27,13 @@ function main(): void {
   }
   const writing = values.mode === 'write';
   const buffer = Buffer.alloc(block, 0x5a);
+  if (writing) {
+    rmSync(values.file, { force: true });
+    // Commits the freeing (and the discards the mount may issue) before the clock starts.
+    const dir = openSync(dirname(values.file), 'r');
+    fsyncSync(dir);
+    closeSync(dir);
+  }
   const cpuBefore = process.cpuUsage();
   const start = process.hrtime.bigint();
   const fd = openSync(values.file, writing ? 'w' : 'r');

@@ -1,3 +1,5 @@
+import { giveAlignedBuffer } from './aligned-buffers.js';
+
 /**
  * Recycled buffers for tape blocks on their way between the transport and the image files.
  *
@@ -39,10 +41,12 @@ export function takeBlockBuffer(n: number): Buffer {
 }
 
 /**
- * Returns a buffer from takeBlockBuffer for reuse. The caller must hold the only reference
- * to its bytes; anything else (a slice, a Buffer not from this pool) is ignored.
+ * Returns a buffer from takeBlockBuffer, or any view into an aligned read buffer, for reuse.
+ * The caller must hold the only reference to its bytes; anything else (a slice, a Buffer not
+ * from these pools) is ignored.
  */
 export function giveBlockBuffer(buf: Buffer): void {
+  if (giveAlignedBuffer(buf)) return;
   const backing = buf.buffer;
   if (!(backing instanceof ArrayBuffer) || !lent.has(backing) || buf.byteOffset !== 0) return;
   lent.delete(backing);

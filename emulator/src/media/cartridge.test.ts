@@ -1,3 +1,4 @@
+import { readdir } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeTempDir } from '../util/temp-dir.js';
 import { Cartridge, type ReadResult } from './cartridge.js';
@@ -231,5 +232,48 @@ describe('cartridge capacity and protection', () => {
     expect(stats.stub).toBe(false);
     expect(stats.phys_bytes).toBeGreaterThan(0);
     expect(stats.modified).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  });
+
+  it('rewriting from BOT starts a new data file: the old content is gone at once, the new survives a kill', async () => {
+    const cart = await fresh();
+    for (let i = 0; i < 8; i++) await cart.writeBlock(block(1 << 20, 7));
+    await cart.sync();
+    await cart.rewind();
+    await cart.writeBlock(block(80, 9));
+    await cart.writeFilemarks(1);
+    await cart.sync();
+    await cart.abandon();
+    expect((await cartridgeStats(cart.dir)).size_bytes).toBe(80);
+    const again = await Cartridge.open(cart.dir);
+    expect(again.objectCount).toBe(2);
+    expect(dataOf(await again.readBlock(1 << 20))).toEqual(block(80, 9));
+    expect(await again.readBlock(80)).toEqual({ kind: 'filemark' });
+    expect(await readdir(cart.dir)).toEqual(['data', 'index', 'mam.json', 'meta.json']);
+    await again.close();
+  });
+
+  it('erasing from BOT leaves an empty tape that takes new data', async () => {
+    const cart = await fresh();
+    await cart.writeBlock(block(4096, 1));
+    await cart.rewind();
+    await cart.erase();
+    expect(cart.objectCount).toBe(0);
+    expect(await cart.readBlock(4096)).toEqual({ kind: 'eod' });
+    await cart.writeBlock(block(100, 2));
+    await cart.rewind();
+    expect(dataOf(await cart.readBlock(4096))).toEqual(block(100, 2));
+    await cart.close();
+    expect((await cartridgeStats(cart.dir)).size_bytes).toBe(100);
+  });
+
+  it('reads the same blocks through the page cache when direct reads are off', async () => {
+    const cart = await fresh();
+    const blocks = [block(100, 1), block(300_001, 2), block(4096, 3)];
+    for (const b of blocks) await cart.writeBlock(b);
+    await cart.close();
+    const buffered = await Cartridge.open(cart.dir, { directReads: false });
+    await buffered.locate(2);
+    for (const b of blocks) expect(dataOf(await buffered.readBlock(1 << 20))).toEqual(b);
+    await buffered.close();
   });
 });

@@ -1,12 +1,15 @@
-import { open, type FileHandle } from 'node:fs/promises';
+import { open, rename, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
+import { fsyncDir } from '../util/atomic-file.js';
 import { SerialQueue } from '../util/serial-queue.js';
 import { MediaError, isErrno } from './errors.js';
 import { IndexFile, type IndexEntry } from './index-file.js';
 import { IMAGE_FILES, earlyWarningAt, readMeta, writeMeta, type CartridgeMeta } from './layout.js';
 import { readMam, updateMam, type MamAttributes } from './mam.js';
-import { ReadAhead, readBytes } from './read-ahead.js';
+import { giveBlockBuffer } from './block-buffers.js';
+import { DirectReader } from './direct-read.js';
+import { ReadAhead, readBytes, type BlockSource } from './read-ahead.js';
 import { recoverImage } from './recovery.js';
 import { spaceBlocks, spaceFilemarks, type SpaceResult, type TapeView } from './space.js';
 
@@ -31,6 +34,15 @@ export type ReadResult =
   | { kind: 'filemark' }
   | { kind: 'eod' };
 
+/**
+ * Written data past which the OS is asked to start writing back (a datasync nobody waits for):
+ * the disk works while the host streams, instead of all at once at the next sync point.
+ */
+const WRITEBACK_STEP = 64 * 1024 * 1024;
+
+/** Slice of a block that one pool thread copies into the file (see writeData). */
+const WRITE_SLICE = 128 * 1024;
+
 export interface WriteResult {
   /** The write landed in the early-warning zone (the last 1% of capacity): report EOM/EW. */
   earlyWarning: boolean;
@@ -39,28 +51,45 @@ export interface WriteResult {
 /**
  * An open cartridge image: the tape a drive has threaded. Operations run one at a time in
  * call order. Writes go to the OS at once; `sync()` makes them durable and is what the drive
- * calls at WRITE FILEMARKS, REWIND and UNLOAD.
+ * calls at WRITE FILEMARKS, REWIND and UNLOAD. While the host streams, write-back to the disk
+ * is started every WRITEBACK_STEP bytes, so a sync point finds little left to do.
  */
 export class Cartridge {
   private pos = 0;
   private posFilemarks = 0;
   private closed = false;
   private readonly queue = new SerialQueue();
-  private readonly readAhead: ReadAhead;
+  private readAhead: ReadAhead;
+  /** Bytes written since the last write-back started. */
+  private unflushed = 0;
+  /** A write-back in progress, and the first failure of one (reported at the next sync). */
+  private writeback: Promise<void> | undefined;
+  private writebackError: unknown;
+  /** The data file was replaced since the last sync: the directory entry must be synced too. */
+  private dirChanged = false;
+  /** A replaced data file being released (its blocks freed) in the background. */
+  private releasing: Promise<void> = Promise.resolve();
 
   private constructor(
     readonly dir: string,
     private meta: CartridgeMeta,
     private readonly index: IndexFile,
-    private readonly data: FileHandle,
+    private data: FileHandle,
+    private direct: DirectReader,
     private dataEnd: number,
     private filemarks: number,
+    private readonly directReads: boolean,
   ) {
-    this.readAhead = new ReadAhead(data);
+    this.readAhead = new ReadAhead(this.source);
   }
 
-  /** Opens an image for I/O, repairing a torn tail left by a crash. A stub raises `stub`. */
-  static async open(dir: string): Promise<Cartridge> {
+  /**
+   * Opens an image for I/O, repairing a torn tail left by a crash. A stub raises `stub`.
+   * Blocks are read around the page cache where the filesystem allows (DirectReader), unless
+   * `directReads` is false.
+   */
+  static async open(dir: string, opts: { directReads?: boolean } = {}): Promise<Cartridge> {
+    const directReads = opts.directReads ?? true;
     const meta = await readMeta(dir);
     if (meta.stub) {
       throw new MediaError('stub', `${meta.label} is evicted (labelled stub); import it back before use`);
@@ -73,11 +102,14 @@ export class Cartridge {
       throw err;
     }
     let index: IndexFile | undefined;
+    let direct: DirectReader | undefined;
     try {
       index = await IndexFile.open(join(dir, IMAGE_FILES.index), false);
       const state = await recoverImage(index, data);
-      return new Cartridge(dir, meta, index, data, state.dataEnd, state.filemarks);
+      direct = await DirectReader.open(join(dir, IMAGE_FILES.data), directReads);
+      return new Cartridge(dir, meta, index, data, direct, state.dataEnd, state.filemarks, directReads);
     } catch (err) {
+      await direct?.close();
       await index?.close();
       await data.close();
       if (isErrno(err, 'ENOENT')) throw new MediaError('corrupt', `${meta.label} has no block index`);
@@ -137,6 +169,7 @@ export class Cartridge {
       // The checksum is computed while a pool thread copies the block into the page cache.
       const crc = crc32(block);
       await written;
+      this.noteWritten(block.length);
       // Data first, index second: an index entry never points at bytes that were not written.
       const entry: IndexEntry = {
         kind: 'block',
@@ -196,15 +229,13 @@ export class Cartridge {
         }
         const n = Math.max(0, Math.min(maxLen, e.length));
         const { buf, bytesRead } = await (this.readAhead.take(object, e.offset, n) ??
-          readBytes(this.data, e.offset, n));
+          readBytes(this.source, e.offset, n));
         if (bytesRead !== n || (n === e.length && crc32(buf) !== e.crc)) {
+          giveBlockBuffer(buf);
           throw new MediaError('corrupt', `${this.label}: block ${object} fails its checksum`);
         }
-        // Reading whole blocks in sequence: fetch the next one while this one goes to the host.
-        if (n === e.length && this.pos < this.index.count) {
-          const next = await this.index.get(this.pos);
-          if (next.kind === 'block') this.readAhead.start(this.pos, next.offset, next.length);
-        }
+        // Reading whole blocks in sequence: fetch the next ones while this one goes to the host.
+        if (n === e.length) await this.fillReadAhead();
         return { kind: 'data', data: buf, length: e.length };
       },
       { keepReadAhead: true },
@@ -288,8 +319,11 @@ export class Cartridge {
         await this.readAhead.drop();
         await this.syncNow();
       } finally {
+        await this.writeback;
         await this.index.close();
+        await this.direct.close();
         await this.data.close();
+        await this.releasing;
       }
     });
   }
@@ -300,12 +334,28 @@ export class Cartridge {
       if (this.closed) return;
       this.closed = true;
       await this.readAhead.drop();
+      await this.writeback;
       await this.index.close();
+      await this.direct.close();
       await this.data.close();
+      await this.releasing;
     });
   }
 
-  /** Runs an operation alone; anything but a sequential read drops the read-ahead block. */
+  private get source(): BlockSource {
+    return { data: this.data, direct: this.direct };
+  }
+
+  /** Tops the read-ahead window up with the blocks after the position, up to a filemark. */
+  private async fillReadAhead(): Promise<void> {
+    for (let object = this.readAhead.nextObject ?? this.pos; object < this.index.count; object++) {
+      const e = await this.index.get(object);
+      if (e.kind !== 'block' || !this.readAhead.wants(e.length)) return;
+      this.readAhead.start(object, e.offset, e.length);
+    }
+  }
+
+  /** Runs an operation alone; anything but a sequential read drops the read-ahead window. */
   private exclusive<T>(op: () => Promise<T>, opts: { keepReadAhead?: boolean } = {}): Promise<T> {
     return this.queue.run(async () => {
       if (this.closed) throw new MediaError('closed', `${this.label} is no longer open`);
@@ -315,15 +365,51 @@ export class Cartridge {
   }
 
   private async syncNow(): Promise<void> {
-    if (this.index.synced === this.index.count) return;
+    await this.writeback;
+    const failed = this.writebackError;
+    this.writebackError = undefined;
+    if (failed) throw failed;
+    if (this.index.synced === this.index.count && !this.dirChanged) return;
     await this.data.datasync();
+    this.unflushed = 0;
+    if (this.dirChanged) {
+      await fsyncDir(this.dir);
+      this.dirChanged = false;
+    }
     await this.index.datasync();
     await this.index.markSynced(this.index.count);
   }
 
+  /** Starts a write-back once enough data is waiting; nobody waits for it but the next sync. */
+  private noteWritten(bytes: number): void {
+    this.unflushed += bytes;
+    if (this.unflushed < WRITEBACK_STEP || this.writeback) return;
+    this.unflushed = 0;
+    this.writeback = this.data
+      .datasync()
+      .catch((err: unknown) => {
+        this.writebackError ??= err;
+      })
+      .finally(() => {
+        this.writeback = undefined;
+      });
+  }
+
+  /**
+   * Writes a block's bytes. A large block goes down in slices on several pool threads at once:
+   * copying into the page cache is most of a write's cost, and one thread would do it alone.
+   */
   private async writeData(block: Buffer, at: number): Promise<void> {
-    for (let done = 0; done < block.length;) {
-      done += (await this.data.write(block, done, block.length - done, at + done)).bytesWritten;
+    const slices: Promise<void>[] = [];
+    for (let from = 0; from < block.length; from += WRITE_SLICE) {
+      slices.push(this.writeRange(block, from, Math.min(block.length, from + WRITE_SLICE), at));
+    }
+    await Promise.all(slices);
+  }
+
+  private async writeRange(block: Buffer, from: number, to: number, at: number): Promise<void> {
+    for (let done = from; done < to;) {
+      done += (await this.data.write(block, done, to - done, at + done)).bytesWritten;
     }
   }
 
@@ -341,10 +427,40 @@ export class Cartridge {
   /** Tape semantics: writing in the middle makes everything after the position unreadable. */
   private async cutAtPosition(offset: number): Promise<void> {
     if (this.pos === this.index.count) return;
+    // The index goes first: a crash in between leaves data past the index, which recovery cuts.
     await this.index.truncate(this.pos);
-    await this.data.truncate(offset);
+    if (offset === 0) await this.replaceData();
+    else await this.data.truncate(offset);
     this.dataEnd = offset;
     this.filemarks = this.posFilemarks;
+  }
+
+  /**
+   * Starts the data file afresh (a write or erase at BOT, the usual reuse of a scratch tape):
+   * a new empty file takes the name at once and the old one's blocks are freed in the
+   * background, since truncating gigabytes in place would stall the host's first write.
+   */
+  private async replaceData(): Promise<void> {
+    await this.writeback;
+    const path = join(this.dir, IMAGE_FILES.data);
+    const next = `${path}.next`;
+    const fresh = await open(next, 'w+');
+    try {
+      await rename(next, path);
+    } catch (err) {
+      await fresh.close();
+      throw err;
+    }
+    const old = this.data;
+    await this.direct.close();
+    this.data = fresh;
+    this.direct = await DirectReader.open(path, this.directReads);
+    this.readAhead = new ReadAhead(this.source);
+    this.unflushed = 0;
+    this.dirChanged = true;
+    // Closing the last handle of the unlinked file frees its blocks, on a pool thread.
+    const previous = this.releasing;
+    this.releasing = previous.then(() => old.close()).catch(() => undefined);
   }
 
   private async moveTo(object: number): Promise<void> {

@@ -1,0 +1,87 @@
+/**
+ * Buffers at addresses aligned for O_DIRECT reads (see direct-read.ts).
+ *
+ * Node gives no say over where a Buffer's bytes live, but a WebAssembly.Memory is a
+ * page-aligned mapping of its own. Slabs of them are cut into fixed slots, one power-of-two
+ * size class per slab; a slot goes back when any view into it is given back (the transport
+ * returns a block once the socket has taken it). Slabs are kept for reuse, so their pages stay
+ * mapped and are never faulted in twice. Each slab reserves address space (V8 puts guard
+ * regions around every wasm memory), so their number is capped: past the cap, callers fall
+ * back to ordinary buffers.
+ */
+
+/** The part of the WebAssembly JS API used here (TypeScript types it only in its DOM library). */
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+}
+declare const WebAssembly: { Memory: new (descriptor: { initial: number }) => WasmMemory };
+
+/** The alignment of every slot: a page, which satisfies any disk's logical block size. */
+export const DIRECT_IO_ALIGN = 4096;
+const WASM_PAGE = 65536;
+/** Bytes one slab holds (at least one slot). */
+const SLAB_BYTES = 32 * 1024 * 1024;
+const MAX_SLABS = 16;
+
+interface Slab {
+  readonly memory: WasmMemory;
+  readonly slotSize: number;
+  readonly free: number[];
+  readonly lent: Set<number>;
+}
+
+const slabOf = new WeakMap<ArrayBufferLike, Slab>();
+const bySize = new Map<number, Slab[]>();
+let slabCount = 0;
+
+function slotSizeFor(n: number): number {
+  return Math.max(WASM_PAGE, 2 ** Math.ceil(Math.log2(n)));
+}
+
+function newSlab(slotSize: number): Slab | undefined {
+  if (slabCount >= MAX_SLABS) return undefined;
+  const slots = Math.max(1, Math.floor(SLAB_BYTES / slotSize));
+  let memory: WasmMemory;
+  try {
+    memory = new WebAssembly.Memory({ initial: (slots * slotSize) / WASM_PAGE });
+  } catch {
+    return undefined; // no address space left for another mapping
+  }
+  slabCount += 1;
+  const slab: Slab = {
+    memory,
+    slotSize,
+    free: Array.from({ length: slots }, (_, i) => slots - 1 - i),
+    lent: new Set(),
+  };
+  slabOf.set(memory.buffer, slab);
+  return slab;
+}
+
+/**
+ * A buffer of n bytes whose first byte sits at a DIRECT_IO_ALIGN-aligned address, or
+ * undefined when no slot can be had (the caller reads the ordinary way then).
+ */
+export function takeAlignedBuffer(n: number): Buffer | undefined {
+  const size = slotSizeFor(n);
+  const slabs = bySize.get(size) ?? [];
+  bySize.set(size, slabs);
+  let slab = slabs.find((s) => s.free.length > 0);
+  if (!slab) {
+    slab = newSlab(size);
+    if (!slab) return undefined;
+    slabs.push(slab);
+  }
+  const slot = slab.free.pop()!;
+  slab.lent.add(slot);
+  return Buffer.from(slab.memory.buffer, slot * size, n);
+}
+
+/** Returns the slot a view points into; false when the buffer is not from here. */
+export function giveAlignedBuffer(buf: Buffer): boolean {
+  const slab = slabOf.get(buf.buffer);
+  if (!slab) return false;
+  const slot = Math.floor(buf.byteOffset / slab.slotSize);
+  if (slab.lent.delete(slot)) slab.free.push(slot);
+  return true;
+}
