@@ -42,7 +42,7 @@ export {
   startIscsiTarget,
 } from './transport/iscsi/target.js';
 export { DEFAULT_TARGET_LIMITS, type TargetLimits } from './transport/iscsi/negotiation.js';
-export { crc32c } from './transport/iscsi/crc32c.js';
+export { crc32c } from './util/crc32c.js';
 export { RamDisk } from './testing/ram-disk.js';
 export * from './dataplane-luns.js';
 export * from './ssc/lto-personality.js';

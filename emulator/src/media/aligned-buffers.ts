@@ -85,3 +85,8 @@ export function giveAlignedBuffer(buf: Buffer): boolean {
   if (slab.lent.delete(slot)) slab.free.push(slot);
   return true;
 }
+
+/** Whether a buffer's first byte sits at a DIRECT_IO_ALIGN-aligned address (only known for slots). */
+export function isDirectIoAligned(buf: Buffer): boolean {
+  return slabOf.has(buf.buffer) && buf.byteOffset % DIRECT_IO_ALIGN === 0;
+}

@@ -1,4 +1,4 @@
-import { giveAlignedBuffer } from './aligned-buffers.js';
+import { giveAlignedBuffer, takeAlignedBuffer } from './aligned-buffers.js';
 
 /**
  * Recycled buffers for tape blocks on their way between the transport and the image files.
@@ -29,9 +29,15 @@ function sizeClass(n: number): number {
   return 2 ** Math.ceil(Math.log2(n));
 }
 
-/** A buffer of exactly n bytes with unspecified contents; pooled when n is block-sized. */
+/**
+ * A buffer of exactly n bytes with unspecified contents; pooled when n is block-sized. Block
+ * sizes come from the aligned slots first, so write data the transport lands in them can go to
+ * the disk without a copy (direct-write.ts); ordinary pooled buffers when those run out.
+ */
 export function takeBlockBuffer(n: number): Buffer {
   if (n < POOLED_MIN || n > POOLED_MAX) return Buffer.allocUnsafe(n);
+  const aligned = takeAlignedBuffer(n);
+  if (aligned) return aligned;
   const cls = sizeClass(n);
   const store = free.get(cls)?.pop();
   if (store) idleBytes -= cls;

@@ -271,7 +271,7 @@ describe('cartridge capacity and protection', () => {
     const blocks = [block(100, 1), block(300_001, 2), block(4096, 3)];
     for (const b of blocks) await cart.writeBlock(b);
     await cart.close();
-    const buffered = await Cartridge.open(cart.dir, { directReads: false });
+    const buffered = await Cartridge.open(cart.dir, { directIo: false });
     await buffered.locate(2);
     for (const b of blocks) expect(dataOf(await buffered.readBlock(1 << 20))).toEqual(b);
     await buffered.close();

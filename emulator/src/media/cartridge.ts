@@ -1,14 +1,15 @@
 import { open, rename, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { crc32 } from 'node:zlib';
 import { fsyncDir } from '../util/atomic-file.js';
 import { SerialQueue } from '../util/serial-queue.js';
 import { MediaError, isErrno } from './errors.js';
-import { IndexFile, type IndexEntry } from './index-file.js';
+import { IndexFile, entryEnd, type IndexEntry } from './index-file.js';
 import { IMAGE_FILES, earlyWarningAt, readMeta, writeMeta, type CartridgeMeta } from './layout.js';
 import { readMam, updateMam, type MamAttributes } from './mam.js';
 import { giveBlockBuffer } from './block-buffers.js';
 import { DirectReader } from './direct-read.js';
+import { BlockWriter } from './block-writer.js';
+import { DirectWriter } from './direct-write.js';
 import { ReadAhead, readBytes, type BlockSource } from './read-ahead.js';
 import { recoverImage } from './recovery.js';
 import { spaceBlocks, spaceFilemarks, type SpaceResult, type TapeView } from './space.js';
@@ -40,12 +41,18 @@ export type ReadResult =
  */
 const WRITEBACK_STEP = 64 * 1024 * 1024;
 
-/** Slice of a block that one pool thread copies into the file (see writeData). */
-const WRITE_SLICE = 128 * 1024;
-
 export interface WriteResult {
   /** The write landed in the early-warning zone (the last 1% of capacity): report EOM/EW. */
   earlyWarning: boolean;
+}
+
+/** A block that has its place on the tape and is on its way to the files. */
+export interface IssuedBlock extends WriteResult {
+  /**
+   * Settles once the block's data and index entry are in the OS (a kill -9 keeps it), or fails
+   * with why not; the block's buffer must stay untouched until then.
+   */
+  written: Promise<void>;
 }
 
 /**
@@ -53,12 +60,19 @@ export interface WriteResult {
  * call order. Writes go to the OS at once; `sync()` makes them durable and is what the drive
  * calls at WRITE FILEMARKS, REWIND and UNLOAD. While the host streams, write-back to the disk
  * is started every WRITEBACK_STEP bytes, so a sync point finds little left to do.
+ *
+ * Streamed blocks may be written behind (issueBlock): each takes its place on the tape at once
+ * and its bytes go to the file while the next ones arrive, several at a time; index entries
+ * follow in tape order, each only after its data. Any other operation first waits for those
+ * writes. When one fails, no later block is indexed, and the next operation finds the tape
+ * ending after the last block that made it.
  */
 export class Cartridge {
   private pos = 0;
   private posFilemarks = 0;
   private closed = false;
   private readonly queue = new SerialQueue();
+  private writer: BlockWriter;
   private readAhead: ReadAhead;
   /** Bytes written since the last write-back started. */
   private unflushed = 0;
@@ -69,6 +83,12 @@ export class Cartridge {
   private dirChanged = false;
   /** A replaced data file being released (its blocks freed) in the background. */
   private releasing: Promise<void> = Promise.resolve();
+  /** Blocks issued whose index entries are not appended yet (they count as objects already). */
+  private unindexed = 0;
+  /** Settles when the last issued block is indexed or has failed; entries chain through it. */
+  private indexTail: Promise<void> = Promise.resolve();
+  /** The first failure of a block written behind, until the tape's end is re-established. */
+  private writeFailure: unknown;
 
   private constructor(
     readonly dir: string,
@@ -76,20 +96,22 @@ export class Cartridge {
     private readonly index: IndexFile,
     private data: FileHandle,
     private direct: DirectReader,
+    directWriter: DirectWriter,
     private dataEnd: number,
     private filemarks: number,
-    private readonly directReads: boolean,
+    private readonly directIo: boolean,
   ) {
     this.readAhead = new ReadAhead(this.source);
+    this.writer = this.blockWriter(directWriter);
   }
 
   /**
    * Opens an image for I/O, repairing a torn tail left by a crash. A stub raises `stub`.
-   * Blocks are read around the page cache where the filesystem allows (DirectReader), unless
-   * `directReads` is false.
+   * Blocks are read and written around the page cache where the filesystem and the block
+   * allow (DirectReader, DirectWriter), unless `directIo` is false.
    */
-  static async open(dir: string, opts: { directReads?: boolean } = {}): Promise<Cartridge> {
-    const directReads = opts.directReads ?? true;
+  static async open(dir: string, opts: { directIo?: boolean } = {}): Promise<Cartridge> {
+    const directIo = opts.directIo ?? true;
     const meta = await readMeta(dir);
     if (meta.stub) {
       throw new MediaError('stub', `${meta.label} is evicted (labelled stub); import it back before use`);
@@ -103,12 +125,15 @@ export class Cartridge {
     }
     let index: IndexFile | undefined;
     let direct: DirectReader | undefined;
+    let writer: DirectWriter | undefined;
     try {
       index = await IndexFile.open(join(dir, IMAGE_FILES.index), false);
       const state = await recoverImage(index, data);
-      direct = await DirectReader.open(join(dir, IMAGE_FILES.data), directReads);
-      return new Cartridge(dir, meta, index, data, direct, state.dataEnd, state.filemarks, directReads);
+      direct = await DirectReader.open(join(dir, IMAGE_FILES.data), directIo);
+      writer = await DirectWriter.open(join(dir, IMAGE_FILES.data), directIo);
+      return new Cartridge(dir, meta, index, data, direct, writer, state.dataEnd, state.filemarks, directIo);
     } catch (err) {
+      await writer?.close();
       await direct?.close();
       await index?.close();
       await data.close();
@@ -138,7 +163,7 @@ export class Cartridge {
   }
   /** Blocks plus filemarks on the tape; the object number of end of data. */
   get objectCount(): number {
-    return this.index.count;
+    return this.index.count + this.unindexed;
   }
 
   position(): TapePosition {
@@ -146,45 +171,59 @@ export class Cartridge {
       object: this.pos,
       filemarksBefore: this.posFilemarks,
       bop: this.pos === 0,
-      eod: this.pos === this.index.count,
+      eod: this.pos === this.objectCount,
     };
   }
 
   /**
    * Appends one data block at the current position, discarding anything after it. Resolves
-   * once the data and its index entry are in the OS (so a kill -9 keeps the block); the index
-   * write overlaps the next block's data write, which may start as soon as this data is down.
+   * once the data and its index entry are in the OS, so a kill -9 keeps the block.
    */
   async writeBlock(block: Buffer): Promise<WriteResult> {
-    let indexed: Promise<void> | undefined;
-    const result = await this.exclusive(async () => {
-      this.assertWritable();
-      if (block.length === 0) throw new MediaError('invalid', 'a data block needs at least one byte');
-      const start = await this.writeOffset();
-      if (start + block.length > this.capacityBytes) {
-        throw new MediaError('end_of_medium', `${this.label} is full (${this.capacityBytes} bytes)`);
-      }
-      await this.cutAtPosition(start);
-      const written = this.writeData(block, start);
-      // The checksum is computed while a pool thread copies the block into the page cache.
-      const crc = crc32(block);
-      await written;
-      this.noteWritten(block.length);
-      // Data first, index second: an index entry never points at bytes that were not written.
-      const entry: IndexEntry = {
-        kind: 'block',
-        offset: start,
-        length: block.length,
-        filemarksBefore: this.posFilemarks,
-        crc,
-      };
-      indexed = this.index.appendQueued(entry);
-      this.dataEnd = start + block.length;
-      this.pos += 1;
-      return this.writeResult();
-    });
-    await indexed;
+    const { written, ...result } = await this.issueBlock(block);
+    await written;
     return result;
+  }
+
+  /**
+   * Appends one data block at the current position, discarding anything after it, and
+   * resolves as soon as the block has its place (capacity and early warning are known then);
+   * its bytes are written behind, overlapping the blocks issued after it. `written` says when
+   * they are in the OS. Refusals (write protection, a full tape) reject at once.
+   */
+  issueBlock(block: Buffer): Promise<IssuedBlock> {
+    return this.exclusive(
+      async () => {
+        this.assertWritable();
+        if (block.length === 0) throw new MediaError('invalid', 'a data block needs at least one byte');
+        if (this.unindexed === 0) await this.settleWrites();
+        // Behind other issued blocks the position is end of data, where the next block goes.
+        const start = this.unindexed > 0 ? this.dataEnd : await this.writeOffset();
+        if (start + block.length > this.capacityBytes) {
+          throw new MediaError('end_of_medium', `${this.label} is full (${this.capacityBytes} bytes)`);
+        }
+        if (this.unindexed === 0) await this.cutAtPosition(start);
+        const entry: IndexEntry = {
+          kind: 'block',
+          offset: start,
+          length: block.length,
+          filemarksBefore: this.posFilemarks,
+          crc: this.index.checksum(block),
+        };
+        const data = this.writer.write(block, start);
+        this.unindexed += 1;
+        this.dataEnd = start + block.length;
+        this.pos += 1;
+        const previous = this.indexTail;
+        let indexed!: () => void;
+        this.indexTail = new Promise<void>((resolve) => (indexed = resolve));
+        const written = this.indexAfter(data, previous, entry, indexed);
+        // The caller may drop `written`; a failure still reaches the next operation.
+        written.catch(() => undefined);
+        return { ...this.writeResult(), written };
+      },
+      { writeBehind: true },
+    );
   }
 
   /** Writes n filemarks at the current position, discarding anything after it. */
@@ -230,7 +269,7 @@ export class Cartridge {
         const n = Math.max(0, Math.min(maxLen, e.length));
         const { buf, bytesRead } = await (this.readAhead.take(object, e.offset, n) ??
           readBytes(this.source, e.offset, n));
-        if (bytesRead !== n || (n === e.length && crc32(buf) !== e.crc)) {
+        if (bytesRead !== n || (n === e.length && this.index.checksum(buf) !== e.crc)) {
           giveBlockBuffer(buf);
           throw new MediaError('corrupt', `${this.label}: block ${object} fails its checksum`);
         }
@@ -317,10 +356,13 @@ export class Cartridge {
       this.closed = true;
       try {
         await this.readAhead.drop();
+        await this.settleWrites();
         await this.syncNow();
       } finally {
+        await this.indexTail;
         await this.writeback;
         await this.index.close();
+        await this.writer.close();
         await this.direct.close();
         await this.data.close();
         await this.releasing;
@@ -334,8 +376,10 @@ export class Cartridge {
       if (this.closed) return;
       this.closed = true;
       await this.readAhead.drop();
+      await this.indexTail;
       await this.writeback;
       await this.index.close();
+      await this.writer.close();
       await this.direct.close();
       await this.data.close();
       await this.releasing;
@@ -355,13 +399,68 @@ export class Cartridge {
     }
   }
 
-  /** Runs an operation alone; anything but a sequential read drops the read-ahead window. */
-  private exclusive<T>(op: () => Promise<T>, opts: { keepReadAhead?: boolean } = {}): Promise<T> {
+  /**
+   * Runs an operation alone; anything but a sequential read drops the read-ahead window, and
+   * anything but another streamed block waits for the blocks written behind.
+   */
+  private exclusive<T>(
+    op: () => Promise<T>,
+    opts: { keepReadAhead?: boolean; writeBehind?: boolean } = {},
+  ): Promise<T> {
     return this.queue.run(async () => {
       if (this.closed) throw new MediaError('closed', `${this.label} is no longer open`);
       if (!opts.keepReadAhead) void this.readAhead.drop();
+      if (!opts.writeBehind) await this.settleWrites();
       return op();
     });
+  }
+
+  /**
+   * Appends a block's index entry once its data is written and the entry before it is
+   * appended, so the index never points past written data nor skips a block. After a failed
+   * block nothing more is indexed: the tape ends before it.
+   */
+  private async indexAfter(
+    data: Promise<void>,
+    previous: Promise<void>,
+    entry: IndexEntry,
+    indexed: () => void,
+  ): Promise<void> {
+    const dataError = await data.then(
+      () => undefined,
+      (err: unknown) => err ?? new Error('data write failed'),
+    );
+    await previous;
+    this.unindexed -= 1;
+    try {
+      if (dataError !== undefined) this.writeFailure ??= dataError;
+      if (this.writeFailure !== undefined) throw this.writeFailure;
+      const inFile = this.index.appendQueued(entry);
+      indexed();
+      await inFile;
+    } catch (err) {
+      this.writeFailure ??= err;
+      throw err;
+    } finally {
+      indexed();
+    }
+  }
+
+  /**
+   * Waits for the blocks written behind. After a failed one, the tape ends after the last
+   * block that was indexed: the position goes there and the unindexed bytes are cut.
+   */
+  private async settleWrites(): Promise<void> {
+    await this.indexTail;
+    if (this.writeFailure === undefined) return;
+    this.writeFailure = undefined;
+    const count = this.index.count;
+    const last = count > 0 ? await this.index.get(count - 1) : undefined;
+    this.dataEnd = last ? entryEnd(last) : 0;
+    this.filemarks = last ? last.filemarksBefore + (last.kind === 'filemark' ? 1 : 0) : 0;
+    this.pos = count;
+    this.posFilemarks = this.filemarks;
+    await this.data.truncate(this.dataEnd);
   }
 
   private async syncNow(): Promise<void> {
@@ -395,22 +494,9 @@ export class Cartridge {
       });
   }
 
-  /**
-   * Writes a block's bytes. A large block goes down in slices on several pool threads at once:
-   * copying into the page cache is most of a write's cost, and one thread would do it alone.
-   */
-  private async writeData(block: Buffer, at: number): Promise<void> {
-    const slices: Promise<void>[] = [];
-    for (let from = 0; from < block.length; from += WRITE_SLICE) {
-      slices.push(this.writeRange(block, from, Math.min(block.length, from + WRITE_SLICE), at));
-    }
-    await Promise.all(slices);
-  }
-
-  private async writeRange(block: Buffer, from: number, to: number, at: number): Promise<void> {
-    for (let done = from; done < to;) {
-      done += (await this.data.write(block, done, to - done, at + done)).bytesWritten;
-    }
+  /** Writes to the data file, telling write-back of the bytes that went through the page cache. */
+  private blockWriter(direct: DirectWriter): BlockWriter {
+    return new BlockWriter(this.data, direct, (bytes) => this.noteWritten(bytes));
   }
 
   private assertWritable(): void {
@@ -453,8 +539,10 @@ export class Cartridge {
     }
     const old = this.data;
     await this.direct.close();
+    await this.writer.close();
     this.data = fresh;
-    this.direct = await DirectReader.open(path, this.directReads);
+    this.direct = await DirectReader.open(path, this.directIo);
+    this.writer = this.blockWriter(await DirectWriter.open(path, this.directIo));
     this.readAhead = new ReadAhead(this.source);
     this.unflushed = 0;
     this.dirChanged = true;

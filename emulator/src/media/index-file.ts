@@ -1,4 +1,5 @@
 import { open, type FileHandle } from 'node:fs/promises';
+import { blockChecksum, type BlockChecksum } from './checksum.js';
 import { MediaError } from './errors.js';
 
 /*
@@ -6,7 +7,10 @@ import { MediaError } from './errors.js';
  * or filemark), so object N is at a computed offset and nothing needs scanning.
  *
  * header: magic "VTLIDX01" | u32 version | u32 entry size | u64 synced objects | u64 reserved
- * entry:  u64 data offset | u32 length | u32 filemarks before | u32 crc32 | u8 kind | 3 reserved
+ * entry:  u64 data offset | u32 length | u32 filemarks before | u32 checksum | u8 kind | 3 reserved
+ *
+ * The version says which checksum the entries carry (checksum.ts): 1 CRC-32, 2 CRC-32C. New
+ * indexes are version 2; version 1 images keep theirs, so old cartridges and exports still open.
  *
  * "synced objects" is how many leading entries (and their data) were fsynced at the last sync
  * point; recovery only has to verify the entries after it. All integers little-endian.
@@ -14,7 +18,9 @@ import { MediaError } from './errors.js';
 export const HEADER_SIZE = 32;
 export const ENTRY_SIZE = 24;
 const MAGIC = Buffer.from('VTLIDX01', 'latin1');
-const VERSION = 1;
+/** The version new indexes are created with; every version in READABLE_VERSIONS opens. */
+const VERSION = 2;
+const READABLE_VERSIONS = new Set([1, 2]);
 const SYNCED_AT = 16;
 const KIND_BLOCK = 1;
 const KIND_FILEMARK = 2;
@@ -92,16 +98,21 @@ export class IndexFile {
   private queued: ({ first: number; entries: Buffer[] } & Deferred) | undefined;
   /** The write in flight, if any; at most one, so entries reach the file in order. */
   private writing: Promise<void> | undefined;
+  /** The checksum this index's entries carry. */
+  readonly checksum: BlockChecksum;
 
   private constructor(
     private readonly handle: FileHandle,
     private readonly path: string,
+    version: number,
     /** Whole entries in the file. */
     public count: number,
     public synced: number,
     /** The file ends in a partial entry (a torn append) that recovery must cut. */
     public tornTail = false,
-  ) {}
+  ) {
+    this.checksum = blockChecksum(version);
+  }
 
   static async create(path: string): Promise<IndexFile> {
     const handle = await open(path, 'wx+', 0o644);
@@ -110,7 +121,7 @@ export class IndexFile {
     header.writeUInt32LE(VERSION, 8);
     header.writeUInt32LE(ENTRY_SIZE, 12);
     await handle.write(header, 0, HEADER_SIZE, 0);
-    return new IndexFile(handle, path, 0, 0);
+    return new IndexFile(handle, path, VERSION, 0, 0);
   }
 
   static async open(path: string, readOnly: boolean): Promise<IndexFile> {
@@ -122,7 +133,7 @@ export class IndexFile {
       if (
         bytesRead < HEADER_SIZE ||
         !header.subarray(0, 8).equals(MAGIC) ||
-        header.readUInt32LE(8) !== VERSION ||
+        !READABLE_VERSIONS.has(header.readUInt32LE(8)) ||
         header.readUInt32LE(12) !== ENTRY_SIZE
       ) {
         throw new MediaError('corrupt', `${path} is not a cartridge block index`);
@@ -131,7 +142,7 @@ export class IndexFile {
       const count = Math.floor((size - HEADER_SIZE) / ENTRY_SIZE);
       const synced = Math.min(Number(header.readBigUInt64LE(SYNCED_AT)), count);
       const torn = (size - HEADER_SIZE) % ENTRY_SIZE !== 0;
-      return new IndexFile(handle, path, count, synced, torn);
+      return new IndexFile(handle, path, header.readUInt32LE(8), count, synced, torn);
     } catch (err) {
       await handle.close();
       throw err;

@@ -1,5 +1,5 @@
 import type { FileHandle } from 'node:fs/promises';
-import { crc32 } from 'node:zlib';
+import type { BlockChecksum } from './checksum.js';
 import { isMediaError } from './errors.js';
 import { entryEnd, type IndexEntry, type IndexFile } from './index-file.js';
 
@@ -34,7 +34,7 @@ export async function recoverImage(index: IndexFile, data: FileHandle): Promise<
   let filemarks = prev ? prev.filemarksBefore + (prev.kind === 'filemark' ? 1 : 0) : 0;
   for (let i = start; i < index.count; i++) {
     const e = await tryGet(index, i);
-    if (!e || !(await verifyEntry(e, end, filemarks, dataSize, data))) break;
+    if (!e || !(await verifyEntry(e, end, filemarks, dataSize, data, index.checksum))) break;
     good = i + 1;
     end = entryEnd(e);
     if (e.kind === 'filemark') filemarks += 1;
@@ -67,11 +67,12 @@ async function verifyEntry(
   expectedFilemarks: number,
   dataSize: number,
   data: FileHandle,
+  checksum: BlockChecksum,
 ): Promise<boolean> {
   if (e.offset !== expectedOffset || e.filemarksBefore !== expectedFilemarks) return false;
   if (entryEnd(e) > dataSize) return false;
   if (e.kind === 'filemark') return e.length === 0;
   const buf = Buffer.alloc(e.length);
   const { bytesRead } = await data.read(buf, 0, e.length, e.offset);
-  return bytesRead === e.length && crc32(buf) === e.crc;
+  return bytesRead === e.length && checksum(buf) === e.crc;
 }

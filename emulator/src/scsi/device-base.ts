@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { SerialQueue } from '../util/serial-queue.js';
 import { CONTROL_NACA, controlByte } from './cdb.js';
 import { Asc, Opcode, ScsiStatus } from './constants.js';
-import { type CommandContext, lengthOf, OpcodeTable } from './dispatch.js';
+import { type CommandContext, lengthOf, type OpcodeEntry, OpcodeTable } from './dispatch.js';
 import type { DeviceIdentity } from './inquiry.js';
 import { reportLunsData } from './report-luns.js';
 import { Reservation } from './reservation.js';
@@ -78,7 +78,7 @@ export class ScsiDeviceBase implements ScsiDevice, SpcHost {
       return this.finish(nexus, checkCondition(Sense.invalidFieldInCdb(byte, 2)), cmd.cdb[0]!);
     }
     const ctx: CommandContext = { cmd, cdb: cmd.cdb, nexus };
-    const run = () => this.runHandler(ctx, entry.handler);
+    const run = () => this.runHandler(ctx, entry);
     const result = await (entry.concurrent ? run() : this.queue.run(run));
     return this.finish(nexus, result, cmd.cdb[0]!);
   }
@@ -117,14 +117,19 @@ export class ScsiDeviceBase implements ScsiDevice, SpcHost {
 
   testUnitReady(_ctx: CommandContext): void | Promise<void> {}
 
-  private async runHandler(
-    ctx: CommandContext,
-    handler: (c: CommandContext) => unknown,
-  ): Promise<ScsiResult> {
+  /**
+   * Runs in the command queue before every handler but the unit-attention-exempt ones; a
+   * device throws a ScsiError here to end the command before it takes effect (a tape drive's
+   * deferred error).
+   */
+  protected beforeCommand(_ctx: CommandContext): void | Promise<void> {}
+
+  private async runHandler(ctx: CommandContext, entry: OpcodeEntry): Promise<ScsiResult> {
     // Aborted while waiting behind another command: it must not take effect at all.
     if (ctx.cmd.signal?.aborted) return { status: ScsiStatus.TASK_ABORTED };
     try {
-      return (await handler(ctx)) as ScsiResult;
+      if (!entry.uaExempt) await this.beforeCommand(ctx);
+      return await entry.handler(ctx);
     } catch (err) {
       if (err instanceof ScsiError) {
         return err.sense ? { status: err.status, sense: err.sense } : { status: err.status };

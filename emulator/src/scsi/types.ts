@@ -28,6 +28,11 @@ export interface ScsiResult {
    * `expected - dataIn.length` (the transport computes that difference when this is absent).
    */
   residual?: number;
+  /**
+   * The device still reads the command's data-out until this settles (a block written behind
+   * from a tape drive's buffer): the transport must not reuse that buffer before.
+   */
+  dataOutInUse?: Promise<unknown>;
 }
 
 /** Why a logical unit is told to drop per-nexus or per-task state. */

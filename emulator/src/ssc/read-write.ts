@@ -84,7 +84,12 @@ async function readFixed(
   }
 }
 
-/** WRITE(6) (SSC-4 6.9): appends at the position; early warning is reported after the data is down. */
+/**
+ * WRITE(6) (SSC-4 6.9): appends at the position. In buffered mode the command ends once its
+ * blocks have their place on the tape (early warning and a full tape are known then) and
+ * their bytes go on to the image from the drive's write buffer; unbuffered, once they are in
+ * the image.
+ */
 export async function write6(drive: TapeDrive, ctx: CommandContext): Promise<ScsiResult> {
   const { cdb } = ctx;
   requireZeroBits(cdb, 1, 0xfe);
@@ -100,20 +105,29 @@ export async function write6(drive: TapeDrive, ctx: CommandContext): Promise<Scs
   if (data.length < blocks * blockLength) throw new ScsiError(Sense.parameterListLengthError());
   let earlyWarning = false;
   let written = 0;
+  const onTheirWay: Promise<void>[] = [];
   try {
     for (; written < blocks; written++) {
       const block = data.subarray(written * blockLength, (written + 1) * blockLength);
-      const r = await m.tape.writeBlock(block);
-      earlyWarning ||= r.earlyWarning;
+      if (!drive.mode.buffered) {
+        earlyWarning ||= (await m.tape.writeBlock(block)).earlyWarning;
+        continue;
+      }
+      const issued = await m.tape.issueBlock(block);
+      earlyWarning ||= issued.earlyWarning;
+      onTheirWay.push(issued.written);
+      await drive.writeBuffer.add(block.length, issued.written);
     }
   } catch (err) {
+    // Blocks issued before the refusal still read the buffer; the transport may reuse it after.
+    await Promise.allSettled(onTheirWay);
     // The residue counts what did not reach the tape: bytes in variable mode, blocks in fixed.
     mediaErrorToScsi(err, fixed ? blocks - written : count);
   } finally {
     if (written > 0) drive.noteIo('writing', written, written * blockLength);
   }
-  if (earlyWarning) throw new ScsiError(TapeSense.earlyWarning(0));
-  return good();
+  const result = earlyWarning ? checkCondition(TapeSense.earlyWarning(0)) : good();
+  return onTheirWay.length > 0 ? { ...result, dataOutInUse: Promise.allSettled(onTheirWay) } : result;
 }
 
 /** WRITE FILEMARKS(6): the durability point; buffered data and the marks are synced to disk. */

@@ -1,10 +1,18 @@
 import { MediaError } from '../media/errors.js';
-import type { Cartridge, ReadResult, SpaceResult, TapePosition, WriteResult } from '../media/cartridge.js';
+import type {
+  Cartridge,
+  IssuedBlock,
+  ReadResult,
+  SpaceResult,
+  TapePosition,
+  WriteResult,
+} from '../media/cartridge.js';
 
 /** The part of an open cartridge the SSC handlers use, so an evicted stub can stand in for one. */
 export type TapeIo = Pick<
   Cartridge,
   | 'writeBlock'
+  | 'issueBlock'
   | 'writeFilemarks'
   | 'readBlock'
   | 'locate'
@@ -44,6 +52,9 @@ export class StubTape implements TapeIo {
   }
 
   writeBlock(): Promise<WriteResult> {
+    return this.refuse();
+  }
+  issueBlock(): Promise<IssuedBlock> {
     return this.refuse();
   }
   writeFilemarks(): Promise<WriteResult> {

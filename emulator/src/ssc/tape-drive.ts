@@ -14,7 +14,9 @@ import {
   type DrivePersonality,
   type LtoFormat,
 } from './lto-personality.js';
-import { installSscCommands } from './ssc-commands.js';
+import { SscOpcode, installSscCommands } from './ssc-commands.js';
+import { WriteBuffer } from './write-buffer.js';
+import type { CommandContext } from '../scsi/dispatch.js';
 import { StubTape, type TapeIo } from './stub-tape.js';
 import { TapeAlertFlag, TapeAlerts } from './tape-alert.js';
 import { TapeSense } from './tape-sense.js';
@@ -66,7 +68,16 @@ export interface TapeModeState {
   /** 0: variable-block mode; otherwise the fixed block length. */
   blockLength: number;
   compression: boolean;
+  /** Buffered mode 1: WRITE ends once its blocks are in the drive's buffer (WriteBuffer). */
+  buffered: boolean;
 }
+
+/** Mode parameters after power-on and what MODE SENSE reports as defaults. */
+export const DEFAULT_TAPE_MODE: Readonly<TapeModeState> = {
+  blockLength: 0,
+  compression: true,
+  buffered: true,
+};
 
 /**
  * An IBM ULT3580 LTO drive (SSC-4). The SPC basics come from the device base; the SSC rows are
@@ -76,7 +87,9 @@ export interface TapeModeState {
 export class TapeDrive extends ScsiDeviceBase {
   readonly personality: DrivePersonality;
   readonly alerts = new TapeAlerts();
-  readonly mode: TapeModeState = { blockLength: 0, compression: true };
+  readonly mode: TapeModeState = { ...DEFAULT_TAPE_MODE };
+  /** Blocks acknowledged to the host and still on their way to the cartridge image. */
+  readonly writeBuffer = new WriteBuffer();
   /** Nexuses that sent PREVENT MEDIUM REMOVAL; removal is refused while any holds it. */
   readonly preventing = new Set<string>();
   medium: DriveMedium = { state: 'empty' };
@@ -118,6 +131,7 @@ export class TapeDrive extends ScsiDeviceBase {
     this.alerts.clear();
     this.ioBytes.written = this.ioBytes.read = 0;
     this.pendingMediumError = undefined;
+    this.reportLostWrites(this.writeBuffer.takeFailure());
     try {
       this.medium = await this.thread(label);
     } catch (err) {
@@ -147,6 +161,7 @@ export class TapeDrive extends ScsiDeviceBase {
   async eject(): Promise<void> {
     const m = this.medium;
     if (m.state !== 'mounted' && m.state !== 'unusable') return;
+    await this.writeBuffer.drain();
     if (m.state === 'mounted') await m.tape.close();
     this.medium = { state: 'ejected', label: m.label };
   }
@@ -161,6 +176,8 @@ export class TapeDrive extends ScsiDeviceBase {
   /** Syncs and closes the image; the transport calls this when the emulator stops. */
   async close(): Promise<void> {
     clearTimeout(this.idleTimer);
+    await this.writeBuffer.drain();
+    this.reportLostWrites(this.writeBuffer.takeFailure());
     const m = this.medium;
     if (m.state === 'mounted') await m.tape.close();
   }
@@ -198,6 +215,27 @@ export class TapeDrive extends ScsiDeviceBase {
 
   override testUnitReady(): void {
     this.requireMounted();
+  }
+
+  /**
+   * Every command but WRITE sees the tape as written: it waits for the write buffer to empty.
+   * A block that failed on its way ends the next command with a deferred error.
+   */
+  protected override async beforeCommand(ctx: CommandContext): Promise<void> {
+    if (ctx.cdb[0] !== SscOpcode.WRITE_6) await this.writeBuffer.drain();
+    const owed = this.writeBuffer.takeFailure();
+    if (!owed) return;
+    this.reportLostWrites(owed);
+    throw new ScsiError(TapeSense.deferredWriteError(owed.blocks));
+  }
+
+  private reportLostWrites(owed: { error: unknown; blocks: number } | undefined): void {
+    if (!owed) return;
+    this.alerts.raise(TapeAlertFlag.WRITE_FAILURE);
+    this.logger?.error(
+      { err: owed.error, blocks: owed.blocks, drive: this.index, library: this.options.library },
+      'blocks acknowledged from the drive buffer did not reach the cartridge image; check the pool disk',
+    );
   }
 
   /** Counts blocks and reports reading/writing; the drive reads as idle once I/O pauses. */

@@ -11,7 +11,7 @@ import {
 import { good } from '../scsi/result.js';
 import { Sense, ScsiError } from '../scsi/sense.js';
 import type { ScsiResult } from '../scsi/types.js';
-import type { TapeDrive, TapeModeState } from './tape-drive.js';
+import { DEFAULT_TAPE_MODE, type TapeDrive, type TapeModeState } from './tape-drive.js';
 
 /** Page codes of the drive (SSC-4 8.3, IBM LTO SCSI Reference). */
 export const TapePage = {
@@ -106,7 +106,7 @@ export function tapeModeSense(drive: TapeDrive, ctx: CommandContext): ScsiResult
   const req = parseModeSense(ctx.cdb);
   if (req.subpage !== 0 && req.subpage !== 0xff) throw new ScsiError(Sense.invalidFieldInCdb(3));
   const changeable = req.pageControl === PageControl.CHANGEABLE;
-  const mode = req.pageControl === PageControl.DEFAULT ? { blockLength: 0, compression: true } : drive.mode;
+  const mode = req.pageControl === PageControl.DEFAULT ? DEFAULT_TAPE_MODE : drive.mode;
   let codes: readonly number[];
   if (req.pageCode === ALL_PAGES) codes = PAGE_ORDER;
   // Page 0: header and block descriptor only, which is what st asks for to learn the block size.
@@ -118,7 +118,9 @@ export function tapeModeSense(drive: TapeDrive, ctx: CommandContext): ScsiResult
   const protectedMedium = m.state === 'mounted' && (m.tape.writeProtected || m.access === 'read-only');
   const header = {
     mediumType: m.state === 'mounted' ? m.format.mediumType : 0,
-    deviceSpecific: changeable ? 0 : BUFFERED_MODE | (protectedMedium ? WRITE_PROTECT : 0),
+    deviceSpecific: changeable
+      ? BUFFERED_MODE
+      : (mode.buffered ? BUFFERED_MODE : 0) | (protectedMedium ? WRITE_PROTECT : 0),
   };
   const descriptors = req.dbd ? Buffer.alloc(0) : blockDescriptor(drive, mode, changeable);
   return good(truncateToAllocation(buildModeData(req.ten, header, descriptors, pages), req.allocation));
@@ -130,6 +132,13 @@ export function tapeModeSelect(drive: TapeDrive, ctx: CommandContext): ScsiResul
   const data = (ctx.cmd.dataOut ?? Buffer.alloc(0)).subarray(0, length);
   const parsed = parseModeSelectData(ten, data);
   const next: TapeModeState = { ...drive.mode };
+  if (data.length > 0) {
+    // The header's buffered mode: 0 unbuffered, 1 buffered; other modes are not offered.
+    const at = ten ? 3 : 2;
+    const buffered = (data[at]! >> 4) & 0x07;
+    if (buffered > 1) throw new ScsiError(Sense.invalidFieldInParameterList(at, 6));
+    next.buffered = buffered === 1;
+  }
   const bd = parsed.blockDescriptors;
   if (bd.length > 0) {
     if (bd.length !== 8) throw new ScsiError(Sense.invalidFieldInParameterList(ten ? 6 : 3));

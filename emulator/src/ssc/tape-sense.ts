@@ -9,6 +9,7 @@ export const TapeAsc = {
   BEGINNING_OF_PARTITION_DETECTED: [0x00, 0x04],
   END_OF_DATA_DETECTED: [0x00, 0x05],
   NOT_READY_INITIALIZING_COMMAND_REQUIRED: [0x04, 0x02],
+  WRITE_ERROR: [0x0c, 0x00],
   UNRECOVERED_READ_ERROR: [0x11, 0x00],
   WRITE_PROTECTED: [0x27, 0x00],
   INCOMPATIBLE_MEDIUM_INSTALLED: [0x30, 0x00],
@@ -45,6 +46,12 @@ export const TapeSense = {
   /** An evicted stub: no tape content behind the label. */
   stubMedium: (): SenseSpec => Sense.of(SenseKey.MEDIUM_ERROR, TapeAsc.MEDIUM_FORMAT_CORRUPTED),
   readError: (): SenseSpec => Sense.of(SenseKey.MEDIUM_ERROR, TapeAsc.UNRECOVERED_READ_ERROR),
+  /**
+   * A block acknowledged from the drive's buffer did not reach the tape: reported on the next
+   * command as a deferred error (response code 71h); `information` counts the blocks lost.
+   */
+  deferredWriteError: (information: number): SenseSpec =>
+    Sense.of(SenseKey.MEDIUM_ERROR, TapeAsc.WRITE_ERROR, { deferred: true, information }),
   removalPrevented: (): SenseSpec => Sense.of(SenseKey.ILLEGAL_REQUEST, TapeAsc.MEDIUM_REMOVAL_PREVENTED),
   mediumNotPresent: (): SenseSpec => Sense.mediumNotPresent(),
 } as const;

@@ -64,14 +64,18 @@ export function libraryConfig(spec: LibrarySpec, mediaRoot: string): EmulatorLib
   };
 }
 
-export async function startLibraryTarget(specs: LibrarySpec[] = [{ id: 1 }]): Promise<LibraryTarget> {
+/** `mediaRoot` puts the libraries' media on another filesystem (a small one, to fill it up). */
+export async function startLibraryTarget(
+  specs: LibrarySpec[] = [{ id: 1 }],
+  opts: { mediaRoot?: string } = {},
+): Promise<LibraryTarget> {
   const tmp = await makeTempDir('vtl-scsi-');
   const config: EmulatorConfig = {
     node: 'test-node',
     generation: 1,
     socket: join(tmp.path, 'emulator.sock'),
     iscsi: { bind: '127.0.0.1', port: 0, open: true, allowed_initiators: [] },
-    libraries: specs.map((s) => libraryConfig(s, tmp.path)),
+    libraries: specs.map((s) => libraryConfig(s, opts.mediaRoot ?? tmp.path)),
   };
   const logger = pino({ level: 'silent' });
   const dp = await DataPlane.open(config, logger);

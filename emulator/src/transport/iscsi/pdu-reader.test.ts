@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { crc32c, digestBytes } from './crc32c.js';
+import { crc32c, digestBytes } from '../../util/crc32c.js';
 import { FramingError, PduReader } from './pdu-reader.js';
 
 function pdu(data: Buffer, ahsWords = 0): Buffer {

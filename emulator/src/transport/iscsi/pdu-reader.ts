@@ -1,5 +1,5 @@
 import { takeBlockBuffer } from '../../media/block-buffers.js';
-import { crc32c } from './crc32c.js';
+import { crc32c } from '../../util/crc32c.js';
 import { BHS_LENGTH, type IncomingPdu, dataSegmentLength } from './pdu.js';
 
 /** The byte stream can no longer be trusted; the connection must close (RFC 7143 7.8). */
@@ -18,6 +18,11 @@ const BACKED_UP = 128 * 1024;
 const STAGING_BYTES = BACKED_UP + 2 * READ_MAX;
 /** A segment remainder at least this large is read by the kernel straight into its buffer. */
 const DIRECT_READ_MIN = 16 * 1024;
+/**
+ * What a staging read takes while large segments stream: the next header with room to spare,
+ * but little of the segment behind it, which would have to be copied out of staging.
+ */
+const HEADER_READ = 4096;
 const EMPTY = Buffer.alloc(0);
 
 interface PendingHeader {
@@ -45,6 +50,8 @@ export class PduReader {
   /** The data segment of `header`, filled up to `filled`. */
   private segment: Buffer | undefined;
   private filled = 0;
+  /** The last PDU carried a large segment: the next probably does too (write data streaming). */
+  private streaming = false;
 
   constructor(public maxDataSegment: number) {}
 
@@ -71,7 +78,16 @@ export class PduReader {
       this.end -= this.start;
       this.start = 0;
     }
-    return this.staging.subarray(this.end, this.end + READ_MAX);
+    return this.staging.subarray(this.end, this.end + this.stagingReadLength());
+  }
+
+  /** Bytes the next staging read may take: all it can, unless large segments are streaming. */
+  private stagingReadLength(): number {
+    if (!this.streaming) return READ_MAX;
+    const header = this.header;
+    // The rest of the open PDU (a small segment remainder, padding, digest), then a header.
+    const rest = header ? header.dataLength - this.filled + 8 : 0;
+    return Math.min(READ_MAX, rest + HEADER_READ);
   }
 
   /**
@@ -152,6 +168,7 @@ export class PduReader {
       throw new FramingError(`data segment of ${dataLength} bytes exceeds ${this.maxDataSegment}`);
     }
     this.header = { bhs, ahs: ahsLength ? header.subarray(BHS_LENGTH) : undefined, dataLength };
+    this.streaming = dataLength >= DIRECT_READ_MIN;
     return true;
   }
 }

@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { crc32c, digestBytes } from './crc32c.js';
+import { crc32c, digestBytes } from '../../util/crc32c.js';
 
 const PADDING = [Buffer.alloc(0), Buffer.alloc(1), Buffer.alloc(2), Buffer.alloc(3)];
 

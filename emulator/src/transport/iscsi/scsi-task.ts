@@ -208,10 +208,12 @@ export class ScsiTask {
 
   private async execute(): Promise<void> {
     let result: ScsiResult;
+    const buffer = this.buffer;
+    this.buffer = undefined;
     try {
       result = await executeRouted(this.host.luns(), {
         cdb: this.cdb,
-        ...(this.want > 0 ? { dataOut: this.buffer ?? Buffer.alloc(0) } : {}),
+        ...(this.want > 0 ? { dataOut: buffer ?? Buffer.alloc(0) } : {}),
         expectedDataInLength: this.read ? this.edtl : 0,
         initiator: this.host.nexus,
         lun: this.lun,
@@ -220,9 +222,11 @@ export class ScsiTask {
     } catch (err) {
       this.host.logger.error({ err, opcode: this.opcode, lun: this.lun }, 'device failed a command');
       result = checkCondition(Sense.internalFailure());
-    } finally {
-      if (this.buffer) giveBlockBuffer(this.buffer);
-      this.buffer = undefined;
+    }
+    if (buffer) {
+      // A tape drive may still be writing the data out from its buffer.
+      if (result.dataOutInUse) void result.dataOutInUse.finally(() => giveBlockBuffer(buffer));
+      else giveBlockBuffer(buffer);
     }
     if (this.state !== 'running') return;
     this.state = 'done';

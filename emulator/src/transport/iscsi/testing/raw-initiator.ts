@@ -1,6 +1,6 @@
 import { type Socket, connect } from 'node:net';
 import { once } from 'node:events';
-import { crc32c, digestBytes } from '../crc32c.js';
+import { crc32c, digestBytes } from '../../../util/crc32c.js';
 import { PduReader } from '../pdu-reader.js';
 import { BHS_LENGTH, FINAL, IMMEDIATE, type IncomingPdu, Op, opcodeOf } from '../pdu.js';
 import { type KeyValue, parseKeys, serializeKeys } from '../text-keys.js';
