@@ -3,8 +3,9 @@
  *
  * Node gives no say over where a Buffer's bytes live, but a WebAssembly.Memory is a
  * page-aligned mapping of its own. Slabs of them are cut into fixed slots, one power-of-two
- * size class per slab; a slot goes back when any view into it is given back (the transport
- * returns a block once the socket has taken it). Slabs are kept for reuse, so their pages stay
+ * size class per slab. A slot may be shared by several holders of views into it (blocks read
+ * together, handed out one by one): it goes back when each holder has given its view back
+ * (the transport returns a block once the socket has taken it). Slabs are kept for reuse, so their pages stay
  * mapped and are never faulted in twice. Each slab reserves address space (V8 puts guard
  * regions around every wasm memory), so their number is capped: past the cap, callers fall
  * back to ordinary buffers.
@@ -27,7 +28,8 @@ interface Slab {
   readonly memory: WasmMemory;
   readonly slotSize: number;
   readonly free: number[];
-  readonly lent: Set<number>;
+  /** Lent slots and how many holders each has. */
+  readonly lent: Map<number, number>;
 }
 
 const slabOf = new WeakMap<ArrayBufferLike, Slab>();
@@ -52,7 +54,7 @@ function newSlab(slotSize: number): Slab | undefined {
     memory,
     slotSize,
     free: Array.from({ length: slots }, (_, i) => slots - 1 - i),
-    lent: new Set(),
+    lent: new Map(),
   };
   slabOf.set(memory.buffer, slab);
   return slab;
@@ -73,16 +75,36 @@ export function takeAlignedBuffer(n: number): Buffer | undefined {
     slabs.push(slab);
   }
   const slot = slab.free.pop()!;
-  slab.lent.add(slot);
+  slab.lent.set(slot, 1);
   return Buffer.from(slab.memory.buffer, slot * size, n);
 }
 
-/** Returns the slot a view points into; false when the buffer is not from here. */
+/** One more holder of the slot a view points into; each holder gives its view back once. */
+export function shareAlignedBuffer(view: Buffer): void {
+  const slab = slabOf.get(view.buffer);
+  if (!slab) throw new Error('not a view into an aligned slot');
+  const slot = Math.floor(view.byteOffset / slab.slotSize);
+  const holders = slab.lent.get(slot);
+  if (holders === undefined) throw new Error('the slot of this view is not lent');
+  slab.lent.set(slot, holders + 1);
+}
+
+/**
+ * A holder gives back its view of a slot; the slot is free again when the last one has.
+ * False when the buffer is not from here.
+ */
 export function giveAlignedBuffer(buf: Buffer): boolean {
   const slab = slabOf.get(buf.buffer);
   if (!slab) return false;
   const slot = Math.floor(buf.byteOffset / slab.slotSize);
-  if (slab.lent.delete(slot)) slab.free.push(slot);
+  const holders = slab.lent.get(slot);
+  if (holders === undefined) return true;
+  if (holders > 1) {
+    slab.lent.set(slot, holders - 1);
+  } else {
+    slab.lent.delete(slot);
+    slab.free.push(slot);
+  }
   return true;
 }
 

@@ -10,7 +10,7 @@ import { giveBlockBuffer } from './block-buffers.js';
 import { DirectReader } from './direct-read.js';
 import { BlockWriter } from './block-writer.js';
 import { DirectWriter } from './direct-write.js';
-import { ReadAhead, readBytes, type BlockSource } from './read-ahead.js';
+import { RUN_BYTES, ReadAhead, readBytes, type BlockExtent, type BlockSource } from './read-ahead.js';
 import { recoverImage } from './recovery.js';
 import { spaceBlocks, spaceFilemarks, type SpaceResult, type TapeView } from './space.js';
 
@@ -390,12 +390,25 @@ export class Cartridge {
     return { data: this.data, direct: this.direct };
   }
 
-  /** Tops the read-ahead window up with the blocks after the position, up to a filemark. */
+  /**
+   * Tops the read-ahead window up with the blocks after the position, up to a filemark, in
+   * runs of blocks that lie back to back in the data file (one read each), once a whole run
+   * fits the window.
+   */
   private async fillReadAhead(): Promise<void> {
-    for (let object = this.readAhead.nextObject ?? this.pos; object < this.index.count; object++) {
-      const e = await this.index.get(object);
-      if (e.kind !== 'block' || !this.readAhead.wants(e.length)) return;
-      this.readAhead.start(object, e.offset, e.length);
+    while (this.readAhead.roomForRun) {
+      const run: BlockExtent[] = [];
+      let bytes = 0;
+      for (let object = this.readAhead.nextObject ?? this.pos; object < this.index.count; object++) {
+        const e = await this.index.get(object);
+        if (e.kind !== 'block' || !this.readAhead.wants(bytes + e.length, run.length + 1)) break;
+        const prev = run.at(-1);
+        if (prev && (prev.offset + prev.length !== e.offset || bytes + e.length > RUN_BYTES)) break;
+        run.push({ object, offset: e.offset, length: e.length });
+        bytes += e.length;
+      }
+      if (run.length === 0) return;
+      this.readAhead.start(run);
     }
   }
 

@@ -1,4 +1,5 @@
 import type { FileHandle } from 'node:fs/promises';
+import { DIRECT_IO_ALIGN, shareAlignedBuffer } from './aligned-buffers.js';
 import { giveBlockBuffer, takeBlockBuffer } from './block-buffers.js';
 import type { DirectReader, ReadBytes } from './direct-read.js';
 
@@ -28,9 +29,22 @@ interface Prefetch {
 }
 
 /** Blocks read ahead at most; with several pool threads reading, the disk queue stays busy. */
-const WINDOW_BLOCKS = 8;
+const WINDOW_BLOCKS = 64;
 /** Bytes read ahead at most (at least one block is always allowed). */
-const WINDOW_BYTES = 8 * 1024 * 1024;
+const WINDOW_BYTES = 12 * 1024 * 1024;
+/**
+ * Bytes one read of consecutive blocks takes at most (its aligned slot then stays within a
+ * 4 MiB size class). Every read is a request to the disk, and on a VM each one costs an exit
+ * to the hypervisor: reading small blocks one by one cost more than the bytes did.
+ */
+export const RUN_BYTES = 4 * 1024 * 1024 - 2 * DIRECT_IO_ALIGN;
+
+/** A block to read ahead: its object number and where its bytes are. */
+export interface BlockExtent {
+  object: number;
+  offset: number;
+  length: number;
+}
 
 /**
  * Read-ahead over consecutive blocks, as a drive's buffer does: while the host takes block N,
@@ -50,20 +64,53 @@ export class ReadAhead {
     return last ? last.object + 1 : undefined;
   }
 
-  /** Whether another block of this length fits the window. */
-  wants(length: number): boolean {
-    return (
-      this.queue.length === 0 || (this.queue.length < WINDOW_BLOCKS && this.bytes + length <= WINDOW_BYTES)
-    );
+  /** Whether `blocks` more blocks of `bytes` in all fit the window (one always fits an empty one). */
+  wants(bytes: number, blocks: number): boolean {
+    if (this.queue.length === 0 && blocks === 1) return true;
+    return this.queue.length + blocks <= WINDOW_BLOCKS && this.bytes + bytes <= WINDOW_BYTES;
   }
 
-  /** Starts reading a block that will probably be asked for after those already queued. */
-  start(object: number, offset: number, length: number): void {
-    const read = readBytes(this.source, offset, length);
-    // A failure surfaces when the block is taken; a dropped prefetch's failure does not matter.
-    read.catch(() => undefined);
-    this.queue.push({ object, offset, length, read });
-    this.bytes += length;
+  /**
+   * Whether the window has room for a whole run: topping it up a block at a time would read
+   * block by block again.
+   */
+  get roomForRun(): boolean {
+    return this.queue.length === 0 || WINDOW_BYTES - this.bytes >= RUN_BYTES;
+  }
+
+  /**
+   * Starts reading blocks that will probably be asked for after those already queued, in one
+   * read when they lie back to back in the file (runs come from collectRun). Each block is then
+   * a view into the run's buffer, given back on its own.
+   */
+  start(blocks: BlockExtent[]): void {
+    const first = blocks[0];
+    if (!first) return;
+    const last = blocks.at(-1)!;
+    const together =
+      blocks.length > 1
+        ? this.source.direct.read(first.offset, last.offset + last.length - first.offset)
+        : Promise.resolve(undefined);
+    // Each holder of the run's slot gives its view back: one share per block beyond the first.
+    const views = together.then((run) => {
+      if (!run) return undefined;
+      for (let i = 1; i < blocks.length; i++) shareAlignedBuffer(run.buf);
+      return blocks.map((b): ReadBytes => {
+        const at = b.offset - first.offset;
+        return {
+          buf: run.buf.subarray(at, at + b.length),
+          bytesRead: Math.max(0, Math.min(b.length, run.bytesRead - at)),
+        };
+      });
+    });
+    blocks.forEach((b, i) => {
+      // Without a direct read of the run, each block is read on its own.
+      const read = views.then((v) => v?.[i] ?? readBytes(this.source, b.offset, b.length));
+      // A failure surfaces when the block is taken; a dropped prefetch's failure does not matter.
+      read.catch(() => undefined);
+      this.queue.push({ ...b, read });
+      this.bytes += b.length;
+    });
   }
 
   /** The prefetched bytes when they are this block's, else undefined (and the window is dropped). */

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeTempDir } from '../util/temp-dir.js';
-import { isDirectIoAligned } from './aligned-buffers.js';
+import { isDirectIoAligned, shareAlignedBuffer, takeAlignedBuffer } from './aligned-buffers.js';
 import { giveBlockBuffer, takeBlockBuffer } from './block-buffers.js';
 import { Cartridge, type ReadResult } from './cartridge.js';
 import { mintCartridge } from './mint.js';
@@ -50,6 +50,21 @@ describe('block buffers', () => {
     giveBlockBuffer(c);
     // Small transfers are ordinary buffers.
     expect(takeBlockBuffer(512).length).toBe(512);
+  });
+
+  it('frees a slot shared by blocks read together only when every block is given back', () => {
+    const run = takeAlignedBuffer(4 * BLOCK)!;
+    const blocks = [0, 1, 2, 3].map((i) => run.subarray(i * BLOCK, (i + 1) * BLOCK));
+    for (let i = 1; i < blocks.length; i++) shareAlignedBuffer(run);
+    for (const b of blocks.slice(0, 3)) giveBlockBuffer(b);
+    // One block is still held: its bytes are nobody else's.
+    const other = takeAlignedBuffer(4 * BLOCK)!;
+    expect(sameMemory(other, run)).toBe(false);
+    giveBlockBuffer(blocks[3]!);
+    giveBlockBuffer(other);
+    const again = takeAlignedBuffer(4 * BLOCK)!;
+    expect(sameMemory(again, run) || sameMemory(again, other)).toBe(true);
+    giveBlockBuffer(again);
   });
 });
 
