@@ -17,18 +17,27 @@ export interface ReadBytes {
  * before a direct read of it. Where the filesystem has no O_DIRECT, or refuses an aligned read,
  * `read` answers undefined and the caller reads the ordinary way.
  */
+/** `path` opened with O_DIRECT, or undefined when disabled or the filesystem has no O_DIRECT. */
+export async function openDirect(
+  path: string,
+  flags: number,
+  enabled: boolean,
+): Promise<FileHandle | undefined> {
+  if (!enabled || constants.O_DIRECT === undefined) return undefined;
+  try {
+    return await open(path, flags | constants.O_DIRECT);
+  } catch (err) {
+    if (isErrno(err, 'EINVAL') || isErrno(err, 'EOPNOTSUPP')) return undefined;
+    throw err;
+  }
+}
+
 export class DirectReader {
   private constructor(private handle: FileHandle | undefined) {}
 
   /** Opens `path` for direct reads; `enabled: false` (or no O_DIRECT support) reads nothing. */
   static async open(path: string, enabled = true): Promise<DirectReader> {
-    if (!enabled || constants.O_DIRECT === undefined) return new DirectReader(undefined);
-    try {
-      return new DirectReader(await open(path, constants.O_RDONLY | constants.O_DIRECT));
-    } catch (err) {
-      if (isErrno(err, 'EINVAL') || isErrno(err, 'EOPNOTSUPP')) return new DirectReader(undefined);
-      throw err;
-    }
+    return new DirectReader(await openDirect(path, constants.O_RDONLY, enabled));
   }
 
   /** n bytes at offset in an aligned pool buffer, or undefined to read them the ordinary way. */

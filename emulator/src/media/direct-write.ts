@@ -1,5 +1,6 @@
-import { constants, open, type FileHandle } from 'node:fs/promises';
+import { constants, type FileHandle } from 'node:fs/promises';
 import { DIRECT_IO_ALIGN, isDirectIoAligned } from './aligned-buffers.js';
+import { openDirect } from './direct-read.js';
 import { isErrno } from './errors.js';
 
 /**
@@ -17,13 +18,7 @@ export class DirectWriter {
 
   /** Opens `path` for direct writes; `enabled: false` (or no O_DIRECT support) writes nothing. */
   static async open(path: string, enabled = true): Promise<DirectWriter> {
-    if (!enabled || constants.O_DIRECT === undefined) return new DirectWriter(undefined);
-    try {
-      return new DirectWriter(await open(path, constants.O_WRONLY | constants.O_DIRECT));
-    } catch (err) {
-      if (isErrno(err, 'EINVAL') || isErrno(err, 'EOPNOTSUPP')) return new DirectWriter(undefined);
-      throw err;
-    }
+    return new DirectWriter(await openDirect(path, constants.O_WRONLY, enabled));
   }
 
   /** Writes `blocks` back to back from `offset` if they can go around the page cache; false when not. */

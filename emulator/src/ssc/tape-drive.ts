@@ -222,7 +222,8 @@ export class TapeDrive extends ScsiDeviceBase {
    * A block that failed on its way ends the next command with a deferred error.
    */
   protected override async beforeCommand(ctx: CommandContext): Promise<void> {
-    if (ctx.cdb[0] !== SscOpcode.WRITE_6) await this.writeBuffer.drain();
+    // A failure is told once, with every block it cost: the blocks behind it fail too.
+    if (ctx.cdb[0] !== SscOpcode.WRITE_6 || this.writeBuffer.failed) await this.writeBuffer.drain();
     const owed = this.writeBuffer.takeFailure();
     if (!owed) return;
     this.reportLostWrites(owed);

@@ -47,6 +47,11 @@ export class WriteBuffer {
     while (this.bytes > BUFFER_BYTES && this.pending.length > 1) await this.pending[0]!.done;
   }
 
+  /** A block failed and the host has not been told yet. */
+  get failed(): boolean {
+    return this.lost > 0;
+  }
+
   /** Waits until every buffered block has reached the image or failed. */
   async drain(): Promise<void> {
     while (this.pending.length > 0) await this.pending.at(-1)!.done;
