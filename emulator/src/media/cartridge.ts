@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fsyncDir } from '../util/atomic-file.js';
 import { SerialQueue } from '../util/serial-queue.js';
 import { MediaError, isErrno } from './errors.js';
-import { IndexFile, entryEnd, type IndexEntry } from './index-file.js';
+import { IndexFile, entryEnd, filemarksThrough, type IndexEntry } from './index-file.js';
 import { IMAGE_FILES, earlyWarningAt, readMeta, writeMeta, type CartridgeMeta } from './layout.js';
 import { readMam, updateMam, type MamAttributes } from './mam.js';
 import { giveBlockBuffer } from './block-buffers.js';
@@ -196,7 +196,6 @@ export class Cartridge {
       async () => {
         this.assertWritable();
         if (block.length === 0) throw new MediaError('invalid', 'a data block needs at least one byte');
-        if (this.unindexed === 0) await this.settleWrites();
         // Behind other issued blocks the position is end of data, where the next block goes.
         const start = this.unindexed > 0 ? this.dataEnd : await this.writeOffset();
         if (start + block.length > this.capacityBytes) {
@@ -414,7 +413,8 @@ export class Cartridge {
 
   /**
    * Runs an operation alone; anything but a sequential read drops the read-ahead window, and
-   * anything but another streamed block waits for the blocks written behind.
+   * anything but another streamed block waits for the blocks written behind (a streamed block
+   * too when none is on its way: a failure before it must have set the tape's end).
    */
   private exclusive<T>(
     op: () => Promise<T>,
@@ -423,7 +423,7 @@ export class Cartridge {
     return this.queue.run(async () => {
       if (this.closed) throw new MediaError('closed', `${this.label} is no longer open`);
       if (!opts.keepReadAhead) void this.readAhead.drop();
-      if (!opts.writeBehind) await this.settleWrites();
+      if (!opts.writeBehind || this.unindexed === 0) await this.settleWrites();
       return op();
     });
   }
@@ -470,7 +470,7 @@ export class Cartridge {
     const count = this.index.count;
     const last = count > 0 ? await this.index.get(count - 1) : undefined;
     this.dataEnd = last ? entryEnd(last) : 0;
-    this.filemarks = last ? last.filemarksBefore + (last.kind === 'filemark' ? 1 : 0) : 0;
+    this.filemarks = last ? filemarksThrough(last) : 0;
     this.pos = count;
     this.posFilemarks = this.filemarks;
     await this.data.truncate(this.dataEnd);

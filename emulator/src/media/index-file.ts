@@ -68,7 +68,7 @@ export function entryEnd(e: IndexEntry): number {
 }
 
 /** Filemarks among objects 0..this one inclusive. */
-function filemarksThrough(e: IndexEntry): number {
+export function filemarksThrough(e: IndexEntry): number {
   return e.filemarksBefore + (e.kind === 'filemark' ? 1 : 0);
 }
 

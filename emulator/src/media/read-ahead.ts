@@ -80,7 +80,7 @@ export class ReadAhead {
 
   /**
    * Starts reading blocks that will probably be asked for after those already queued, in one
-   * read when they lie back to back in the file (runs come from collectRun). Each block is then
+   * read when they lie back to back in the file (the cartridge gathers such runs). Each block is then
    * a view into the run's buffer, given back on its own.
    */
   start(blocks: BlockExtent[]): void {

@@ -1,7 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { BlockChecksum } from './checksum.js';
 import { isMediaError } from './errors.js';
-import { entryEnd, type IndexEntry, type IndexFile } from './index-file.js';
+import { entryEnd, filemarksThrough, type IndexEntry, type IndexFile } from './index-file.js';
 
 /** What an image holds once it is consistent. */
 export interface RecoveredImage {
@@ -31,7 +31,7 @@ export async function recoverImage(index: IndexFile, data: FileHandle): Promise<
   }
   let good = start;
   let end = prev ? entryEnd(prev) : 0;
-  let filemarks = prev ? prev.filemarksBefore + (prev.kind === 'filemark' ? 1 : 0) : 0;
+  let filemarks = prev ? filemarksThrough(prev) : 0;
   for (let i = start; i < index.count; i++) {
     const e = await tryGet(index, i);
     if (!e || !(await verifyEntry(e, end, filemarks, dataSize, data, index.checksum))) break;

@@ -23,6 +23,8 @@ const DIRECT_READ_MIN = 16 * 1024;
  * but little of the segment behind it, which would have to be copied out of staging.
  */
 const HEADER_READ = 4096;
+/** Most bytes that follow a data segment: up to 3 of padding and a 4-byte data digest. */
+const SEGMENT_TRAILER_MAX = 7;
 const EMPTY = Buffer.alloc(0);
 
 interface PendingHeader {
@@ -86,7 +88,7 @@ export class PduReader {
     if (!this.streaming) return READ_MAX;
     const header = this.header;
     // The rest of the open PDU (a small segment remainder, padding, digest), then a header.
-    const rest = header ? header.dataLength - this.filled + 8 : 0;
+    const rest = header ? header.dataLength - this.filled + SEGMENT_TRAILER_MAX : 0;
     return Math.min(READ_MAX, rest + HEADER_READ);
   }
 

@@ -225,7 +225,8 @@ export class ScsiTask {
     }
     if (buffer) {
       // A tape drive may still be writing the data out from its buffer.
-      if (result.dataOutInUse) void result.dataOutInUse.finally(() => giveBlockBuffer(buffer));
+      const release = () => giveBlockBuffer(buffer);
+      if (result.dataOutInUse) void result.dataOutInUse.then(release, release);
       else giveBlockBuffer(buffer);
     }
     if (this.state !== 'running') return;
