@@ -6,7 +6,7 @@
 # shell pipeline that `npm run bench:offsite` compares the offsite engine with.
 set -euo pipefail
 packages=(etcd-server etcd-client libiscsi-bin libiscsi7 qemu-system-x86)
-packages+=(ceph-mon ceph-osd radosgw ceph-common uuid-runtime zstd curl)
+packages+=(ceph-mon ceph-osd radosgw ceph-common uuid-runtime zstd curl iproute2)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

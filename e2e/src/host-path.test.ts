@@ -90,6 +90,12 @@ describe('a backup host drives the library over iSCSI', () => {
     expect(metrics).toMatch(/vtl_target_sessions_active\{fabric="iscsi"\} 1/);
   });
 
+  it("carries the host's session over CUBIC, VTL_ISCSI_TCP_CONGESTION's default", async () => {
+    const filter = `( sport = :${app.ports.iscsi} )`;
+    const { stdout } = await run('ss', ['-tinH', 'state', 'established', filter]);
+    expect(stdout).toMatch(/\bcubic\b/);
+  });
+
   it('moves a cartridge with MOVE MEDIUM; the API and the journal see it', async () => {
     await settle(session, 0);
     const move = await session.command(0, Cdb.moveMedium(SLOT_1, DRIVE_0));

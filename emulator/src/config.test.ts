@@ -28,6 +28,11 @@ describe('emulator config', () => {
     const parsed = parseEmulatorConfig(config([lib(), lib({ id: 2, media_dir: '/pool/b' })]));
     expect(parsed.libraries.map((l) => l.media_dir)).toEqual(['/pool/a', '/pool/b']);
     expect(parsed.iscsi.port).toBe(3260);
+    // Connections get CUBIC unless the config says otherwise ('' keeps the system's).
+    expect(parsed.iscsi.tcp_congestion).toBe('cubic');
+    const withIscsi = (iscsi: object) => ({ ...config([]), iscsi: { ...config([]).iscsi, ...iscsi } });
+    expect(parseEmulatorConfig(withIscsi({ tcp_congestion: 'bbr' })).iscsi.tcp_congestion).toBe('bbr');
+    expect(parseEmulatorConfig(withIscsi({ tcp_congestion: '' })).iscsi.tcp_congestion).toBe('');
   });
 
   it('names the field that is wrong', () => {
@@ -38,5 +43,9 @@ describe('emulator config', () => {
     expect(bad([lib(), lib()])).toThrow(/unique/);
     expect(bad([lib(), lib({ id: 2 })])).toThrow(/own media_dir/);
     expect(() => parseEmulatorConfig({ ...config([]), iscsi: {} })).toThrow(/iscsi/);
+    for (const tcp_congestion of ['cubic; rm', 'a'.repeat(16), 7]) {
+      const iscsi = { ...config([]).iscsi, tcp_congestion };
+      expect(() => parseEmulatorConfig({ ...config([]), iscsi })).toThrow(/iscsi\.tcp_congestion/);
+    }
   });
 });

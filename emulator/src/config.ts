@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { LTO_GENERATIONS, VtlError } from '@vtl/api';
 import type { EmulatorConfig, EmulatorLibraryConfig } from './control/protocol.js';
+import { DEFAULT_TCP_CONGESTION, isCongestionControlName } from './transport/iscsi/tcp-tuning.js';
 
 const invalid = (message: string) => new VtlError('validation_failed', `emulator config: ${message}`);
 
@@ -56,6 +57,9 @@ export function parseEmulatorConfig(raw: unknown): EmulatorConfig {
   const o = obj(raw, 'config');
   const iscsi = obj(o.iscsi, 'iscsi');
   if (typeof iscsi.open !== 'boolean') throw invalid('iscsi.open must be a boolean');
+  const tcpCongestion = iscsi.tcp_congestion ?? DEFAULT_TCP_CONGESTION;
+  if (typeof tcpCongestion !== 'string' || (tcpCongestion !== '' && !isCongestionControlName(tcpCongestion)))
+    throw invalid('iscsi.tcp_congestion must be a congestion control name (cubic, reno, bbr, ...) or empty');
   if (!Array.isArray(o.libraries)) throw invalid('libraries must be an array');
   const libraries = o.libraries.map(library);
   const ids = new Set(libraries.map((l) => l.id));
@@ -72,6 +76,7 @@ export function parseEmulatorConfig(raw: unknown): EmulatorConfig {
       port: int(iscsi, 'port', 'iscsi', 0, 65535),
       open: iscsi.open,
       allowed_initiators: strings(iscsi, 'allowed_initiators', 'iscsi'),
+      tcp_congestion: tcpCongestion,
     },
     libraries,
   };

@@ -4,6 +4,7 @@ export * from './emulator.js';
 export * from './events.js';
 export * from './library-ops.js';
 export * from './control/protocol.js';
+export { DEFAULT_TCP_CONGESTION, isCongestionControlName } from './transport/iscsi/tcp-tuning.js';
 export * from './control/client.js';
 export * from './control/server.js';
 export * from './control/handlers.js';

@@ -1,5 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
+import { DEFAULT_TCP_CONGESTION, isCongestionControlName } from '@vtl/emulator';
 
 /** Nodeagent settings, from the environment (README lists every variable). */
 export interface NodeagentConfig {
@@ -16,6 +17,8 @@ export interface NodeagentConfig {
    * pushes the initiator registry, moments later; from then on only the registry counts.
    */
   iscsiInitiators: string[];
+  /** TCP congestion control of the emulator's iSCSI connections ('' keeps the system's). */
+  iscsiTcpCongestion: string;
   /** `os` asks the operating system to reboot; `record:<file>` only appends a line (tests). */
   hostPower: string;
   /** Stop the emulator when the nodeagent stops (single-node `npm start`); off on an appliance. */
@@ -38,10 +41,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): NodeagentConfi
     iscsiPort: Number.parseInt(env.VTL_ISCSI_PORT ?? '3260', 10),
     iscsiOpen: env.VTL_ISCSI_OPEN === '1',
     iscsiInitiators: (env.VTL_ISCSI_INITIATORS ?? '').split(',').filter(Boolean),
+    iscsiTcpCongestion: tcpCongestion(env.VTL_ISCSI_TCP_CONGESTION),
     hostPower: env.VTL_HOST_POWER ?? 'os',
     stopEmulatorOnExit: env.VTL_STOP_EMULATOR_ON_EXIT === '1',
     configfsRoot: env.VTL_CONFIGFS_ROOT ?? '/sys/kernel/config',
     sysfsRoot: env.VTL_SYSFS_ROOT ?? '/sys',
     emulatorEntry: env.VTL_EMULATOR_ENTRY ?? path.resolve(import.meta.dirname, '../../emulator/dist/main.js'),
   };
+}
+
+function tcpCongestion(value: string | undefined): string {
+  if (value === undefined) return DEFAULT_TCP_CONGESTION;
+  if (value !== '' && !isCongestionControlName(value)) {
+    throw new Error(
+      `VTL_ISCSI_TCP_CONGESTION must name a TCP congestion control (cubic, reno, bbr, ...) or be empty, got "${value}"`,
+    );
+  }
+  return value;
 }

@@ -22,7 +22,14 @@ export interface EmulatorConfig {
   node: string;
   generation: number /* data-plane generation */;
   socket: string;
-  iscsi: { bind: string; port: number; open: boolean; allowed_initiators: string[] };
+  iscsi: {
+    bind: string;
+    port: number;
+    open: boolean;
+    allowed_initiators: string[];
+    /** TCP congestion control of the iSCSI connections (DEFAULT_TCP_CONGESTION when absent); '' keeps the system's. */
+    tcp_congestion?: string;
+  };
   libraries: EmulatorLibraryConfig[];
 }
 

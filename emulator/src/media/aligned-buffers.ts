@@ -8,14 +8,17 @@
  * (the transport returns a block once the socket has taken it). Slabs are kept for reuse, so their pages stay
  * mapped and are never faulted in twice. Each slab reserves address space (V8 puts guard
  * regions around every wasm memory), so their number is capped: past the cap, callers fall
- * back to ordinary buffers.
+ * back to ordinary buffers. The memories are shared, so helper threads can work on a slot's
+ * bytes in place (checksum-thread.ts).
  */
 
 /** The part of the WebAssembly JS API used here (TypeScript types it only in its DOM library). */
 interface WasmMemory {
-  readonly buffer: ArrayBuffer;
+  readonly buffer: SharedArrayBuffer;
 }
-declare const WebAssembly: { Memory: new (descriptor: { initial: number }) => WasmMemory };
+declare const WebAssembly: {
+  Memory: new (descriptor: { initial: number; maximum: number; shared: true }) => WasmMemory;
+};
 
 /** The alignment of every slot: a page, which satisfies any disk's logical block size. */
 export const DIRECT_IO_ALIGN = 4096;
@@ -45,7 +48,8 @@ function newSlab(slotSize: number): Slab | undefined {
   const slots = Math.max(1, Math.floor(SLAB_BYTES / slotSize));
   let memory: WasmMemory;
   try {
-    memory = new WebAssembly.Memory({ initial: (slots * slotSize) / WASM_PAGE });
+    const pages = (slots * slotSize) / WASM_PAGE;
+    memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
   } catch {
     return undefined; // no address space left for another mapping
   }

@@ -10,7 +10,8 @@ import { giveBlockBuffer } from './block-buffers.js';
 import { DirectReader } from './direct-read.js';
 import { BlockWriter } from './block-writer.js';
 import { DirectWriter } from './direct-write.js';
-import { RUN_BYTES, ReadAhead, readBytes, type BlockExtent, type BlockSource } from './read-ahead.js';
+import { ReadAhead, readBytes, type BlockExtent, type BlockSource } from './read-ahead.js';
+import { blockChecksums } from './checksum-thread.js';
 import { recoverImage } from './recovery.js';
 import { spaceBlocks, spaceFilemarks, type SpaceResult, type TapeView } from './space.js';
 
@@ -101,7 +102,7 @@ export class Cartridge {
     private filemarks: number,
     private readonly directIo: boolean,
   ) {
-    this.readAhead = new ReadAhead(this.source);
+    this.readAhead = new ReadAhead(this.source, this.index.algorithm);
     this.writer = this.blockWriter(directWriter);
   }
 
@@ -202,13 +203,14 @@ export class Cartridge {
           throw new MediaError('end_of_medium', `${this.label} is full (${this.capacityBytes} bytes)`);
         }
         if (this.unindexed === 0) await this.cutAtPosition(start);
-        const entry: IndexEntry = {
+        const entry: Omit<IndexEntry, 'crc'> = {
           kind: 'block',
           offset: start,
           length: block.length,
           filemarksBefore: this.posFilemarks,
-          crc: this.index.checksum(block),
         };
+        // Checksummed off the event loop while the bytes are written.
+        const checksum = blockChecksums(this.index.algorithm, block, [block.length]);
         const data = this.writer.write(block, start);
         this.unindexed += 1;
         this.dataEnd = start + block.length;
@@ -216,7 +218,7 @@ export class Cartridge {
         const previous = this.indexTail;
         let indexed!: () => void;
         this.indexTail = new Promise<void>((resolve) => (indexed = resolve));
-        const written = this.indexAfter(data, previous, entry, indexed);
+        const written = this.indexAfter(data, checksum, previous, entry, indexed);
         // The caller may drop `written`; a failure still reaches the next operation.
         written.catch(() => undefined);
         return { ...this.writeResult(), written };
@@ -266,9 +268,9 @@ export class Cartridge {
           return { kind: 'filemark' };
         }
         const n = Math.max(0, Math.min(maxLen, e.length));
-        const { buf, bytesRead } = await (this.readAhead.take(object, e.offset, n) ??
+        const { buf, bytesRead, checksum } = await (this.readAhead.take(object, e.offset, n) ??
           readBytes(this.source, e.offset, n));
-        if (bytesRead !== n || (n === e.length && this.index.checksum(buf) !== e.crc)) {
+        if (bytesRead !== n || (n === e.length && (checksum ?? this.index.checksum(buf)) !== e.crc)) {
           giveBlockBuffer(buf);
           throw new MediaError('corrupt', `${this.label}: block ${object} fails its checksum`);
         }
@@ -402,7 +404,7 @@ export class Cartridge {
         const e = await this.index.get(object);
         if (e.kind !== 'block' || !this.readAhead.wants(bytes + e.length, run.length + 1)) break;
         const prev = run.at(-1);
-        if (prev && (prev.offset + prev.length !== e.offset || bytes + e.length > RUN_BYTES)) break;
+        if (prev && prev.offset + prev.length !== e.offset) break;
         run.push({ object, offset: e.offset, length: e.length });
         bytes += e.length;
       }
@@ -435,20 +437,22 @@ export class Cartridge {
    */
   private async indexAfter(
     data: Promise<void>,
+    checksum: Promise<number[]>,
     previous: Promise<void>,
-    entry: IndexEntry,
+    entry: Omit<IndexEntry, 'crc'>,
     indexed: () => void,
   ): Promise<void> {
     const dataError = await data.then(
       () => undefined,
       (err: unknown) => err ?? new Error('data write failed'),
     );
+    const [crc] = await checksum;
     await previous;
     this.unindexed -= 1;
     try {
       if (dataError !== undefined) this.writeFailure ??= dataError;
       if (this.writeFailure !== undefined) throw this.writeFailure;
-      const inFile = this.index.appendQueued(entry);
+      const inFile = this.index.appendQueued({ ...entry, crc: crc! });
       indexed();
       await inFile;
     } catch (err) {
@@ -556,7 +560,7 @@ export class Cartridge {
     this.data = fresh;
     this.direct = await DirectReader.open(path, this.directIo);
     this.writer = this.blockWriter(await DirectWriter.open(path, this.directIo));
-    this.readAhead = new ReadAhead(this.source);
+    this.readAhead = new ReadAhead(this.source, this.index.algorithm);
     this.unflushed = 0;
     this.dirChanged = true;
     // Closing the last handle of the unlinked file frees its blocks, on a pool thread.

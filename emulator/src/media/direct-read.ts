@@ -6,6 +6,8 @@ import { isErrno } from './errors.js';
 export interface ReadBytes {
   buf: Buffer;
   bytesRead: number;
+  /** The checksum of `buf`, when a read-ahead computed it already. */
+  checksum?: number;
 }
 
 /**

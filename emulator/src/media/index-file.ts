@@ -1,5 +1,5 @@
 import { open, type FileHandle } from 'node:fs/promises';
-import { blockChecksum, type BlockChecksum } from './checksum.js';
+import { type BlockChecksum, type ChecksumAlgorithm, blockChecksum, checksumAlgorithm } from './checksum.js';
 import { MediaError } from './errors.js';
 
 /*
@@ -99,6 +99,7 @@ export class IndexFile {
   /** The write in flight, if any; at most one, so entries reach the file in order. */
   private writing: Promise<void> | undefined;
   /** The checksum this index's entries carry. */
+  readonly algorithm: ChecksumAlgorithm;
   readonly checksum: BlockChecksum;
 
   private constructor(
@@ -111,7 +112,8 @@ export class IndexFile {
     /** The file ends in a partial entry (a torn append) that recovery must cut. */
     public tornTail = false,
   ) {
-    this.checksum = blockChecksum(version);
+    this.algorithm = checksumAlgorithm(version);
+    this.checksum = blockChecksum(this.algorithm);
   }
 
   static async create(path: string): Promise<IndexFile> {

@@ -1,6 +1,8 @@
 import type { FileHandle } from 'node:fs/promises';
 import { DIRECT_IO_ALIGN, shareAlignedBuffer } from './aligned-buffers.js';
 import { giveBlockBuffer, takeBlockBuffer } from './block-buffers.js';
+import type { ChecksumAlgorithm } from './checksum.js';
+import { blockChecksums } from './checksum-thread.js';
 import type { DirectReader, ReadBytes } from './direct-read.js';
 
 export type { ReadBytes } from './direct-read.js';
@@ -28,16 +30,20 @@ interface Prefetch {
   read: Promise<ReadBytes>;
 }
 
-/** Blocks read ahead at most; with several pool threads reading, the disk queue stays busy. */
-const WINDOW_BLOCKS = 64;
-/** Bytes read ahead at most (at least one block is always allowed). */
-const WINDOW_BYTES = 12 * 1024 * 1024;
 /**
  * Bytes one read of consecutive blocks takes at most (its aligned slot then stays within a
  * 4 MiB size class). Every read is a request to the disk, and on a VM each one costs an exit
  * to the hypervisor: reading small blocks one by one cost more than the bytes did.
  */
-export const RUN_BYTES = 4 * 1024 * 1024 - 2 * DIRECT_IO_ALIGN;
+const RUN_BYTES = 4 * 1024 * 1024 - 2 * DIRECT_IO_ALIGN;
+/** Blocks one run holds at most; small blocks fill a run by count before they fill it by bytes. */
+const RUN_BLOCKS = 64;
+/**
+ * What is read ahead at most (at least one block is always allowed): four runs, so the disk
+ * has requests queued while the host takes the blocks of another.
+ */
+const WINDOW_BYTES = 4 * (RUN_BYTES + 2 * DIRECT_IO_ALIGN);
+const WINDOW_BLOCKS = 4 * RUN_BLOCKS;
 
 /** A block to read ahead: its object number and where its bytes are. */
 export interface BlockExtent {
@@ -56,7 +62,11 @@ export class ReadAhead {
   private readonly queue: Prefetch[] = [];
   private bytes = 0;
 
-  constructor(private readonly source: BlockSource) {}
+  /** `checksum`: the blocks' checksum algorithm; each block comes with its checksum computed. */
+  constructor(
+    private readonly source: BlockSource,
+    private readonly checksum: ChecksumAlgorithm,
+  ) {}
 
   /** The object the window would read next, when it holds any. */
   get nextObject(): number | undefined {
@@ -64,9 +74,13 @@ export class ReadAhead {
     return last ? last.object + 1 : undefined;
   }
 
-  /** Whether `blocks` more blocks of `bytes` in all fit the window (one always fits an empty one). */
+  /**
+   * Whether a run of `blocks` blocks of `bytes` in all is within a run's bounds and fits the
+   * window (a single block always fits an empty one, however large).
+   */
   wants(bytes: number, blocks: number): boolean {
     if (this.queue.length === 0 && blocks === 1) return true;
+    if (blocks > RUN_BLOCKS || (blocks > 1 && bytes > RUN_BYTES)) return false;
     return this.queue.length + blocks <= WINDOW_BLOCKS && this.bytes + bytes <= WINDOW_BYTES;
   }
 
@@ -75,7 +89,8 @@ export class ReadAhead {
    * block by block again.
    */
   get roomForRun(): boolean {
-    return this.queue.length === 0 || WINDOW_BYTES - this.bytes >= RUN_BYTES;
+    if (this.queue.length === 0) return true;
+    return WINDOW_BYTES - this.bytes >= RUN_BYTES && WINDOW_BLOCKS - this.queue.length >= RUN_BLOCKS;
   }
 
   /**
@@ -91,26 +106,48 @@ export class ReadAhead {
       blocks.length > 1
         ? this.source.direct.read(first.offset, last.offset + last.length - first.offset)
         : Promise.resolve(undefined);
-    // Each holder of the run's slot gives its view back: one share per block beyond the first.
-    const views = together.then((run) => {
-      if (!run) return undefined;
-      for (let i = 1; i < blocks.length; i++) shareAlignedBuffer(run.buf);
-      return blocks.map((b): ReadBytes => {
-        const at = b.offset - first.offset;
-        return {
-          buf: run.buf.subarray(at, at + b.length),
-          bytesRead: Math.max(0, Math.min(b.length, run.bytesRead - at)),
-        };
-      });
-    });
+    const views = together.then((run) => run && this.split(run, blocks));
     blocks.forEach((b, i) => {
       // Without a direct read of the run, each block is read on its own.
-      const read = views.then((v) => v?.[i] ?? readBytes(this.source, b.offset, b.length));
+      const read = views.then((v) => v?.[i] ?? this.readOne(b));
       // A failure surfaces when the block is taken; a dropped prefetch's failure does not matter.
       read.catch(() => undefined);
       this.queue.push({ ...b, read });
       this.bytes += b.length;
     });
+  }
+
+  /** The run's blocks as views into its buffer, each holding a share of the slot. */
+  private split(run: ReadBytes, blocks: BlockExtent[]): Promise<ReadBytes[]> {
+    const first = blocks[0]!;
+    for (let i = 1; i < blocks.length; i++) shareAlignedBuffer(run.buf);
+    const views = blocks.map((b): ReadBytes => {
+      const at = b.offset - first.offset;
+      return {
+        buf: run.buf.subarray(at, at + b.length),
+        bytesRead: Math.max(0, Math.min(b.length, run.bytesRead - at)),
+      };
+    });
+    return this.withChecksums(run, views);
+  }
+
+  private async readOne(b: BlockExtent): Promise<ReadBytes> {
+    const read = await readBytes(this.source, b.offset, b.length);
+    return (await this.withChecksums(read, [read]))[0]!;
+  }
+
+  /**
+   * The views with their checksums, computed off the event loop (checksum-thread.ts) while
+   * earlier blocks go to the host. A short read keeps none: the block is refused anyway.
+   */
+  private async withChecksums(whole: ReadBytes, views: ReadBytes[]): Promise<ReadBytes[]> {
+    if (whole.bytesRead !== whole.buf.length) return views;
+    const sums = await blockChecksums(
+      this.checksum,
+      whole.buf,
+      views.map((v) => v.buf.length),
+    );
+    return views.map((v, i) => ({ ...v, checksum: sums[i] }));
   }
 
   /** The prefetched bytes when they are this block's, else undefined (and the window is dropped). */

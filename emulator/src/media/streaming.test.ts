@@ -1,8 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { makeTempDir } from '../util/temp-dir.js';
 import { isDirectIoAligned, shareAlignedBuffer, takeAlignedBuffer } from './aligned-buffers.js';
 import { giveBlockBuffer, takeBlockBuffer } from './block-buffers.js';
 import { Cartridge, type ReadResult } from './cartridge.js';
+import { IMAGE_FILES } from './layout.js';
 import { mintCartridge } from './mint.js';
 
 /** The streaming data path: recycled block buffers, read-ahead, index entries written behind. */
@@ -96,6 +99,23 @@ describe('streaming reads and writes', () => {
       giveBlockBuffer(r.data);
     }
     await cart.close();
+  });
+
+  it('refuses a damaged block that comes through the read-ahead, after every good one before it', async () => {
+    const { dir, cart } = await fresh();
+    for (let fill = 1; fill <= 40; fill++) await cart.writeBlock(block(fill));
+    await cart.close();
+    const path = join(dir, IMAGE_FILES.data);
+    const data = await readFile(path);
+    const at = data.indexOf(Buffer.alloc(64, 30)) + 1000;
+    data[at] = data[at]! ^ 0x01;
+    await writeFile(path, data);
+
+    const reopened = await Cartridge.open(dir);
+    await reopened.locate(2);
+    for (let fill = 1; fill < 30; fill++) expect(fillOf(await reopened.readBlock(BLOCK))).toBe(fill);
+    await expect(reopened.readBlock(BLOCK)).rejects.toMatchObject({ reason: 'corrupt' });
+    await reopened.close();
   });
 
   it('keeps every acknowledged block of a pipelined burst after a kill -9', async () => {

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { DataPlane, TransportStarter } from '../dataplane.js';
 import { buildDataPlaneLuns } from '../dataplane-luns.js';
 import { startIscsiTarget } from './iscsi/target.js';
+import { DEFAULT_TCP_CONGESTION } from './iscsi/tcp-tuning.js';
 import { IscsiAccessTable } from './iscsi-access.js';
 
 /** The one iSCSI target a node serves: every library's changer and drives are its LUNs. */
@@ -34,6 +35,7 @@ export function iscsiTransport(logger: Logger): TransportStarter {
         luns: (name) => access.lunsFor(name),
         authorize: (name) => access.allows(name),
         logger: logger.child({ component: 'iscsi' }),
+        tcpCongestion: iscsi.tcp_congestion ?? DEFAULT_TCP_CONGESTION,
       });
     } catch (err) {
       await devices.close();

@@ -31,6 +31,7 @@ export function emulatorConfig(
       port: config.iscsiPort,
       open: config.iscsiOpen,
       allowed_initiators: config.iscsiInitiators,
+      tcp_congestion: config.iscsiTcpCongestion,
     },
     libraries: served.map((l) => {
       const drive = findDriveModel(l.drive_model);

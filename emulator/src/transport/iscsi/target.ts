@@ -5,6 +5,7 @@ import { IscsiConnection } from './connection.js';
 import type { LoginOutcome, LunAccess } from './login.js';
 import { DEFAULT_TARGET_LIMITS, type TargetLimits } from './negotiation.js';
 import type { IscsiSession } from './session.js';
+import { setCongestionControl } from './tcp-tuning.js';
 import type { KeyValue } from './text-keys.js';
 
 /** An authorization rule's answer: refuse (false), everything (true), or only these LUNs. */
@@ -35,6 +36,8 @@ export interface IscsiTargetOptions {
   nopInIntervalMs?: number;
   /** Commands an initiator may have outstanding per session. */
   commandWindow?: number;
+  /** TCP congestion control of the connections (tcp-tuning.ts); unset or '' keeps the system's. */
+  tcpCongestion?: string;
 }
 
 /** A logged-in session as operators and status reports see it. */
@@ -155,8 +158,11 @@ export async function startIscsiTarget(opts: IscsiTargetOptions): Promise<IscsiT
     });
   });
   const address = server.address() as AddressInfo;
+  const congestion = opts.tcpCongestion
+    ? chooseCongestionControl(server, opts.tcpCongestion, logger)
+    : undefined;
   logger.info(
-    { target: opts.targetName, address: address.address, port: address.port },
+    { target: opts.targetName, address: address.address, port: address.port, tcpCongestion: congestion },
     'iSCSI target listening',
   );
 
@@ -191,4 +197,16 @@ export async function startIscsiTarget(opts: IscsiTargetOptions): Promise<IscsiT
       await closed;
     },
   };
+}
+
+/** Applies the configured congestion control; a refusal is logged and the system's stays. */
+function chooseCongestionControl(server: Server, algorithm: string, logger: Logger): string | undefined {
+  const why = setCongestionControl(server, algorithm);
+  if (why === undefined) return algorithm;
+  logger.warn(
+    { tcpCongestion: algorithm, reason: why },
+    `iSCSI connections keep the system's TCP congestion control: ${algorithm} could not be set (${why}); ` +
+      'set VTL_ISCSI_TCP_CONGESTION to one the kernel offers, or to nothing to stop trying',
+  );
+  return undefined;
 }

@@ -1,0 +1,117 @@
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import { type ChecksumAlgorithm, blockChecksum } from './checksum.js';
+
+/**
+ * Block checksums computed on a helper thread. The event loop thread of the emulator carries
+ * every host's socket traffic; checksumming each byte read or written there cost about a
+ * sixth of its time in a streaming restore. Blocks in aligned slots live in shared memory
+ * (aligned-buffers.ts), so the helper reads them in place: a message carries only where the
+ * blocks are. Other buffers, or any trouble with the thread, are checksummed here.
+ */
+
+/**
+ * The helper's code. It is a script rather than a module file so that it runs the same from
+ * the compiled tree and from sources under test; the algorithms match checksum.ts.
+ */
+const HELPER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { crc32 } = require('node:zlib');
+const { crc32c } = require(workerData.crc32cModule);
+parentPort.on('message', ({ id, algorithm, memory, offset, lengths }) => {
+  const sums = [];
+  for (const n of lengths) {
+    const bytes = Buffer.from(memory, offset, n);
+    sums.push((algorithm === 'crc32' ? crc32(bytes) : crc32c(bytes)) >>> 0);
+    offset += n;
+  }
+  parentPort.postMessage({ id, sums });
+});
+`;
+
+interface Request {
+  algorithm: ChecksumAlgorithm;
+  buf: Buffer;
+  lengths: number[];
+  resolve: (sums: number[]) => void;
+}
+
+interface Reply {
+  id: number;
+  sums: number[];
+}
+
+class ChecksumHelper {
+  private worker: Worker | undefined;
+  private broken = false;
+  private nextId = 1;
+  private readonly pending = new Map<number, Request>();
+
+  /** The checksums of consecutive pieces of `buf`, `lengths` long each, in order. */
+  checksums(algorithm: ChecksumAlgorithm, buf: Buffer, lengths: number[]): Promise<number[]> {
+    const worker = buf.buffer instanceof SharedArrayBuffer ? this.started() : undefined;
+    if (!worker) return Promise.resolve(inline(algorithm, buf, lengths));
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      this.pending.set(id, { algorithm, buf, lengths, resolve });
+      // Referenced only while it has work, so an idle helper never keeps the process alive.
+      if (this.pending.size === 1) worker.ref();
+      worker.postMessage({ id, algorithm, memory: buf.buffer, offset: buf.byteOffset, lengths });
+    });
+  }
+
+  private started(): Worker | undefined {
+    if (this.worker || this.broken) return this.worker;
+    try {
+      const crc32cModule = createRequire(import.meta.url).resolve('@node-rs/crc32');
+      const worker = new Worker(HELPER_SOURCE, { eval: true, workerData: { crc32cModule } });
+      worker.unref();
+      worker.on('message', (reply: Reply) => this.answer(reply.id, reply.sums));
+      worker.on('error', () => this.giveUp());
+      worker.on('exit', () => this.giveUp());
+      this.worker = worker;
+    } catch {
+      this.broken = true;
+    }
+    return this.worker;
+  }
+
+  private answer(id: number, sums: number[]): void {
+    const request = this.pending.get(id);
+    if (!request) return;
+    this.pending.delete(id);
+    if (this.pending.size === 0) this.worker?.unref();
+    request.resolve(sums);
+  }
+
+  /** The helper is gone: what it still owed is computed here, and so is everything after. */
+  private giveUp(): void {
+    this.broken = true;
+    this.worker = undefined;
+    for (const [id, r] of this.pending) this.answer(id, inline(r.algorithm, r.buf, r.lengths));
+  }
+}
+
+function inline(algorithm: ChecksumAlgorithm, buf: Buffer, lengths: number[]): number[] {
+  const checksum = blockChecksum(algorithm);
+  let offset = 0;
+  return lengths.map((n) => {
+    const sum = checksum(buf.subarray(offset, offset + n));
+    offset += n;
+    return sum;
+  });
+}
+
+const helper = new ChecksumHelper();
+
+/**
+ * The checksums of consecutive blocks lying back to back in `buf` (`lengths` in order). The
+ * caller keeps `buf` unchanged until the answer is in. Never rejects.
+ */
+export function blockChecksums(
+  algorithm: ChecksumAlgorithm,
+  buf: Buffer,
+  lengths: number[],
+): Promise<number[]> {
+  return helper.checksums(algorithm, buf, lengths);
+}
