@@ -116,3 +116,10 @@ export function giveAlignedBuffer(buf: Buffer): boolean {
 export function isDirectIoAligned(buf: Buffer): boolean {
   return slabOf.has(buf.buffer) && buf.byteOffset % DIRECT_IO_ALIGN === 0;
 }
+
+/** Slots lent and not yet given back by every holder (what a leak would show as). */
+export function lentAlignedSlots(): number {
+  let n = 0;
+  for (const slabs of bySize.values()) for (const slab of slabs) n += slab.lent.size;
+  return n;
+}

@@ -142,6 +142,7 @@ export class ScsiTask {
   async abort(): Promise<void> {
     if (this.state === 'done' || this.state === 'aborted') return;
     const wasRunning = this.state === 'running';
+    if (this.state === 'collecting') this.dropCollected();
     this.state = 'aborted';
     this.r2ts.clear();
     this.controller.abort();
@@ -152,6 +153,7 @@ export class ScsiTask {
   /** Ends the task with CHECK CONDITION before it ran (a data digest error on its data-out). */
   fail(result: ScsiResult): void {
     if (this.state !== 'collecting') return;
+    this.dropCollected();
     this.state = 'done';
     this.respond(result);
     this.host.taskFinished(this);
@@ -164,6 +166,12 @@ export class ScsiTask {
   private sequenceError(bhs: Buffer): void {
     this.host.reject(RejectReason.PROTOCOL_ERROR, bhs);
     this.fail(checkCondition(Sense.of(SenseKey.ABORTED_COMMAND, DATA_OFFSET_ERROR)));
+  }
+
+  /** The data-out gathered for a command that will not run goes back to the pool. */
+  private dropCollected(): void {
+    if (this.buffer) giveBlockBuffer(this.buffer);
+    this.buffer = undefined;
   }
 
   private place(offset: number, data: Buffer): void {

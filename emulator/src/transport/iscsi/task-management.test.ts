@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseSense } from '../../scsi/sense.js';
 import { encodeLun } from '../../scsi/lun.js';
+import { lentAlignedSlots } from '../../media/aligned-buffers.js';
 import { Op, opcodeOf } from './pdu.js';
 import { RawInitiator } from './testing/raw-initiator.js';
 import {
@@ -68,6 +69,40 @@ describe('iSCSI task management', () => {
     expect(await tmfResponse(c, tmf(c, TmfFunction.ABORT_TASK, 1, 0x7777, cmdSn))).toBe(
       TmfResponse.TASK_DOES_NOT_EXIST,
     );
+  });
+
+  it('gives back the data-out buffer of a write that is aborted or fails while collecting', async () => {
+    t = await startTestTarget();
+    const c = await loggedIn();
+    await c.collect(c.command({ cdb: [0, 0, 0, 0, 0, 0] })); // power-on UA
+    const before = lentAlignedSlots();
+    // WRITE(10) of 256 KiB with 8 KiB of immediate data: the rest waits for an R2T.
+    const write = (lba: number) => {
+      const cmdSn = c.cmdSn;
+      const cdb = [0x2a, 0, 0, 0, 0, lba, 0, 0x02, 0x00, 0];
+      const itt = c.command({ cdb, write: true, edtl: 256 * 1024, data: Buffer.alloc(8192, 7) });
+      return { itt, cmdSn };
+    };
+    const aborted = write(0);
+    const r2t = await c.next();
+    expect(opcodeOf(r2t.bhs)).toBe(Op.R2T);
+    expect(lentAlignedSlots()).toBe(before + 1);
+    expect(await tmfResponse(c, tmf(c, TmfFunction.ABORT_TASK, 0, aborted.itt, aborted.cmdSn))).toBe(
+      TmfResponse.FUNCTION_COMPLETE,
+    );
+    expect(lentAlignedSlots()).toBe(before);
+
+    // A data-out at the wrong offset ends the command with ABORTED COMMAND: same.
+    const broken = write(1);
+    const r2t2 = await c.next();
+    expect(opcodeOf(r2t2.bhs)).toBe(Op.R2T);
+    const ttt = r2t2.bhs.readUInt32BE(20);
+    c.dataOut({ itt: broken.itt, ttt, offset: 4096, dataSn: 0, final: true, data: Buffer.alloc(4096) });
+    expect(opcodeOf((await c.next()).bhs)).toBe(Op.REJECT);
+    const response = await c.next();
+    expect(opcodeOf(response.bhs)).toBe(Op.SCSI_RESPONSE);
+    expect(response.bhs[3]).toBe(2);
+    expect(lentAlignedSlots()).toBe(before);
   });
 
   it('resets a logical unit: aborts its tasks everywhere and raises 29/03 for the other nexus', async () => {
