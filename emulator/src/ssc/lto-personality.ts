@@ -47,15 +47,15 @@ export function ltoFormat(gen: number): LtoFormat | undefined {
 export type MediumAccess = 'read-write' | 'read-only' | 'none';
 
 /**
- * The LTO compatibility rules as IBM drives implement them: write the own and the previous
- * generation, read one more back. LTO-8 and LTO-9 dropped the read-only generation (an LTO-8
- * drive does not read LTO-6, an LTO-9 drive does not read LTO-7), so those follow the real
- * drives rather than the older rule: backup software knows these tables.
+ * The LTO compatibility rules: a drive writes its own and the previous generation and reads
+ * one more back (LTO-8 reads LTO-6, LTO-9 reads LTO-7, as the appliance's contract states;
+ * IBM's own LTO-8 and LTO-9 drives dropped that read-only generation). Anything else is an
+ * incompatible medium.
  */
 export function mediumAccess(driveGen: number, mediumGen: number): MediumAccess {
   const back = driveGen - mediumGen;
   if (back === 0 || back === 1) return 'read-write';
-  if (back === 2 && driveGen <= 7) return 'read-only';
+  if (back === 2) return 'read-only';
   return 'none';
 }
 

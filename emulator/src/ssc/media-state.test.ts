@@ -51,8 +51,8 @@ async function attributes(h: ScsiHost): Promise<Map<number, Buffer>> {
 }
 
 describe('LTO generation rules', () => {
-  it('refuses a cartridge two generations back on an LTO-8 drive: MEDIUM ERROR, incompatible medium', async () => {
-    const h = await withCartridge(8, 'OLD006L6', 6);
+  it('refuses a cartridge three generations back on an LTO-8 drive: MEDIUM ERROR, incompatible medium', async () => {
+    const h = await withCartridge(8, 'OLD005L5', 5);
     for (const cdb of [Cdb.tur(), Cdb.read6(80), Cdb.write6(4)]) {
       const r = await h.exec(
         DRIVE,
@@ -82,6 +82,17 @@ describe('LTO generation rules', () => {
     expect(mode.data[4]).toBe(0x58);
     expect(await tapeAlerts(h)).toContain(0x11);
   });
+
+  for (const drive of [8, 9]) {
+    it(`reads but does not write two generations back on LTO-${drive} too`, async () => {
+      const h = await withCartridge(drive, `RO000${drive - 2}L${drive - 2}`, drive - 2);
+      ok(await h.exec(DRIVE, Cdb.tur()));
+      const label = await h.exec(DRIVE, Cdb.read6(80), { allocation: 80 });
+      expect(label.data.toString('ascii', 0, 4)).toBe('VOL1');
+      const w = await h.exec(DRIVE, Cdb.write6(4), { dataOut: Buffer.from('data') });
+      expect(w.sense).toMatchObject({ key: 7, asc: 0x30, ascq: 0x05 });
+    });
+  }
 
   it('writes the previous generation', async () => {
     const h = await withCartridge(9, 'PRV008L8', 8);
