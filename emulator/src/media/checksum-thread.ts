@@ -18,6 +18,11 @@ const HELPER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { crc32 } = require('node:zlib');
 const { crc32c } = require(workerData.crc32cModule);
+// Linux gives each thread its own nice value: a woken helper must not preempt the event loop.
+try {
+  const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
+  require('node:os').setPriority(tid, workerData.nice);
+} catch {}
 parentPort.on('message', ({ id, algorithm, memory, offset, lengths }) => {
   const sums = [];
   for (const n of lengths) {
@@ -28,6 +33,15 @@ parentPort.on('message', ({ id, algorithm, memory, offset, lengths }) => {
   parentPort.postMessage({ id, sums });
 });
 `;
+
+/**
+ * Fewer bytes are checksummed here: waking the idle helper (a futex and, on a VM, an
+ * interrupt to another CPU) cost the event loop about as much as checksumming 256 KiB.
+ */
+const OFF_THREAD_MIN_BYTES = 512 * 1024;
+
+/** The helper's nice value: it yields the CPU to the event loop (and to the host's initiator). */
+const HELPER_NICE = 10;
 
 interface Request {
   algorithm: ChecksumAlgorithm;
@@ -49,7 +63,8 @@ class ChecksumHelper {
 
   /** The checksums of consecutive pieces of `buf`, `lengths` long each, in order. */
   checksums(algorithm: ChecksumAlgorithm, buf: Buffer, lengths: number[]): Promise<number[]> {
-    const worker = buf.buffer instanceof SharedArrayBuffer ? this.started() : undefined;
+    const offThread = buf.buffer instanceof SharedArrayBuffer && buf.length >= OFF_THREAD_MIN_BYTES;
+    const worker = offThread ? this.started() : undefined;
     if (!worker) return Promise.resolve(inline(algorithm, buf, lengths));
     const id = this.nextId++;
     return new Promise((resolve) => {
@@ -64,7 +79,10 @@ class ChecksumHelper {
     if (this.worker || this.broken) return this.worker;
     try {
       const crc32cModule = createRequire(import.meta.url).resolve('@node-rs/crc32');
-      const worker = new Worker(HELPER_SOURCE, { eval: true, workerData: { crc32cModule } });
+      const worker = new Worker(HELPER_SOURCE, {
+        eval: true,
+        workerData: { crc32cModule, nice: HELPER_NICE },
+      });
       worker.unref();
       worker.on('message', (reply: Reply) => this.answer(reply.id, reply.sums));
       worker.on('error', () => this.giveUp());
