@@ -7,7 +7,8 @@ import { type ChecksumAlgorithm, blockChecksum } from './checksum.js';
  * every host's socket traffic; checksumming each byte read or written there cost about a
  * sixth of its time in a streaming restore. Blocks in aligned slots live in shared memory
  * (aligned-buffers.ts), so the helper reads them in place: a message carries only where the
- * blocks are. Other buffers, or any trouble with the thread, are checksummed here.
+ * blocks are. Small blocks, other buffers, or any trouble with the thread: checksummed here,
+ * once the event loop has done what it was doing.
  */
 
 /**
@@ -65,7 +66,9 @@ class ChecksumHelper {
   checksums(algorithm: ChecksumAlgorithm, buf: Buffer, lengths: number[]): Promise<number[]> {
     const offThread = buf.buffer instanceof SharedArrayBuffer && buf.length >= OFF_THREAD_MIN_BYTES;
     const worker = offThread ? this.started() : undefined;
-    if (!worker) return Promise.resolve(inline(algorithm, buf, lengths));
+    // Here, but after the callbacks under way: a WRITE's status goes out before its checksum.
+    if (!worker)
+      return new Promise((resolve) => setImmediate(() => resolve(inline(algorithm, buf, lengths))));
     const id = this.nextId++;
     return new Promise((resolve) => {
       this.pending.set(id, { algorithm, buf, lengths, resolve });
