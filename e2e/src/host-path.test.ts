@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@vtl/reconcile';
 import { Cdb } from '@vtl/emulator';
 import { Appliance } from './harness/appliance.js';
-import { LibIscsiSession, type CommandResult } from './harness/libiscsi.js';
+import { LibIscsiSession, type CommandResult } from '@vtl/emulator/dist/testing/libiscsi.js';
 
 const run = promisify(execFile);
 const HOST_IQN = 'iqn.2026-11.test.host:backup1';

@@ -222,6 +222,50 @@ describe('MODE SENSE and MODE SELECT', () => {
     const unknown = await h.exec(DRIVE, Cdb.modeSense6(0x25), { allocation: 255 });
     expect(unknown.sense).toMatchObject({ key: 5, asc: 0x24, fieldPointer: { byte: 2 } });
   });
+
+  it('takes the 10-byte forms: MODE SELECT(10) sets the block length that MODE SENSE(10) reports', async () => {
+    const h = await withCartridge(8, 'MOD010L8', 8);
+    // Header (8 bytes, buffered mode 1, block descriptor length 8), then the descriptor.
+    const header = [0, 0, 0, 0x10, 0, 0, 0, 8];
+    const descriptor = (density: number, blockLength: number) => [
+      density,
+      0,
+      0,
+      0,
+      0,
+      (blockLength >> 16) & 0xff,
+      (blockLength >> 8) & 0xff,
+      blockLength & 0xff,
+    ];
+    const select = Buffer.from([...header, ...descriptor(0, 1024)]);
+    ok(await h.exec(DRIVE, Cdb.modeSelect10(select.length), { dataOut: select }));
+    const sense = await h.exec(DRIVE, Cdb.modeSense10(0), { allocation: 255 });
+    ok(sense);
+    expect(sense.data.readUInt16BE(6)).toBe(8);
+    expect(sense.data[8]).toBe(0x5e);
+    expect(sense.data.readUIntBE(8 + 5, 3)).toBe(1024);
+
+    // A density the drive does not know: INVALID FIELD IN PARAMETER LIST at the descriptor.
+    const alien = Buffer.from([...header, ...descriptor(0x99, 512)]);
+    const refused = await h.exec(DRIVE, Cdb.modeSelect10(alien.length), { dataOut: alien });
+    expect(refused.sense).toMatchObject({
+      key: 5,
+      asc: 0x26,
+      ascq: 0,
+      fieldPointer: { inCdb: false, byte: 8 },
+    });
+    // A block descriptor of the wrong length, and a buffered mode the drive does not offer.
+    const long = Buffer.from([0, 0, 0, 0x10, 0, 0, 0, 16, ...descriptor(0, 512), ...descriptor(0, 512)]);
+    const badLength = await h.exec(DRIVE, Cdb.modeSelect10(long.length), { dataOut: long });
+    expect(badLength.sense).toMatchObject({ key: 5, asc: 0x26, fieldPointer: { byte: 6 } });
+    const mode2 = Buffer.from([0, 0, 0, 0x20, 0, 0, 0, 0]);
+    const badMode = await h.exec(DRIVE, Cdb.modeSelect10(mode2.length), { dataOut: mode2 });
+    expect(badMode.sense).toMatchObject({ key: 5, asc: 0x26, fieldPointer: { byte: 3, bit: 6 } });
+    // Nothing of the refused lists took effect.
+    const after = await h.exec(DRIVE, Cdb.modeSense10(0), { allocation: 255 });
+    expect(after.data.readUIntBE(8 + 5, 3)).toBe(1024);
+    expect(after.data[3]! & 0x70).toBe(0x10);
+  });
 });
 
 describe('LOAD UNLOAD and PREVENT ALLOW MEDIUM REMOVAL', () => {

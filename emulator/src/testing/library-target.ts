@@ -118,7 +118,7 @@ export async function startLibraryTarget(
       return h;
     },
     stop: async () => {
-      for (const h of hosts) h.close();
+      for (const h of hosts) await h.close();
       await target.stop();
       await devices.close();
       await tmp.cleanup();

@@ -49,6 +49,7 @@ interface Lib {
   freeDiscovery: (ctx: Ptr, data: Ptr) => void;
   createTask: (cdbSize: number, cdb: Buffer, dir: number, length: number) => Ptr | null;
   freeTask: (task: Ptr) => void;
+  addDataInBuffer: (task: Ptr, length: number, buf: Buffer) => number;
   command: AsyncFn;
   taskMgmt: AsyncFn;
 }
@@ -84,6 +85,9 @@ function load(): Lib {
       'void *scsi_create_task(int cdb_size, uint8_t *cdb, int xfer_dir, int expxferlen)',
     ) as Lib['createTask'],
     freeTask: f('void scsi_free_scsi_task(void *task)') as Lib['freeTask'],
+    addDataInBuffer: f(
+      'int scsi_task_add_data_in_buffer(void *task, int len, uint8_t *buf)',
+    ) as Lib['addDataInBuffer'],
     command: f('void *iscsi_scsi_command_sync(void *iscsi, int lun, void *task, void *data)') as AsyncFn,
     taskMgmt: f(
       'int iscsi_task_mgmt_sync(void *iscsi, int lun, int fn, uint32_t ritt, uint32_t rcmdsn)',
@@ -114,6 +118,7 @@ export interface CommandResult {
   status: number;
   /** Fixed or descriptor sense data with CHECK CONDITION, empty otherwise. */
   sense: Buffer;
+  /** The data-in that arrived, also ahead of a CHECK CONDITION (a short read's block). */
   data: Buffer;
   residual: { kind: 'none' | 'underflow' | 'overflow'; count: number };
 }
@@ -238,6 +243,12 @@ export class LibIscsiSession {
     const length = dataOut ? dataOut.length : (opts.dataInLength ?? 0);
     const task = l.createTask(cdb.length, cdb, dir, length);
     if (!task) throw new Error('scsi_create_task failed');
+    // Data-in lands here, and stays apart from the sense libiscsi keeps in the task's datain.
+    const dataIn = dir === XFER_READ ? Buffer.alloc(length) : undefined;
+    if (dataIn && l.addDataInBuffer(task, length, dataIn) !== 0) {
+      l.freeTask(task);
+      throw new Error('scsi_task_add_data_in_buffer failed');
+    }
     try {
       // struct iscsi_data { size_t size; unsigned char *data; }, pointing into dataOut (kept alive below).
       const iscsiData = dataOut ? Buffer.alloc(16) : null;
@@ -249,25 +260,22 @@ export class LibIscsiSession {
       void dataOut;
       if (!done) throw new Error(`SCSI command failed: ${l.getError(this.ctx)}`);
       const status = koffi.decode(task, TASK.status, 'int') as number;
-      const size = koffi.decode(task, TASK.dataInSize, 'int') as number;
-      const dataPtr = koffi.decode(task, TASK.dataInData, 'void *') as Ptr | null;
-      // Copied out: koffi.view aliases libiscsi's buffer, which scsi_free_scsi_task releases.
-      const raw =
-        size > 0 && dataPtr ? Buffer.from(new Uint8Array(koffi.view(dataPtr, size))) : Buffer.alloc(0);
       const residualStatus = koffi.decode(task, TASK.residualStatus, 'int') as number;
       const residual = Number(koffi.decode(task, TASK.residual, 'size_t'));
       const kind = residualStatus === 1 ? 'underflow' : residualStatus === 2 ? 'overflow' : 'none';
+      const data = dataIn
+        ? dataIn.subarray(0, length - (kind === 'underflow' ? residual : 0))
+        : Buffer.alloc(0);
+      let sense = Buffer.alloc(0);
       if (status === STATUS_CHECK_CONDITION) {
-        // On CHECK CONDITION libiscsi keeps the sense segment (2-byte length + sense) in datain.
-        const senseLength = raw.length >= 2 ? raw.readUInt16BE(0) : 0;
-        return {
-          status,
-          sense: raw.subarray(2, 2 + senseLength),
-          data: Buffer.alloc(0),
-          residual: { kind, count: residual },
-        };
+        // libiscsi keeps the response's sense segment (2-byte length + sense) in datain.
+        const size = koffi.decode(task, TASK.dataInSize, 'int') as number;
+        const ptr = koffi.decode(task, TASK.dataInData, 'void *') as Ptr | null;
+        // Copied out: koffi.view aliases libiscsi's buffer, which scsi_free_scsi_task releases.
+        const raw = size > 0 && ptr ? Buffer.from(new Uint8Array(koffi.view(ptr, size))) : Buffer.alloc(0);
+        sense = raw.subarray(2, 2 + (raw.length >= 2 ? raw.readUInt16BE(0) : 0));
       }
-      return { status, sense: Buffer.alloc(0), data: raw, residual: { kind, count: residual } };
+      return { status, sense, data, residual: { kind, count: residual } };
     } finally {
       l.freeTask(task);
     }

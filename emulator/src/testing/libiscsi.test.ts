@@ -1,18 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type IscsiTarget,
-  PeripheralType,
-  RamDisk,
-  ScsiDeviceBase,
-  type ScsiDevice,
-  parseSense,
-  startIscsiTarget,
-} from '@vtl/emulator';
+import { PeripheralType } from '../scsi/constants.js';
+import { ScsiDeviceBase } from '../scsi/device-base.js';
+import { parseSense } from '../scsi/sense.js';
+import type { ScsiDevice } from '../scsi/types.js';
+import { type IscsiTarget, startIscsiTarget } from '../transport/iscsi/target.js';
 import { LibIscsiSession, TaskManagement } from './libiscsi.js';
+import { RamDisk } from './ram-disk.js';
 
-const TARGET = 'iqn.2024-01.org.vtl.e2e:library';
-const HOST = 'iqn.2024-01.org.vtl.e2e:host';
-const STRANGER = 'iqn.2024-01.org.vtl.e2e:stranger';
+const TARGET = 'iqn.2024-01.org.vtl.test:library';
+const HOST = 'iqn.2024-01.org.vtl.test:host';
+const STRANGER = 'iqn.2024-01.org.vtl.test:stranger';
 const BLOCK = 512;
 
 let target: IscsiTarget;
