@@ -1,9 +1,11 @@
-import { readdir } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { makeTempDir } from '../util/temp-dir.js';
 import { Cartridge, type ReadResult } from './cartridge.js';
 import { MediaError } from './errors.js';
 import { cartridgeStats } from './image.js';
+import { IMAGE_FILES } from './layout.js';
 import { mintCartridge } from './mint.js';
 import { parseVol1 } from './vol1.js';
 
@@ -234,7 +236,7 @@ describe('cartridge capacity and protection', () => {
     expect(stats.modified).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
   });
 
-  it('rewriting from BOT starts a new data file: the old content is gone at once, the new survives a kill', async () => {
+  it('rewriting from BOT overwrites in place: the old content is gone at once, the new survives a kill', async () => {
     const cart = await fresh();
     for (let i = 0; i < 8; i++) await cart.writeBlock(block(1 << 20, 7));
     await cart.sync();
@@ -243,12 +245,42 @@ describe('cartridge capacity and protection', () => {
     await cart.writeFilemarks(1);
     await cart.sync();
     await cart.abandon();
+    // The old bytes past the new data are still in the file, but nothing points at them.
     expect((await cartridgeStats(cart.dir)).size_bytes).toBe(80);
     const again = await Cartridge.open(cart.dir);
     expect(again.objectCount).toBe(2);
     expect(dataOf(await again.readBlock(1 << 20))).toEqual(block(80, 9));
     expect(await again.readBlock(80)).toEqual({ kind: 'filemark' });
     expect(await readdir(cart.dir)).toEqual(['data', 'index', 'mam.json', 'meta.json']);
+    await again.close();
+    expect((await stat(join(cart.dir, IMAGE_FILES.data))).size).toBe(80);
+  });
+
+  it('never brings back old blocks past a rewrite, even when the new ones repeat them byte for byte', async () => {
+    const cart = await fresh();
+    for (let i = 0; i < 8; i++) await cart.writeBlock(block(4096, i));
+    await cart.sync();
+    await cart.rewind();
+    // The same first two blocks again, not synced: the old six behind them are intact on disk.
+    for (let i = 0; i < 2; i++) await cart.writeBlock(block(4096, i));
+    await cart.abandon();
+    const again = await Cartridge.open(cart.dir);
+    expect(again.objectCount).toBeLessThanOrEqual(2);
+    await again.close();
+  });
+
+  it('cuts what is left of the old data when the rewritten tape is unloaded', async () => {
+    const cart = await fresh();
+    for (let i = 0; i < 4; i++) await cart.writeBlock(block(1 << 20, 7));
+    await cart.rewind();
+    await cart.writeBlock(block(8192, 9));
+    // Loaded: the status already shows what the host wrote.
+    expect((await cartridgeStats(cart.dir)).size_bytes).toBe(8192);
+    await cart.close();
+    expect((await stat(join(cart.dir, IMAGE_FILES.data))).size).toBe(8192);
+    const again = await Cartridge.open(cart.dir);
+    expect(dataOf(await again.readBlock(1 << 20))).toEqual(block(8192, 9));
+    expect(await again.readBlock(1 << 20)).toEqual({ kind: 'eod' });
     await again.close();
   });
 

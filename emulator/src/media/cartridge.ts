@@ -84,6 +84,11 @@ export class Cartridge {
   private dirChanged = false;
   /** A replaced data file being released (its blocks freed) in the background. */
   private releasing: Promise<void> = Promise.resolve();
+  /**
+   * The data file holds bytes past the data end, left by a write that cut the tape: they are
+   * overwritten in place as the host writes on, and whatever is left is cut on close.
+   */
+  private staleTail = false;
   /** Blocks issued whose index entries are not appended yet (they count as objects already). */
   private unindexed = 0;
   /** Settles when the last issued block is indexed or has failed; entries chain through it. */
@@ -321,7 +326,7 @@ export class Cartridge {
   erase(): Promise<void> {
     return this.exclusive(async () => {
       this.assertWritable();
-      await this.cutAtPosition(await this.writeOffset());
+      await this.cutAtPosition(await this.writeOffset(), { release: true });
     });
   }
 
@@ -359,6 +364,7 @@ export class Cartridge {
         await this.readAhead.drop();
         await this.settleWrites();
         await this.syncNow();
+        if (this.staleTail) await this.data.truncate(this.dataEnd);
       } finally {
         await this.indexTail;
         await this.writeback;
@@ -478,6 +484,7 @@ export class Cartridge {
     this.pos = count;
     this.posFilemarks = this.filemarks;
     await this.data.truncate(this.dataEnd);
+    this.staleTail = false;
   }
 
   private async syncNow(): Promise<void> {
@@ -527,13 +534,24 @@ export class Cartridge {
     return (await this.index.get(this.pos)).offset;
   }
 
-  /** Tape semantics: writing in the middle makes everything after the position unreadable. */
-  private async cutAtPosition(offset: number): Promise<void> {
+  /**
+   * Tape semantics: writing in the middle makes everything after the position unreadable.
+   * The index goes first, durably: after a crash no entry may point past the cut, whatever
+   * bytes are still there. A write then overwrites the old bytes in place, which costs the
+   * disk no allocation and no freeing (a host reusing a scratch tape rewrites it from BOT);
+   * `release` (ERASE) frees them now instead.
+   */
+  private async cutAtPosition(offset: number, opts: { release?: boolean } = {}): Promise<void> {
     if (this.pos === this.index.count) return;
-    // The index goes first: a crash in between leaves data past the index, which recovery cuts.
     await this.index.truncate(this.pos);
-    if (offset === 0) await this.replaceData();
-    else await this.data.truncate(offset);
+    if (opts.release) {
+      if (offset === 0) await this.replaceData();
+      else await this.data.truncate(offset);
+      this.staleTail = false;
+    } else {
+      await this.index.datasync();
+      this.staleTail = true;
+    }
     this.dataEnd = offset;
     this.filemarks = this.posFilemarks;
   }

@@ -4,6 +4,7 @@ import { basename, dirname, join } from 'node:path';
 import { isoNow } from '@vtl/api';
 import { fsyncDir } from '../util/atomic-file.js';
 import { isErrno } from './errors.js';
+import { IndexFile, entryEnd } from './index-file.js';
 import { IMAGE_FILES, readMeta, writeMeta } from './layout.js';
 import { MINT_TMP_PREFIX } from './mint.js';
 
@@ -20,10 +21,13 @@ export interface CartridgeStats {
 
 const TRASH_PREFIX = '.trash-';
 
-/** Sizes from four stat calls; never reads data. Raises `not_found` when there is no image. */
+/**
+ * Sizes from four stat calls and the index's last entry; never reads data. Raises
+ * `not_found` when there is no image.
+ */
 export async function cartridgeStats(dir: string): Promise<CartridgeStats> {
   const meta = await readMeta(dir);
-  let size = 0;
+  let fileSize = 0;
   let phys = 0;
   let newest = 0;
   for (const name of Object.values(IMAGE_FILES)) {
@@ -31,12 +35,29 @@ export async function cartridgeStats(dir: string): Promise<CartridgeStats> {
       const st = await stat(join(dir, name));
       phys += st.blocks * 512;
       newest = Math.max(newest, st.mtimeMs);
-      if (name === IMAGE_FILES.data) size = st.size;
+      if (name === IMAGE_FILES.data) fileSize = st.size;
     } catch (err) {
       if (!isErrno(err, 'ENOENT')) throw err;
     }
   }
+  const size = meta.stub ? 0 : ((await indexedEnd(dir)) ?? fileSize);
   return { size_bytes: size, phys_bytes: phys, modified: isoNow(new Date(newest)), stub: meta.stub };
+}
+
+/**
+ * Where the data the index knows of ends: the bytes the host has written. The data file may
+ * hold more, for a while, when a rewritten tape is overwritten in place (cartridge.ts).
+ */
+async function indexedEnd(dir: string): Promise<number | undefined> {
+  let index: IndexFile | undefined;
+  try {
+    index = await IndexFile.open(join(dir, IMAGE_FILES.index), true);
+    return index.count > 0 ? entryEnd(await index.get(index.count - 1)) : 0;
+  } catch {
+    return undefined;
+  } finally {
+    await index?.close();
+  }
 }
 
 export async function isStub(dir: string): Promise<boolean> {
