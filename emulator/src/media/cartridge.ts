@@ -214,7 +214,7 @@ export class Cartridge {
           length: block.length,
           filemarksBefore: this.posFilemarks,
         };
-        // Checksummed off the event loop while the bytes are written.
+        // Checksummed behind the WRITE's status: on the helper thread, or once the loop is free.
         const checksum = blockChecksums(this.index.algorithm, block, [block.length]);
         const data = this.writer.write(block, start);
         this.unindexed += 1;
@@ -557,9 +557,9 @@ export class Cartridge {
   }
 
   /**
-   * Starts the data file afresh (a write or erase at BOT, the usual reuse of a scratch tape):
-   * a new empty file takes the name at once and the old one's blocks are freed in the
-   * background, since truncating gigabytes in place would stall the host's first write.
+   * Starts the data file afresh (ERASE at BOT): a new empty file takes the name at once and
+   * the old one's blocks are freed in the background, since truncating gigabytes in place
+   * would stall the host.
    */
   private async replaceData(): Promise<void> {
     await this.writeback;
