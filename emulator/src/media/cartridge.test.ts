@@ -1,7 +1,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeTempDir } from '../util/temp-dir.js';
+import { describe, expect, it } from 'vitest';
+import { tempDirPerTest } from '../testing/temp-dir-per-test.js';
 import { Cartridge, type ReadResult } from './cartridge.js';
 import { MediaError } from './errors.js';
 import { cartridgeStats } from './image.js';
@@ -9,13 +9,7 @@ import { IMAGE_FILES } from './layout.js';
 import { mintCartridge } from './mint.js';
 import { parseVol1 } from './vol1.js';
 
-let tmp: { path: string; cleanup: () => Promise<void> };
-beforeEach(async () => {
-  tmp = await makeTempDir();
-});
-afterEach(async () => {
-  await tmp.cleanup();
-});
+const tmp = tempDirPerTest();
 
 const block = (n: number, fill: number) => Buffer.alloc(n, fill);
 

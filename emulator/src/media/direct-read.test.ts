@@ -1,19 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeTempDir } from '../util/temp-dir.js';
+import { describe, expect, it } from 'vitest';
+import { tempDirPerTest } from '../testing/temp-dir-per-test.js';
 import { giveAlignedBuffer, takeAlignedBuffer } from './aligned-buffers.js';
 import { giveBlockBuffer } from './block-buffers.js';
 import { DirectReader } from './direct-read.js';
 
-let tmp: { path: string; cleanup: () => Promise<void> };
-beforeEach(async () => {
-  tmp = await makeTempDir();
-});
-afterEach(async () => {
-  await tmp.cleanup();
-});
+const tmp = tempDirPerTest();
 
 describe('direct reads around the page cache', () => {
   it('reads any range of a file, at any offset and length, into aligned pool buffers', async () => {

@@ -1,6 +1,6 @@
 import { readdir } from 'node:fs/promises';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeTempDir } from '../util/temp-dir.js';
+import { describe, expect, it } from 'vitest';
+import { tempDirPerTest } from '../testing/temp-dir-per-test.js';
 import { Cartridge } from './cartridge.js';
 import { cartridgeStats, deleteCartridge, isStub, listImages, makeStub, sweepMediaDir } from './image.js';
 import { readMeta } from './layout.js';
@@ -9,13 +9,7 @@ import { buildVol1, parseVol1 } from './vol1.js';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
-let tmp: { path: string; cleanup: () => Promise<void> };
-beforeEach(async () => {
-  tmp = await makeTempDir();
-});
-afterEach(async () => {
-  await tmp.cleanup();
-});
+const tmp = tempDirPerTest();
 
 describe('VOL1 label', () => {
   it('is 80 ASCII bytes with the volume id at 4..9 and the version at 79', () => {

@@ -1,19 +1,13 @@
 import { open, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeTempDir } from '../util/temp-dir.js';
+import { describe, expect, it } from 'vitest';
+import { tempDirPerTest } from '../testing/temp-dir-per-test.js';
 import { Cartridge } from './cartridge.js';
 import { ENTRY_SIZE, HEADER_SIZE } from './index-file.js';
 import { IMAGE_FILES } from './layout.js';
 import { mintCartridge } from './mint.js';
 
-let tmp: { path: string; cleanup: () => Promise<void> };
-beforeEach(async () => {
-  tmp = await makeTempDir();
-});
-afterEach(async () => {
-  await tmp.cleanup();
-});
+const tmp = tempDirPerTest();
 
 const block = (n: number, fill: number) => Buffer.alloc(n, fill);
 

@@ -1,7 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { makeTempDir } from '../util/temp-dir.js';
+import { tempDirPerTest } from '../testing/temp-dir-per-test.js';
 import { isDirectIoAligned, shareAlignedBuffer, takeAlignedBuffer } from './aligned-buffers.js';
 import { giveBlockBuffer, takeBlockBuffer } from './block-buffers.js';
 import { Cartridge, type ReadResult } from './cartridge.js';
@@ -10,13 +10,7 @@ import { mintCartridge } from './mint.js';
 
 /** The streaming data path: recycled block buffers, read-ahead, index entries written behind. */
 
-let tmp: { path: string; cleanup: () => Promise<void> };
-beforeEach(async () => {
-  tmp = await makeTempDir();
-});
-afterEach(async () => {
-  await tmp.cleanup();
-});
+const tmp = tempDirPerTest();
 
 const BLOCK = 256 * 1024;
 const block = (fill: number) => Buffer.alloc(BLOCK, fill);

@@ -1,9 +1,9 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mountSmallFilesystem } from '../testing/small-filesystem.js';
-import { makeTempDir } from '../util/temp-dir.js';
+import { tempDirPerTest } from '../testing/temp-dir-per-test.js';
 import { Cartridge, type IssuedBlock } from './cartridge.js';
 import { HEADER_SIZE, ENTRY_SIZE } from './index-file.js';
 import { IMAGE_FILES } from './layout.js';
@@ -12,13 +12,7 @@ import { takeBlockBuffer } from './block-buffers.js';
 
 /** Blocks written behind (Cartridge.issueBlock), their failures, and older index versions. */
 
-let tmp: { path: string; cleanup: () => Promise<void> };
-beforeEach(async () => {
-  tmp = await makeTempDir();
-});
-afterEach(async () => {
-  await tmp.cleanup();
-});
+const tmp = tempDirPerTest();
 
 const BLOCK = 256 * 1024;
 /** A block in a pool buffer (aligned: it goes around the page cache where the disk allows). */
