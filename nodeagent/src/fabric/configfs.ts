@@ -67,23 +67,21 @@ export class ConfigFs {
    */
   async removeGroup(rel: string): Promise<void> {
     const abs = this.path(rel);
-    try {
-      await fs.rmdir(abs);
-    } catch (err) {
-      if (isErr(err, 'ENOENT')) return;
-      if (!isErr(err, 'ENOTEMPTY') && !isErr(err, 'EEXIST')) throw err;
-      // A stand-in tree may still be adding a default attribute: a few attempts settle it.
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await this.removeAttributes(abs, err as Error);
-          await fs.rmdir(abs);
-          return;
-        } catch (again) {
-          if (attempt >= 3 || isErr(again, 'ENOENT') || !isErr(again, 'ENOTEMPTY')) {
-            if (isErr(again, 'ENOENT')) return;
-            throw again;
-          }
-        }
+    const deadline = Date.now() + DEFAULT_GROUP_WAIT_MS;
+    for (;;) {
+      try {
+        await fs.rmdir(abs);
+        return;
+      } catch (err) {
+        if (isErr(err, 'ENOENT')) return;
+        if (!isErr(err, 'ENOTEMPTY') && !isErr(err, 'EEXIST')) throw err;
+        // A stand-in tree may still be adding default attributes while they are removed: clear
+        // them and try again until it has settled (the kernel never gets here).
+        await this.removeAttributes(abs, err as Error).catch((again: unknown) => {
+          if (!isErr(again, 'ENOENT')) throw again;
+        });
+        if (Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 5));
       }
     }
   }
