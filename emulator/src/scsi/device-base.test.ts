@@ -143,7 +143,20 @@ describe('ScsiDeviceBase (SPC)', () => {
     const all = (await d.execute(cmd(A, [0xa3, 0x0c, 0x00, 0, 0, 0, 0, 0, 4, 0, 0, 0]))).dataIn!;
     const count = all.readUInt32BE(0) / 8;
     const opcodes = Array.from({ length: count }, (_, i) => all[4 + 8 * i]);
-    expect(opcodes).toEqual([0x00, 0x01, 0x03, 0x12, 0x16, 0x17, 0x56, 0x57, 0xa0, 0xa3]);
+    const persistentReserve = [...Array<number>(4).fill(0x5e), ...Array<number>(7).fill(0x5f)];
+    expect(opcodes).toEqual([
+      0x00,
+      0x01,
+      0x03,
+      0x12,
+      0x16,
+      0x17,
+      0x56,
+      0x57,
+      ...persistentReserve,
+      0xa0,
+      0xa3,
+    ]);
     const one = (await d.execute(cmd(A, [0xa3, 0x0c, 0x81, 0x01, 0, 0, 0, 0, 1, 0, 0, 0]))).dataIn!;
     expect(one[1]).toBe(0x83);
     expect(one.readUInt16BE(2)).toBe(6);

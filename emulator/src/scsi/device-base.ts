@@ -5,6 +5,8 @@ import { Asc, Opcode, ScsiStatus } from './constants.js';
 import { type CommandContext, lengthOf, type OpcodeEntry, OpcodeTable } from './dispatch.js';
 import type { DeviceIdentity } from './inquiry.js';
 import { reportLunsData } from './report-luns.js';
+import { installPersistentReserveCommands } from './persistent-reserve-commands.js';
+import { PersistentReservations } from './persistent-reservations.js';
 import { Reservation } from './reservation.js';
 import { checkCondition, reservationConflict } from './result.js';
 import { buildSense, Sense, ScsiError } from './sense.js';
@@ -27,6 +29,7 @@ export class ScsiDeviceBase implements ScsiDevice, SpcHost {
   readonly table = new OpcodeTable();
   readonly unitAttentions: UnitAttentions;
   readonly reservation = new Reservation();
+  readonly persistentReservations = new PersistentReservations();
   readonly vpdPages: Map<number, VpdPageBuilder>;
   protected readonly logger: Logger | undefined;
   private readonly queue = new SerialQueue();
@@ -41,6 +44,7 @@ export class ScsiDeviceBase implements ScsiDevice, SpcHost {
     this.vpdPages = defaultVpdPages(this);
     this.logger = options.logger;
     installSpcCommands(this);
+    installPersistentReserveCommands(this, this.table);
     // Answered by the target's LUN router; this row keeps the command listed and usable standalone.
     this.table.set(Opcode.REPORT_LUNS, {
       name: 'REPORT LUNS',
@@ -73,6 +77,7 @@ export class ScsiDeviceBase implements ScsiDevice, SpcHost {
     }
     const { entry } = resolved;
     if (!entry.allowedWhenReserved && this.reservation.conflicts(nexus)) return reservationConflict();
+    if (this.persistentReservationConflict(nexus, entry)) return reservationConflict();
     if ((controlByte(cmd.cdb, lengthOf(cmd.cdb[0]!, entry)) & CONTROL_NACA) !== 0) {
       const byte = lengthOf(cmd.cdb[0]!, entry) - 1;
       return this.finish(nexus, checkCondition(Sense.invalidFieldInCdb(byte, 2)), cmd.cdb[0]!);
@@ -83,6 +88,13 @@ export class ScsiDeviceBase implements ScsiDevice, SpcHost {
     return this.finish(nexus, result, cmd.cdb[0]!);
   }
 
+  private persistentReservationConflict(nexus: string, entry: OpcodeEntry): boolean {
+    if (entry.allowedWhenReserved || entry.checksPersistentReservations) return false;
+    const access = this.persistentReservations.access(nexus);
+    return access === 'none' || (access === 'read' && !entry.readOnly);
+  }
+
+  /** Persistent reservations outlive LUN resets and nexus loss (SPC-4 5.13); only RESERVE(6/10) goes. */
   notify(event: DeviceEvent): void {
     switch (event.kind) {
       case 'lun-reset':

@@ -20,8 +20,18 @@ export interface OpcodeEntry {
   dataOutLength?: (cdb: Buffer) => number;
   /** Runs even while a unit attention is pending (INQUIRY, REPORT LUNS, REQUEST SENSE). */
   uaExempt?: boolean;
-  /** Runs while another nexus holds a RESERVE(6/10) reservation. */
+  /**
+   * Runs while another nexus holds a RESERVE(6/10) reservation, and under any persistent
+   * reservation (INQUIRY, REQUEST SENSE, REPORT LUNS, LOG SENSE, ...).
+   */
   allowedWhenReserved?: boolean;
+  /**
+   * Transfers nothing to the medium and changes no setting (READ, positioning, sensing): runs
+   * under a Write Exclusive persistent reservation that another nexus holds.
+   */
+  readOnly?: boolean;
+  /** Applies the persistent reservation rules itself (PERSISTENT RESERVE IN/OUT, RESERVE/RELEASE). */
+  checksPersistentReservations?: boolean;
   /** Bypasses the device's serial queue; only for handlers that touch no media state. */
   concurrent?: boolean;
   /** CDB usage bitmap for REPORT SUPPORTED OPERATION CODES; defaults to all bits of each byte. */

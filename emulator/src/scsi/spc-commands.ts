@@ -9,6 +9,7 @@ import {
   vpdPage,
 } from './inquiry.js';
 import { reportSupportedOperationCodes } from './report-supported-opcodes.js';
+import type { PersistentReservations } from './persistent-reservations.js';
 import type { Reservation } from './reservation.js';
 import { buildSense, Sense, ScsiError } from './sense.js';
 import { good, reservationConflict } from './result.js';
@@ -25,6 +26,7 @@ export interface SpcHost {
   readonly table: OpcodeTable;
   readonly unitAttentions: UnitAttentions;
   readonly reservation: Reservation;
+  readonly persistentReservations: PersistentReservations;
   readonly vpdPages: Map<number, VpdPageBuilder>;
   /** The sense of the last CHECK CONDITION on this nexus, cleared when read. */
   takePendingSense(nexus: string): Buffer | undefined;
@@ -74,14 +76,28 @@ function requestSense(host: SpcHost, ctx: CommandContext): ScsiResult {
   return good(truncateToAllocation(host.idleSense(ctx), allocation));
 }
 
+/**
+ * While persistent reservations are in use, RESERVE/RELEASE(6/10) are GOOD without effect for
+ * a holder and conflict for everyone else (SPC-4 5.13.3: what REPORT CAPABILITIES' CRH says).
+ */
+function underPersistentReservations(host: SpcHost, ctx: CommandContext): ScsiResult | undefined {
+  const pr = host.persistentReservations;
+  if (!pr.active) return undefined;
+  return pr.legacyCommandIsNoOp(ctx.nexus) ? good() : reservationConflict();
+}
+
 function reserve(host: SpcHost, ctx: CommandContext): ScsiResult {
   // Third-party and extent reservations are obsolete; only plain LU reservations exist here.
   requireZeroBits(ctx.cdb, 1, ctx.cdb[0] === Opcode.RESERVE_10 ? 0x13 : 0x1f);
+  const persistent = underPersistentReservations(host, ctx);
+  if (persistent) return persistent;
   return host.reservation.reserve(ctx.nexus) ? good() : reservationConflict();
 }
 
 function release(host: SpcHost, ctx: CommandContext): ScsiResult {
   requireZeroBits(ctx.cdb, 1, ctx.cdb[0] === Opcode.RELEASE_10 ? 0x13 : 0x1f);
+  const persistent = underPersistentReservations(host, ctx);
+  if (persistent) return persistent;
   host.reservation.release(ctx.nexus);
   return good();
 }
@@ -97,6 +113,7 @@ export function installSpcCommands(host: SpcHost): void {
           await host.testUnitReady(ctx);
           return good();
         },
+        readOnly: true,
       },
     ],
     [
@@ -120,15 +137,31 @@ export function installSpcCommands(host: SpcHost): void {
         usage: [0x12, 0x01, 0xff, 0xff, 0xff, 0x00],
       },
     ],
-    [Opcode.RESERVE_6, { name: 'RESERVE(6)', handler: (ctx) => reserve(host, ctx) }],
+    [
+      Opcode.RESERVE_6,
+      { name: 'RESERVE(6)', handler: (ctx) => reserve(host, ctx), checksPersistentReservations: true },
+    ],
     [
       Opcode.RELEASE_6,
-      { name: 'RELEASE(6)', handler: (ctx) => release(host, ctx), allowedWhenReserved: true },
+      {
+        name: 'RELEASE(6)',
+        handler: (ctx) => release(host, ctx),
+        allowedWhenReserved: true,
+        checksPersistentReservations: true,
+      },
     ],
-    [Opcode.RESERVE_10, { name: 'RESERVE(10)', handler: (ctx) => reserve(host, ctx) }],
+    [
+      Opcode.RESERVE_10,
+      { name: 'RESERVE(10)', handler: (ctx) => reserve(host, ctx), checksPersistentReservations: true },
+    ],
     [
       Opcode.RELEASE_10,
-      { name: 'RELEASE(10)', handler: (ctx) => release(host, ctx), allowedWhenReserved: true },
+      {
+        name: 'RELEASE(10)',
+        handler: (ctx) => release(host, ctx),
+        allowedWhenReserved: true,
+        checksPersistentReservations: true,
+      },
     ],
   ];
   for (const [opcode, entry] of rows) host.table.set(opcode, entry);

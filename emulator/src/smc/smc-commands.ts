@@ -70,11 +70,21 @@ export function installSmcCommands(changer: MediaChanger): void {
     ],
     [
       SmcOpcode.MODE_SENSE_6,
-      { name: 'MODE SENSE(6)', handler: (c) => changerModeSense(changer, c), timeouts: QUICK },
+      {
+        name: 'MODE SENSE(6)',
+        handler: (c) => changerModeSense(changer, c),
+        readOnly: true,
+        timeouts: QUICK,
+      },
     ],
     [
       SmcOpcode.MODE_SENSE_10,
-      { name: 'MODE SENSE(10)', handler: (c) => changerModeSense(changer, c), timeouts: QUICK },
+      {
+        name: 'MODE SENSE(10)',
+        handler: (c) => changerModeSense(changer, c),
+        readOnly: true,
+        timeouts: QUICK,
+      },
     ],
     [
       SmcOpcode.PREVENT_ALLOW_MEDIUM_REMOVAL,
@@ -86,7 +96,12 @@ export function installSmcCommands(changer: MediaChanger): void {
     ],
     [
       SmcOpcode.POSITION_TO_ELEMENT,
-      { name: 'POSITION TO ELEMENT', handler: (c) => positionToElement(changer, c), timeouts: MOTION },
+      {
+        name: 'POSITION TO ELEMENT',
+        handler: (c) => positionToElement(changer, c),
+        readOnly: true,
+        timeouts: MOTION,
+      },
     ],
     [
       SmcOpcode.LOG_SENSE,
@@ -103,7 +118,12 @@ export function installSmcCommands(changer: MediaChanger): void {
     ],
     [
       SmcOpcode.READ_ELEMENT_STATUS,
-      { name: 'READ ELEMENT STATUS', handler: (c) => readElementStatus(changer, c), timeouts: QUICK },
+      {
+        name: 'READ ELEMENT STATUS',
+        handler: (c) => readElementStatus(changer, c),
+        readOnly: true,
+        timeouts: QUICK,
+      },
     ],
   ];
   for (const [opcode, entry] of rows) changer.table.set(opcode, entry);

@@ -46,17 +46,21 @@ const QUICK = { nominal: 1, recommended: 60 };
  */
 export function installSscCommands(drive: TapeDrive): void {
   const rows: Array<[number, OpcodeEntry]> = [
-    [SscOpcode.REWIND, { name: 'REWIND', handler: (c) => rewind(drive, c), timeouts: MOTION }],
+    [
+      SscOpcode.REWIND,
+      { name: 'REWIND', handler: (c) => rewind(drive, c), readOnly: true, timeouts: MOTION },
+    ],
     [
       SscOpcode.READ_BLOCK_LIMITS,
       {
         name: 'READ BLOCK LIMITS',
         handler: (c) => readBlockLimits(drive, c),
         concurrent: true,
+        readOnly: true,
         timeouts: QUICK,
       },
     ],
-    [SscOpcode.READ_6, { name: 'READ(6)', handler: (c) => read6(drive, c), timeouts: DATA }],
+    [SscOpcode.READ_6, { name: 'READ(6)', handler: (c) => read6(drive, c), readOnly: true, timeouts: DATA }],
     [
       SscOpcode.WRITE_6,
       {
@@ -70,8 +74,14 @@ export function installSscCommands(drive: TapeDrive): void {
       SscOpcode.WRITE_FILEMARKS_6,
       { name: 'WRITE FILEMARKS(6)', handler: (c) => writeFilemarks6(drive, c), timeouts: DATA },
     ],
-    [SscOpcode.SPACE_6, { name: 'SPACE(6)', handler: (c) => space(drive, c), timeouts: MOTION }],
-    [SscOpcode.SPACE_16, { name: 'SPACE(16)', handler: (c) => space(drive, c), timeouts: MOTION }],
+    [
+      SscOpcode.SPACE_6,
+      { name: 'SPACE(6)', handler: (c) => space(drive, c), readOnly: true, timeouts: MOTION },
+    ],
+    [
+      SscOpcode.SPACE_16,
+      { name: 'SPACE(16)', handler: (c) => space(drive, c), readOnly: true, timeouts: MOTION },
+    ],
     [
       SscOpcode.MODE_SELECT_6,
       {
@@ -92,11 +102,11 @@ export function installSscCommands(drive: TapeDrive): void {
     ],
     [
       SscOpcode.MODE_SENSE_6,
-      { name: 'MODE SENSE(6)', handler: (c) => tapeModeSense(drive, c), timeouts: QUICK },
+      { name: 'MODE SENSE(6)', handler: (c) => tapeModeSense(drive, c), readOnly: true, timeouts: QUICK },
     ],
     [
       SscOpcode.MODE_SENSE_10,
-      { name: 'MODE SENSE(10)', handler: (c) => tapeModeSense(drive, c), timeouts: QUICK },
+      { name: 'MODE SENSE(10)', handler: (c) => tapeModeSense(drive, c), readOnly: true, timeouts: QUICK },
     ],
     [SscOpcode.ERASE_6, { name: 'ERASE(6)', handler: (c) => erase(drive, c), timeouts: MOTION }],
     [SscOpcode.LOAD_UNLOAD, { name: 'LOAD UNLOAD', handler: (c) => loadUnload(drive, c), timeouts: MOTION }],
@@ -104,15 +114,26 @@ export function installSscCommands(drive: TapeDrive): void {
       SscOpcode.PREVENT_ALLOW_MEDIUM_REMOVAL,
       { name: 'PREVENT ALLOW MEDIUM REMOVAL', handler: (c) => preventAllow(drive, c), timeouts: QUICK },
     ],
-    [SscOpcode.LOCATE_10, { name: 'LOCATE(10)', handler: (c) => locate(drive, c), timeouts: MOTION }],
-    [SscOpcode.LOCATE_16, { name: 'LOCATE(16)', handler: (c) => locate(drive, c), timeouts: MOTION }],
+    [
+      SscOpcode.LOCATE_10,
+      { name: 'LOCATE(10)', handler: (c) => locate(drive, c), readOnly: true, timeouts: MOTION },
+    ],
+    [
+      SscOpcode.LOCATE_16,
+      { name: 'LOCATE(16)', handler: (c) => locate(drive, c), readOnly: true, timeouts: MOTION },
+    ],
     [
       SscOpcode.READ_POSITION,
-      { name: 'READ POSITION', handler: (c) => readPosition(drive, c), timeouts: QUICK },
+      { name: 'READ POSITION', handler: (c) => readPosition(drive, c), readOnly: true, timeouts: QUICK },
     ],
     [
       SscOpcode.REPORT_DENSITY_SUPPORT,
-      { name: 'REPORT DENSITY SUPPORT', handler: (c) => reportDensitySupport(drive, c), timeouts: QUICK },
+      {
+        name: 'REPORT DENSITY SUPPORT',
+        handler: (c) => reportDensitySupport(drive, c),
+        readOnly: true,
+        timeouts: QUICK,
+      },
     ],
     [
       SscOpcode.LOG_SENSE,
@@ -126,7 +147,7 @@ export function installSscCommands(drive: TapeDrive): void {
     [SscOpcode.LOG_SELECT, { name: 'LOG SELECT', handler: (c) => tapeLogSelect(drive, c), timeouts: QUICK }],
     [
       SscOpcode.READ_ATTRIBUTE,
-      { name: 'READ ATTRIBUTE', handler: (c) => readAttribute(drive, c), timeouts: QUICK },
+      { name: 'READ ATTRIBUTE', handler: (c) => readAttribute(drive, c), readOnly: true, timeouts: QUICK },
     ],
     [
       SscOpcode.WRITE_ATTRIBUTE,

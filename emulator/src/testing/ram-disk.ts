@@ -31,10 +31,11 @@ export class RamDisk extends ScsiDeviceBase {
     const len10 = (cdb: Buffer) => cdb.readUInt16BE(7) * blockSize;
     const len16 = (cdb: Buffer) => cdb.readUInt32BE(10) * blockSize;
     this.table
-      .set(0x25, { name: 'READ CAPACITY(10)', handler: () => good(this.capacity10()) })
+      .set(0x25, { name: 'READ CAPACITY(10)', handler: () => good(this.capacity10()), readOnly: true })
       .set(0x28, {
         name: 'READ(10)',
         handler: (c) => this.read(c.cdb.readUInt32BE(2), c.cdb.readUInt16BE(7)),
+        readOnly: true,
       })
       .set(0x2a, {
         name: 'WRITE(10)',
@@ -45,13 +46,18 @@ export class RamDisk extends ScsiDeviceBase {
       .set(0x88, {
         name: 'READ(16)',
         handler: (c) => this.read(readUInt64BE(c.cdb, 2), c.cdb.readUInt32BE(10)),
+        readOnly: true,
       })
       .set(0x8a, {
         name: 'WRITE(16)',
         dataOutLength: len16,
         handler: (c) => this.write(c, readUInt64BE(c.cdb, 2), c.cdb.readUInt32BE(10)),
       })
-      .setServiceAction(0x9e, 0x10, { name: 'READ CAPACITY(16)', handler: () => good(this.capacity16()) });
+      .setServiceAction(0x9e, 0x10, {
+        name: 'READ CAPACITY(16)',
+        handler: () => good(this.capacity16()),
+        readOnly: true,
+      });
   }
 
   private check(lba: number, count: number): void {

@@ -75,6 +75,24 @@ export const Cdb = {
   reportLuns: (alloc = 1024) => [0xa0, 0, 0, 0, 0, 0, ...u32(alloc), 0, 0],
   reportSupportedOpcodes: (alloc = 8192) => [0xa3, 0x0c, 0, 0, 0, 0, ...u32(alloc), 0, 0],
   reserve6: () => [0x16, 0, 0, 0, 0, 0],
+  persistentReserveIn: (action: number, alloc = 1024) => [0x5e, action, 0, 0, 0, 0, 0, ...u16(alloc), 0],
+  /** PERSISTENT RESERVE OUT with the basic 24-byte parameter list (`Cdb.prOutParameters`). */
+  persistentReserveOut: (action: number, type = 0, length = 24) => [
+    0x5f,
+    action,
+    type,
+    0,
+    0,
+    ...u32(length),
+    0,
+  ],
+  prOutParameters: (key: bigint, serviceActionKey = 0n, flags = 0) => {
+    const b = Buffer.alloc(24);
+    b.writeBigUInt64BE(key, 0);
+    b.writeBigUInt64BE(serviceActionKey, 8);
+    b[20] = flags;
+    return b;
+  },
   release6: () => [0x17, 0, 0, 0, 0, 0],
   readElementStatus: (
     type: number,
