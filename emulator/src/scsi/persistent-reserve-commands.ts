@@ -83,7 +83,7 @@ function reportCapabilities(): Buffer {
 const MASK_BIT: Record<number, number> = { 7: 0x8000, 6: 0x4000, 5: 0x2000, 3: 0x0800, 1: 0x0200, 8: 0x0001 };
 
 /** An iSCSI TransportID: the initiator port name, NUL-terminated and padded to 4 bytes. */
-export function iscsiTransportId(nexus: string): Buffer {
+function iscsiTransportId(nexus: string): Buffer {
   const nameLength = Math.ceil((Buffer.byteLength(nexus) + 1) / 4) * 4;
   const out = Buffer.alloc(4 + nameLength);
   out[0] = ISCSI_PORT_TRANSPORT_ID;
@@ -183,22 +183,11 @@ export function installPersistentReserveCommands(host: PrHost, table: OpcodeTabl
     handler: (ctx: CommandContext) => persistentReserveIn(host, ctx),
     checksPersistentReservations: true,
   };
-  table.setServiceAction(Opcode.PERSISTENT_RESERVE_IN, PrIn.READ_KEYS, {
-    name: 'PERSISTENT RESERVE IN (READ KEYS)',
-    ...pin,
-  });
-  table.setServiceAction(Opcode.PERSISTENT_RESERVE_IN, PrIn.READ_RESERVATION, {
-    name: 'PERSISTENT RESERVE IN (READ RESERVATION)',
-    ...pin,
-  });
-  table.setServiceAction(Opcode.PERSISTENT_RESERVE_IN, PrIn.REPORT_CAPABILITIES, {
-    name: 'PERSISTENT RESERVE IN (REPORT CAPABILITIES)',
-    ...pin,
-  });
-  table.setServiceAction(Opcode.PERSISTENT_RESERVE_IN, PrIn.READ_FULL_STATUS, {
-    name: 'PERSISTENT RESERVE IN (READ FULL STATUS)',
-    ...pin,
-  });
+  for (const [name, action] of Object.entries(PrIn))
+    table.setServiceAction(Opcode.PERSISTENT_RESERVE_IN, action, {
+      name: `PERSISTENT RESERVE IN (${name.replaceAll('_', ' ')})`,
+      ...pin,
+    });
   const pout = {
     handler: (ctx: CommandContext) => persistentReserveOut(host, ctx),
     dataOutLength: (cdb: Buffer) => Math.min(cdb.readUInt32BE(5), 256),
