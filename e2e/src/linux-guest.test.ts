@@ -159,6 +159,12 @@ describe.skipIf(!qemu)('a Linux host drives the library with mtx, mt-st and tar'
     expect(passed('read-all')).toBe('set1 set2 set3');
   });
 
+  it('takes and gives back a persistent reservation of the drive with sg_persist', () => {
+    expect(passed('persistent-reserve')).toBe(
+      'keys=0x5a17e1 held=0x5a17e1 Exclusive Access rewound-to=0 keys-after=0',
+    );
+  });
+
   it('unloads and moves cartridges with mtx; the API and the journal see where they went', async () => {
     passed('offline');
     passed('mtx-unload');

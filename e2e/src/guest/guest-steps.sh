@@ -178,6 +178,24 @@ if step_run read-all mt-st -f "$TAPE" rewind; then
   if [ "$matched" = " set1 set2 set3" ]; then ok read-all "${matched# }"; else fail read-all "only$matched matched"; fi
 fi
 
+# --- persistent reservations ---------------------------------------------------------------
+# What cluster-aware backup software does before it uses a shared drive: register a key, take an
+# exclusive-access reservation, use the drive, release, unregister (sg_persist from sg3-utils).
+TAPE_SG=/dev/$(ls "/sys/class/scsi_tape/${TAPE##*/}/device/scsi_generic")
+pr() { step_run persistent-reserve sg_persist "$@" "$TAPE_SG"; }
+if pr --out --register --param-sark=5a17e1 && pr --out --reserve --param-rk=5a17e1 --prout-type=3; then
+  pr --in --read-keys && keys=$(echo "$out" | sed -n 's/^ *\(0x[0-9a-f]*\)$/\1/p' | oneline)
+  pr --in --read-reservation && log persistent-reserve "$out" &&
+    held=$(echo "$out" | sed -n 's/^ *Key=\(0x[0-9a-f]*\).*/\1/p; s/.*scope:.*type: \(.*\)$/\1/p' | oneline)
+  # The holder's own I/O goes on as before.
+  step_run persistent-reserve mt-st -f "$TAPE" rewind && used=$(tell)
+  if pr --out --release --param-rk=5a17e1 --prout-type=3 && pr --out --register --param-rk=5a17e1 --param-sark=0 &&
+    pr --in --read-keys; then
+    left=$(echo "$out" | grep -c '^ *0x')
+    ok persistent-reserve "keys=${keys:-} held=${held:-} rewound-to=${used:-} keys-after=$left"
+  fi
+fi
+
 # --- unload and move -------------------------------------------------------------------------
 step_run offline mt-st -f "$TAPE" offline && ok offline
 step_run mtx-unload mtx -f "$CH" unload "$LOAD_SLOT" 0 && ok mtx-unload "drive 0 -> slot $LOAD_SLOT"
