@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startLibraryTarget, type LibraryTarget } from '../testing/library-target.js';
+import { errorCounters, setTapeAlertFlags } from '../testing/log-pages.js';
 import { Cdb, attributeList } from '../testing/scsi-cdbs.js';
 import type { HostResult, ScsiHost } from '../testing/scsi-host.js';
 
@@ -31,10 +32,7 @@ async function withCartridge(
 async function tapeAlerts(h: ScsiHost): Promise<number[]> {
   const r = await h.exec(DRIVE, Cdb.logSense(0x2e), { allocation: 4096 });
   ok(r);
-  const set: number[] = [];
-  for (let at = 4; at < 4 + r.data.readUInt16BE(2); at += 5)
-    if (r.data[at + 4] === 1) set.push(r.data.readUInt16BE(at));
-  return set;
+  return setTapeAlertFlags(r.data);
 }
 
 /** Attribute id → value from READ ATTRIBUTE (ATTRIBUTE VALUES). */
@@ -163,12 +161,14 @@ describe('LOG SENSE', () => {
   it('lists its pages and counts bytes and capacity', async () => {
     const h = await withCartridge(8, 'LOG001L8', 8);
     const pages = await h.exec(DRIVE, Cdb.logSense(0x00), { allocation: 64 });
-    expect([...pages.data.subarray(4)]).toEqual([0x00, 0x0c, 0x2e, 0x31]);
+    expect([...pages.data.subarray(4)]).toEqual([0x00, 0x02, 0x03, 0x0c, 0x2e, 0x31]);
     ok(await h.exec(DRIVE, Cdb.write6(1000), { dataOut: Buffer.alloc(1000, 7) }));
     const seq = await h.exec(DRIVE, Cdb.logSense(0x0c), { allocation: 4096 });
     expect(seq.data[0]).toBe(0x0c);
     expect(seq.data.readUInt16BE(4)).toBe(0x0000);
     expect(Number(seq.data.readBigUInt64BE(8))).toBe(1000);
+    const writeErrors = errorCounters(await h.exec(DRIVE, Cdb.logSense(0x02), { allocation: 4096 }));
+    expect(writeErrors).toEqual({ bytes: 1000, uncorrected: 0, corrected: [0, 0, 0, 0, 0] });
     const cap = await h.exec(DRIVE, Cdb.logSense(0x31), { allocation: 4096 });
     expect(cap.data.readUInt16BE(4)).toBe(1);
     expect(cap.data.readUInt32BE(8)).toBe(11_999_999);
@@ -176,6 +176,7 @@ describe('LOG SENSE', () => {
     ok(await h.exec(DRIVE, Cdb.logSelectReset()));
     const reset = await h.exec(DRIVE, Cdb.logSense(0x0c), { allocation: 4096 });
     expect(Number(reset.data.readBigUInt64BE(8))).toBe(0);
+    expect(errorCounters(await h.exec(DRIVE, Cdb.logSense(0x02), { allocation: 4096 })).bytes).toBe(0);
     const unknown = await h.exec(DRIVE, Cdb.logSense(0x17), { allocation: 64 });
     expect(unknown.sense).toMatchObject({ key: 5, asc: 0x24, fieldPointer: { byte: 2 } });
   });

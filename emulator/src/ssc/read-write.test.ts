@@ -1,7 +1,10 @@
+import { open, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Cartridge } from '../media/cartridge.js';
 import { cartridgeDir } from '../media/layout.js';
 import { startLibraryTarget, type LibraryTarget } from '../testing/library-target.js';
+import { errorCounters, setTapeAlertFlags } from '../testing/log-pages.js';
 import { Cdb, modeSelect6Data } from '../testing/scsi-cdbs.js';
 import { mountSmallFilesystem } from '../testing/small-filesystem.js';
 import type { ScsiHost } from '../testing/scsi-host.js';
@@ -130,6 +133,30 @@ describe('READ(6) and WRITE(6)', () => {
     });
   });
 
+  it('refuses a block damaged on the pool with MEDIUM ERROR and sets the READ FAILURE flag', async () => {
+    const h = await loaded();
+    expect((await h.exec(DRIVE, Cdb.space6(3, 0))).status).toBe(0);
+    for (let i = 1; i <= 3; i++) await write(h, fill(8192, i));
+    expect((await h.exec(DRIVE, Cdb.writeFilemarks(1))).status).toBe(0);
+    // Flip one byte of the second block (the VOL1 label and its filemark come first).
+    const data = join(cartridgeDir(join(t.dir, 'lib1'), 'RW0001L8'), 'data');
+    const bytes = await readFile(data);
+    const at = bytes.indexOf(fill(8192, 2));
+    expect(at).toBeGreaterThan(0);
+    const file = await open(data, 'r+');
+    await file.write(Buffer.from([0x99]), 0, 1, at + 100);
+    await file.close();
+    expect((await h.exec(DRIVE, Cdb.rewind())).status).toBe(0);
+    expect((await h.exec(DRIVE, Cdb.space6(1, 1))).status).toBe(0);
+    expect((await h.exec(DRIVE, Cdb.read6(8192), { allocation: 8192 })).data[0]).toBe(1);
+    const damaged = await h.exec(DRIVE, Cdb.read6(8192), { allocation: 8192 });
+    expect(damaged.sense).toMatchObject({ key: 0x3, asc: 0x11, ascq: 0 });
+    const alerts = await h.exec(DRIVE, Cdb.logSense(0x2e), { allocation: 4096 });
+    expect(setTapeAlertFlags(alerts.data)).toEqual([0x05]);
+    const readErrors = errorCounters(await h.exec(DRIVE, Cdb.logSense(0x03), { allocation: 4096 }));
+    expect(readErrors).toMatchObject({ bytes: 8192, uncorrected: 1 });
+  });
+
   it('moves large blocks through R2T bursts and counts them on the drive', async () => {
     const h = await loaded();
     const big = Buffer.alloc(3 * 1024 * 1024);
@@ -226,6 +253,56 @@ describe('buffered mode (the drive write buffer)', () => {
       }
       expect(readBack).toBeGreaterThan(0);
       expect(readBack).toBeLessThan(landed + 1);
+    } finally {
+      await t?.stop();
+      await fs.cleanup();
+    }
+  });
+
+  it('reports an unbuffered WRITE that cannot reach the pool as a current write error, once', async () => {
+    const fs = await mountSmallFilesystem(2 * 1024 * 1024);
+    try {
+      const h = await loaded({ mediaRoot: fs.path });
+      const unbuffered = modeSelect6Data(undefined);
+      unbuffered[2] = 0x00;
+      expect((await h.exec(DRIVE, Cdb.modeSelect6(unbuffered.length), { dataOut: unbuffered })).status).toBe(
+        0,
+      );
+      expect((await h.exec(DRIVE, Cdb.space6(3, 0))).status).toBe(0);
+      let failed: ScsiResultSeen | undefined;
+      let landed = 0;
+      for (let i = 1; i <= 12 && !failed; i++) {
+        const r = await h.exec(DRIVE, Cdb.write6(BLOCK), { dataOut: fill(BLOCK, i) });
+        if (r.status === 0) landed += 1;
+        else failed = r;
+      }
+      expect(failed?.status).toBe(2);
+      // Variable mode: the information field is the byte count that did not reach the tape.
+      expect(failed?.sense).toMatchObject({
+        responseCode: 0x70,
+        key: 0x3,
+        asc: 0x0c,
+        ascq: 0,
+        information: BLOCK,
+      });
+      const alerts = await h.exec(DRIVE, Cdb.logSense(0x2e), { allocation: 4096 });
+      expect(setTapeAlertFlags(alerts.data)).toContain(0x06);
+      const writeErrors = errorCounters(await h.exec(DRIVE, Cdb.logSense(0x02), { allocation: 4096 }));
+      expect(writeErrors).toMatchObject({ bytes: landed * BLOCK, uncorrected: 1 });
+      // Told once: the next commands work and the tape ends after the blocks that made it.
+      expect((await h.exec(DRIVE, Cdb.rewind())).status).toBe(0);
+      expect((await h.exec(DRIVE, Cdb.space6(1, 1))).status).toBe(0);
+      let readBack = 0;
+      for (;;) {
+        const r = await h.exec(DRIVE, Cdb.read6(BLOCK), { allocation: BLOCK });
+        if (r.status !== 0) {
+          expect(r.sense).toMatchObject({ key: 0x8 });
+          break;
+        }
+        readBack += 1;
+        expect(r.data[BLOCK - 1]).toBe(readBack);
+      }
+      expect(readBack).toBe(landed);
     } finally {
       await t?.stop();
       await fs.cleanup();

@@ -5,7 +5,7 @@ import { checkCondition, good } from '../scsi/result.js';
 import { Sense, ScsiError } from '../scsi/sense.js';
 import type { ScsiResult } from '../scsi/types.js';
 import type { MountedTape, TapeDrive } from './tape-drive.js';
-import { TapeSense, mediaErrorToScsi } from './tape-sense.js';
+import { TapeSense } from './tape-sense.js';
 
 const FIXED = 0x01;
 const SILI = 0x02;
@@ -37,7 +37,7 @@ async function readVariable(
   length: number,
   sili: boolean,
 ): Promise<ScsiResult> {
-  const r = await m.tape.readBlock(length).catch((err: unknown) => mediaErrorToScsi(err));
+  const r = await m.tape.readBlock(length).catch((err: unknown) => drive.readFailed(err));
   if (r.kind === 'eod') throw new ScsiError(TapeSense.endOfData(length));
   if (r.kind === 'filemark') throw new ScsiError(TapeSense.filemark(length));
   drive.noteIo('reading', 1, r.data.length);
@@ -67,7 +67,7 @@ async function readFixed(
   };
   try {
     while (blocks.length < count && !signal?.aborted) {
-      const r = await m.tape.readBlock(blockLength).catch((err: unknown) => mediaErrorToScsi(err));
+      const r = await m.tape.readBlock(blockLength).catch((err: unknown) => drive.readFailed(err));
       const residue = count - blocks.length;
       if (r.kind === 'eod') return checkCondition(TapeSense.endOfData(residue), gather());
       if (r.kind === 'filemark') return checkCondition(TapeSense.filemark(residue), gather());
@@ -122,7 +122,7 @@ export async function write6(drive: TapeDrive, ctx: CommandContext): Promise<Scs
     // Blocks issued before the refusal still read the buffer; the transport may reuse it after.
     await Promise.allSettled(onTheirWay);
     // The residue counts what did not reach the tape: bytes in variable mode, blocks in fixed.
-    mediaErrorToScsi(err, fixed ? blocks - written : count);
+    drive.writeFailed(err, fixed ? blocks - written : count);
   } finally {
     if (written > 0) drive.noteIo('writing', written, written * blockLength);
   }
@@ -143,7 +143,7 @@ export async function writeFilemarks6(drive: TapeDrive, ctx: CommandContext): Pr
     if (count > 0) earlyWarning = (await m.tape.writeFilemarks(count)).earlyWarning;
     await m.tape.sync();
   } catch (err) {
-    mediaErrorToScsi(err, count);
+    drive.writeFailed(err, count);
   }
   if (earlyWarning) throw new ScsiError(TapeSense.earlyWarning(0));
   return good();

@@ -3,6 +3,7 @@ import { LOG_BINARY_LIST, logPage, logParameter } from '../scsi/log-parameters.j
 /** TapeAlert flags (SSC-4 Annex A) this drive raises; the parameter code is the flag number. */
 export const TapeAlertFlag = {
   MEDIA: 0x04,
+  READ_FAILURE: 0x05,
   WRITE_FAILURE: 0x06,
   WRITE_PROTECT: 0x09,
   NO_REMOVAL: 0x0a,

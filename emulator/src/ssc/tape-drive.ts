@@ -5,6 +5,7 @@ import { ScsiDeviceBase } from '../scsi/device-base.js';
 import { Sense, ScsiError, type SenseSpec } from '../scsi/sense.js';
 import type { DeviceEvent } from '../scsi/types.js';
 import { Cartridge } from '../media/cartridge.js';
+import { isMediaError } from '../media/errors.js';
 import { cartridgeDir, readMeta } from '../media/layout.js';
 import { driveDeviceIdentifier, driveIdentity } from './drive-identity.js';
 import {
@@ -19,7 +20,7 @@ import { WriteBuffer } from './write-buffer.js';
 import type { CommandContext } from '../scsi/dispatch.js';
 import { StubTape, type TapeIo } from './stub-tape.js';
 import { TapeAlertFlag, TapeAlerts } from './tape-alert.js';
-import { TapeSense } from './tape-sense.js';
+import { TapeSense, mediaErrorToScsi } from './tape-sense.js';
 
 /** Where a drive reports what it is doing: the library inventory's drive runtime. */
 export interface DriveActivitySink {
@@ -95,6 +96,8 @@ export class TapeDrive extends ScsiDeviceBase {
   medium: DriveMedium = { state: 'empty' };
   /** Bytes moved for the cartridge in the drive (log page 0Ch); reset per load and by LOG SELECT. */
   readonly ioBytes = { written: 0, read: 0 };
+  /** Errors the host was told of (log pages 02h/03h), counted like ioBytes. */
+  readonly uncorrectedErrors = { write: 0, read: 0 };
   /** A load-time error reported once, on the next command that needs the medium (stubs). */
   private pendingMediumError: SenseSpec | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
@@ -129,7 +132,7 @@ export class TapeDrive extends ScsiDeviceBase {
   async mediaLoaded(label: string, opts: { initial?: boolean } = {}): Promise<void> {
     this.medium = { state: 'loading', label };
     this.alerts.clear();
-    this.ioBytes.written = this.ioBytes.read = 0;
+    this.resetCounters();
     this.pendingMediumError = undefined;
     this.reportLostWrites(this.writeBuffer.takeFailure());
     try {
@@ -230,13 +233,49 @@ export class TapeDrive extends ScsiDeviceBase {
     throw new ScsiError(TapeSense.deferredWriteError(owed.blocks));
   }
 
+  /** A new cartridge, or LOG SELECT with PCR: the byte and error counters start again. */
+  resetCounters(): void {
+    this.ioBytes.written = this.ioBytes.read = 0;
+    this.uncorrectedErrors.write = this.uncorrectedErrors.read = 0;
+  }
+
   private reportLostWrites(owed: { error: unknown; blocks: number } | undefined): void {
     if (!owed) return;
+    this.uncorrectedErrors.write += 1;
     this.alerts.raise(TapeAlertFlag.WRITE_FAILURE);
     this.logger?.error(
       { err: owed.error, blocks: owed.blocks, drive: this.index, library: this.options.library },
       'blocks acknowledged from the drive buffer did not reach the cartridge image; check the pool disk',
     );
+  }
+
+  /** Ends a READ that failed; a block that fails its checksum also sets the READ FAILURE flag. */
+  readFailed(err: unknown): never {
+    if (isMediaError(err, 'corrupt')) {
+      this.uncorrectedErrors.read += 1;
+      this.alerts.raise(TapeAlertFlag.READ_FAILURE);
+      this.logger?.error(
+        { err, drive: this.index, library: this.options.library },
+        'a block read back from the cartridge image fails its checksum (damaged on the pool disk); check the disk',
+      );
+    }
+    mediaErrorToScsi(err);
+  }
+
+  /**
+   * Ends a WRITE or WRITE FILEMARKS that failed: an image refusal as its sense, and a failure
+   * of the pool itself (full, a disk error) as MEDIUM ERROR / WRITE ERROR with the residue, the
+   * WRITE FAILURE TapeAlert flag and a log line saying where to look.
+   */
+  writeFailed(err: unknown, residue: number): never {
+    if (err instanceof ScsiError || isMediaError(err)) mediaErrorToScsi(err, residue);
+    this.uncorrectedErrors.write += 1;
+    this.alerts.raise(TapeAlertFlag.WRITE_FAILURE);
+    this.logger?.error(
+      { err, drive: this.index, library: this.options.library },
+      'a write did not reach the cartridge image; check the pool disk (full, or failing)',
+    );
+    throw new ScsiError(TapeSense.writeError(residue));
   }
 
   /** Counts blocks and reports reading/writing; the drive reads as idle once I/O pauses. */

@@ -16,6 +16,8 @@ import type { TapeDrive } from './tape-drive.js';
 /** Log pages of the drive: SSC-4 8.2 plus IBM's tape capacity page. */
 export const TapeLogPage = {
   SUPPORTED_PAGES: 0x00,
+  WRITE_ERROR_COUNTERS: 0x02,
+  READ_ERROR_COUNTERS: 0x03,
   SEQUENTIAL_ACCESS: 0x0c,
   TAPE_ALERT: 0x2e,
   /** IBM LTO: remaining and maximum capacity per partition, in MB. */
@@ -24,6 +26,8 @@ export const TapeLogPage = {
 
 const SUPPORTED = [
   TapeLogPage.SUPPORTED_PAGES,
+  TapeLogPage.WRITE_ERROR_COUNTERS,
+  TapeLogPage.READ_ERROR_COUNTERS,
   TapeLogPage.SEQUENTIAL_ACCESS,
   TapeLogPage.TAPE_ALERT,
   TapeLogPage.TAPE_CAPACITY,
@@ -56,6 +60,19 @@ function sequentialAccessPage(drive: TapeDrive): Buffer {
   ]);
 }
 
+/**
+ * Write or read error counters (SPC-4 7.3.24/7.3.17). An image has no correctable errors, so
+ * parameters 0-4 stay zero; 5 counts the bytes moved and 6 the errors the host was told of
+ * (a write that did not reach the pool, a block that failed its checksum).
+ */
+function errorCountersPage(page: number, bytes: number, uncorrected: number): Buffer {
+  return logPage(page, [
+    ...[0, 1, 2, 3, 4].map((code) => logParameter(code, counterValue(0))),
+    logParameter(0x0005, counterValue(bytes, 8)),
+    logParameter(0x0006, counterValue(uncorrected)),
+  ]);
+}
+
 function tapeCapacityPage(drive: TapeDrive): Buffer {
   const { used, total } = capacity(drive);
   return logPage(TapeLogPage.TAPE_CAPACITY, [
@@ -75,6 +92,12 @@ export function tapeLogSense(drive: TapeDrive, ctx: CommandContext): ScsiResult 
       data = Buffer.concat([Buffer.from([0, 0, 0, SUPPORTED.length]), Buffer.from(SUPPORTED)]);
       break;
     }
+    case TapeLogPage.WRITE_ERROR_COUNTERS:
+      data = errorCountersPage(req.page, drive.ioBytes.written, drive.uncorrectedErrors.write);
+      break;
+    case TapeLogPage.READ_ERROR_COUNTERS:
+      data = errorCountersPage(req.page, drive.ioBytes.read, drive.uncorrectedErrors.read);
+      break;
     case TapeLogPage.SEQUENTIAL_ACCESS:
       data = sequentialAccessPage(drive);
       break;
@@ -98,7 +121,7 @@ export function tapeLogSelect(drive: TapeDrive, ctx: CommandContext): ScsiResult
   if ((cdb[1]! & 0x01) !== 0) throw new ScsiError(Sense.invalidFieldInCdb(1, 0));
   if (cdb.readUInt16BE(7) !== 0) throw new ScsiError(Sense.invalidFieldInCdb(7));
   if ((cdb[1]! & 0x02) !== 0) {
-    drive.ioBytes.written = drive.ioBytes.read = 0;
+    drive.resetCounters();
     drive.alerts.clear();
   }
   return good();

@@ -52,6 +52,9 @@ export const TapeSense = {
    */
   deferredWriteError: (information: number): SenseSpec =>
     Sense.of(SenseKey.MEDIUM_ERROR, TapeAsc.WRITE_ERROR, { deferred: true, information }),
+  /** A WRITE or WRITE FILEMARKS whose data could not reach the image (the pool is full, a disk error). */
+  writeError: (information: number): SenseSpec =>
+    Sense.of(SenseKey.MEDIUM_ERROR, TapeAsc.WRITE_ERROR, { information }),
   removalPrevented: (): SenseSpec => Sense.of(SenseKey.ILLEGAL_REQUEST, TapeAsc.MEDIUM_REMOVAL_PREVENTED),
   mediumNotPresent: (): SenseSpec => Sense.mediumNotPresent(),
 } as const;
