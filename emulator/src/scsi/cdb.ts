@@ -81,3 +81,11 @@ export function spacePadded(value: string, width: number): Buffer {
   out.write(value.slice(0, width), 'ascii');
   return out;
 }
+
+/**
+ * PREVENT ALLOW MEDIUM REMOVAL that allows (PREVENT 00b): a host may always give up its own
+ * prevention, so it runs under another host's reservation (SPC-2 and SPC-4 reservation tables).
+ */
+export function allowsRemoval(cdb: Buffer): boolean {
+  return (cdb[4]! & 0x03) === 0;
+}

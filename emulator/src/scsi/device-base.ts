@@ -2,7 +2,13 @@ import type { Logger } from 'pino';
 import { SerialQueue } from '../util/serial-queue.js';
 import { CONTROL_NACA, controlByte } from './cdb.js';
 import { Asc, Opcode, ScsiStatus } from './constants.js';
-import { type CommandContext, lengthOf, type OpcodeEntry, OpcodeTable } from './dispatch.js';
+import {
+  allowedWhenReserved,
+  type CommandContext,
+  lengthOf,
+  type OpcodeEntry,
+  OpcodeTable,
+} from './dispatch.js';
 import type { DeviceIdentity } from './inquiry.js';
 import { reportLunsData } from './report-luns.js';
 import { installPersistentReserveCommands } from './persistent-reserve-commands.js';
@@ -76,8 +82,9 @@ export class ScsiDeviceBase implements ScsiDevice, SpcHost {
       return this.finish(nexus, checkCondition(sense), cmd.cdb[0]!);
     }
     const { entry } = resolved;
-    if (!entry.allowedWhenReserved && this.reservation.conflicts(nexus)) return reservationConflict();
-    if (this.persistentReservationConflict(nexus, entry)) return reservationConflict();
+    const exempt = allowedWhenReserved(entry, cmd.cdb);
+    if (!exempt && this.reservation.conflicts(nexus)) return reservationConflict();
+    if (!exempt && this.persistentReservationConflict(nexus, entry)) return reservationConflict();
     if ((controlByte(cmd.cdb, lengthOf(cmd.cdb[0]!, entry)) & CONTROL_NACA) !== 0) {
       const byte = lengthOf(cmd.cdb[0]!, entry) - 1;
       return this.finish(nexus, checkCondition(Sense.invalidFieldInCdb(byte, 2)), cmd.cdb[0]!);
@@ -89,7 +96,7 @@ export class ScsiDeviceBase implements ScsiDevice, SpcHost {
   }
 
   private persistentReservationConflict(nexus: string, entry: OpcodeEntry): boolean {
-    if (entry.allowedWhenReserved || entry.checksPersistentReservations) return false;
+    if (entry.checksPersistentReservations) return false;
     const access = this.persistentReservations.access(nexus);
     return access === 'none' || (access === 'read' && !entry.readOnly);
   }

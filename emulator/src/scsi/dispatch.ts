@@ -22,9 +22,10 @@ export interface OpcodeEntry {
   uaExempt?: boolean;
   /**
    * Runs while another nexus holds a RESERVE(6/10) reservation, and under any persistent
-   * reservation (INQUIRY, REQUEST SENSE, REPORT LUNS, LOG SENSE, ...).
+   * reservation (INQUIRY, REQUEST SENSE, REPORT LUNS, LOG SENSE, ...); a function decides per
+   * CDB (PREVENT ALLOW MEDIUM REMOVAL may always allow, never prevent).
    */
-  allowedWhenReserved?: boolean;
+  allowedWhenReserved?: boolean | ((cdb: Buffer) => boolean);
   /**
    * Transfers nothing to the medium and changes no setting (READ, positioning, sensing): runs
    * under a Write Exclusive persistent reservation that another nexus holds.
@@ -130,6 +131,11 @@ export class OpcodeTable {
     for (const [opcode, sub] of this.withServiceAction) copy.withServiceAction.set(opcode, new Map(sub));
     return copy;
   }
+}
+
+export function allowedWhenReserved(entry: OpcodeEntry, cdb: Buffer): boolean {
+  const allowed = entry.allowedWhenReserved;
+  return typeof allowed === 'function' ? allowed(cdb) : allowed === true;
 }
 
 export function lengthOf(opcode: number, entry: OpcodeEntry): number {

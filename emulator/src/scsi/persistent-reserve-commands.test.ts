@@ -79,6 +79,9 @@ describe('PERSISTENT RESERVE IN/OUT through libiscsi', () => {
     expect((await b.exec(DRIVE, Cdb.write6(512), { dataOut: Buffer.alloc(512) })).status).toBe(CONFLICT);
     expect((await b.exec(DRIVE, Cdb.inquiry(36), { allocation: 36 })).status).toBe(0);
     expect((await b.exec(DRIVE, Cdb.logSense(0x00), { allocation: 64 })).status).toBe(0);
+    // It may not prevent removal, but may always allow it (its own prevention is its to give up).
+    expect((await b.exec(DRIVE, Cdb.preventAllow(true))).status).toBe(CONFLICT);
+    expect((await b.exec(DRIVE, Cdb.preventAllow(false))).status).toBe(0);
     // RESERVE(6): GOOD without effect for the holder, a conflict for the other host.
     expect((await a.exec(DRIVE, Cdb.reserve6())).status).toBe(0);
     expect((await b.exec(DRIVE, Cdb.reserve6())).status).toBe(CONFLICT);

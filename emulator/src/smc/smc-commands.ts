@@ -1,3 +1,4 @@
+import { allowsRemoval } from '../scsi/cdb.js';
 import type { OpcodeEntry } from '../scsi/dispatch.js';
 import { modeSelectDataOutLength } from '../scsi/mode-parameters.js';
 import { changerLogSense } from './changer-log-pages.js';
@@ -91,6 +92,7 @@ export function installSmcCommands(changer: MediaChanger): void {
       {
         name: 'PREVENT ALLOW MEDIUM REMOVAL',
         handler: (c) => changerPreventAllow(changer, c),
+        allowedWhenReserved: allowsRemoval,
         timeouts: QUICK,
       },
     ],

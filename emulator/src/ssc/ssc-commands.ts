@@ -1,3 +1,4 @@
+import { allowsRemoval } from '../scsi/cdb.js';
 import type { OpcodeEntry } from '../scsi/dispatch.js';
 import { modeSelectDataOutLength } from '../scsi/mode-parameters.js';
 import { readBlockLimits, reportDensitySupport } from './density-support.js';
@@ -112,7 +113,12 @@ export function installSscCommands(drive: TapeDrive): void {
     [SscOpcode.LOAD_UNLOAD, { name: 'LOAD UNLOAD', handler: (c) => loadUnload(drive, c), timeouts: MOTION }],
     [
       SscOpcode.PREVENT_ALLOW_MEDIUM_REMOVAL,
-      { name: 'PREVENT ALLOW MEDIUM REMOVAL', handler: (c) => preventAllow(drive, c), timeouts: QUICK },
+      {
+        name: 'PREVENT ALLOW MEDIUM REMOVAL',
+        allowedWhenReserved: allowsRemoval,
+        handler: (c) => preventAllow(drive, c),
+        timeouts: QUICK,
+      },
     ],
     [
       SscOpcode.LOCATE_10,
