@@ -29,6 +29,8 @@ describe.skipIf(!qemu)('a Linux host drives the library with mtx, mt-st and tar'
   let app: Appliance;
   let libId: number;
   let before: Cartridge[];
+  /** Serial of drive 0 as the status view shows it; the guest finds its tape device by it. */
+  let driveSerial: string;
   let guest: GuestRun;
 
   beforeAll(
@@ -70,10 +72,11 @@ describe.skipIf(!qemu)('a Linux host drives the library with mtx, mt-st and tar'
         const d = status.libraries.find((l: any) => l.library.id === libId)?.drives;
         return d?.length === 2 && d[0].serial ? d : undefined;
       });
+      driveSerial = drives[0].serial;
       const script = guestScript({
         initiatorIqn: GUEST_IQN,
         portal: GUEST_PORTAL,
-        driveSerial: drives[0].serial,
+        driveSerial,
         numDrives: 2,
         loadSlot: LOAD_SLOT,
         fromSlot: FROM_SLOT,
@@ -157,6 +160,14 @@ describe.skipIf(!qemu)('a Linux host drives the library with mtx, mt-st and tar'
     expect(passed('read-seek')).toBe('set3 matches');
     expect(passed('read-fsf')).toBe('set2 matches');
     expect(passed('read-all')).toBe('set1 set2 set3');
+  });
+
+  it('is what tapeinfo, loaderinfo, sg_modes, sg_logs, sg_opcodes and mtx inventory expect', () => {
+    expect(passed('tapeinfo')).toBe(
+      `Product ID=ULT3580-TD8 SerialNumber=${driveSerial} MaxBlock=8388608 Ready=yes BOP=yes`,
+    );
+    expect(passed('loaderinfo')).toBe('Medium Transport=1 Storage=8 Import/Export=1 Data Transfer=2');
+    passed('inspect');
   });
 
   it('takes and gives back a persistent reservation of the drive with sg_persist', () => {

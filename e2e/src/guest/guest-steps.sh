@@ -113,6 +113,29 @@ if step_run mt-status mt-st -f "$TAPE" status; then
   esac
 fi
 
+# --- what inspection tools read ----------------------------------------------------------------
+# mtx's tapeinfo and loaderinfo, and sg3-utils' mode, log and opcode listings, as an admin runs
+# them to check a new device; each must succeed, and the first two name what they found.
+TAPE_SG=/dev/$(ls "/sys/class/scsi_tape/${TAPE##*/}/device/scsi_generic")
+if step_run tapeinfo tapeinfo -f "$TAPE_SG"; then
+  log tapeinfo "$out"
+  ok tapeinfo "$(echo "$out" | sed -n "s/^\(Product ID\|SerialNumber\|Ready\|BOP\|MaxBlock\): *'\{0,1\}\([^']*\)'\{0,1\} *$/\1=\2/p" | oneline)"
+fi
+if step_run loaderinfo loaderinfo -f "$CH"; then
+  log loaderinfo "$out"
+  ok loaderinfo "$(echo "$out" | sed -n 's/^Number of \(Storage\|Data Transfer\|Import\/Export\|Medium Transport\) Element[s]*: *\([0-9]*\).*/\1=\2/p' | oneline)"
+fi
+inspected=ok
+for dev in "$TAPE_SG" "$CH"; do
+  for tool in "sg_modes -a" "sg_logs -a" "sg_opcodes"; do
+    # shellcheck disable=SC2086 # the tool's options split on purpose
+    if step_run inspect $tool "$dev"; then log inspect "$tool $dev:" "$out"; else inspected=fail; fi
+  done
+done
+step_run inspect mt-st -f "$TAPE" compression 1 || inspected=fail
+step_run inspect mtx -f "$CH" inventory || inspected=fail
+[ $inspected = ok ] && ok inspect
+
 # --- three tar archives, one per tape file ---------------------------------------------------
 mkdir -p /data/set1/sub /data/set2 /data/set3
 head -c 307200 /dev/urandom >/data/set1/big
@@ -181,7 +204,6 @@ fi
 # --- persistent reservations ---------------------------------------------------------------
 # What cluster-aware backup software does before it uses a shared drive: register a key, take an
 # exclusive-access reservation, use the drive, release, unregister (sg_persist from sg3-utils).
-TAPE_SG=/dev/$(ls "/sys/class/scsi_tape/${TAPE##*/}/device/scsi_generic")
 pr() { step_run persistent-reserve sg_persist "$@" "$TAPE_SG"; }
 if pr --out --register --param-sark=5a17e1 && pr --out --reserve --param-rk=5a17e1 --prout-type=3; then
   pr --in --read-keys && keys=$(echo "$out" | sed -n 's/^ *\(0x[0-9a-f]*\)$/\1/p' | oneline)
