@@ -67,10 +67,6 @@ export class PersistentReservations {
     return this.keys;
   }
 
-  isRegistered(nexus: string): boolean {
-    return this.keys.has(nexus);
-  }
-
   isHolder(nexus: string): boolean {
     if (!this.held) return false;
     return isAllRegistrantsType(this.held.type) ? this.keys.has(nexus) : this.held.holder === nexus;
