@@ -40,7 +40,8 @@ describe('cartridge read/write', () => {
     expect(dataOf(await cart.readBlock(10))).toEqual(block(3, 3));
     expect(await cart.readBlock(10)).toEqual({ kind: 'eod' });
     expect(cart.position()).toMatchObject({ object: 5, eod: true });
-    expect(cart.sizeBytes).toBe(80 + 100 + 65536 + 3);
+    // The 64 KiB block starts on the 4 KiB boundary after the label and the 100-byte block.
+    expect(cart.sizeBytes).toBe(4096 + 65536 + 3);
     await cart.close();
   });
 
@@ -224,7 +225,8 @@ describe('cartridge capacity and protection', () => {
     await cart.writeBlock(block(256 * 1024, 5));
     await cart.close();
     const stats = await cartridgeStats(cart.dir);
-    expect(stats.size_bytes).toBe(80 + 256 * 1024);
+    // The block starts on the first 4 KiB boundary after the 80-byte label.
+    expect(stats.size_bytes).toBe(4096 + 256 * 1024);
     expect(stats.stub).toBe(false);
     expect(stats.phys_bytes).toBeGreaterThan(0);
     expect(stats.modified).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);

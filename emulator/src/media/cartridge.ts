@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fsyncDir } from '../util/atomic-file.js';
 import { SerialQueue } from '../util/serial-queue.js';
 import { MediaError, isErrno } from './errors.js';
-import { IndexFile, entryEnd, filemarksThrough, type IndexEntry } from './index-file.js';
+import { IndexFile, blockOffset, entryEnd, filemarksThrough, type IndexEntry } from './index-file.js';
 import { IMAGE_FILES, earlyWarningAt, readMeta, writeMeta, type CartridgeMeta } from './layout.js';
 import { readMam, updateMam, type MamAttributes } from './mam.js';
 import { giveBlockBuffer } from './block-buffers.js';
@@ -203,11 +203,12 @@ export class Cartridge {
         this.assertWritable();
         if (block.length === 0) throw new MediaError('invalid', 'a data block needs at least one byte');
         // Behind other issued blocks the position is end of data, where the next block goes.
-        const start = this.unindexed > 0 ? this.dataEnd : await this.writeOffset();
+        const end = this.unindexed > 0 ? this.dataEnd : await this.writeOffset();
+        const start = blockOffset(end, block.length, this.index.alignsBlocks);
         if (start + block.length > this.capacityBytes) {
           throw new MediaError('end_of_medium', `${this.label} is full (${this.capacityBytes} bytes)`);
         }
-        if (this.unindexed === 0) await this.cutAtPosition(start);
+        if (this.unindexed === 0) await this.cutAtPosition(end);
         const entry: Omit<IndexEntry, 'crc'> = {
           kind: 'block',
           offset: start,
@@ -528,10 +529,13 @@ export class Cartridge {
       throw new MediaError('write_protected', `${this.label} is write-protected`);
   }
 
-  /** Where the next record starts: the current object's offset, or the data end at EOD. */
+  /**
+   * Where the record before the position ends, which is where a write at the position goes
+   * (a large block perhaps a little further on: blockOffset).
+   */
   private async writeOffset(): Promise<number> {
     if (this.pos === this.index.count) return this.dataEnd;
-    return (await this.index.get(this.pos)).offset;
+    return this.pos === 0 ? 0 : entryEnd(await this.index.get(this.pos - 1));
   }
 
   /**

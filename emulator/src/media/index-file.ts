@@ -1,5 +1,6 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { type BlockChecksum, type ChecksumAlgorithm, blockChecksum, checksumAlgorithm } from './checksum.js';
+import { DIRECT_IO_ALIGN } from './aligned-buffers.js';
 import { MediaError } from './errors.js';
 
 /*
@@ -9,8 +10,11 @@ import { MediaError } from './errors.js';
  * header: magic "VTLIDX01" | u32 version | u32 entry size | u64 synced objects | u64 reserved
  * entry:  u64 data offset | u32 length | u32 filemarks before | u32 checksum | u8 kind | 3 reserved
  *
- * The version says which checksum the entries carry (checksum.ts): 1 CRC-32, 2 CRC-32C. New
- * indexes are version 2; version 1 images keep theirs, so old cartridges and exports still open.
+ * The version says which checksum the entries carry (checksum.ts): 1 CRC-32, 2 and 3 CRC-32C;
+ * and where blocks sit in the data file: back to back up to version 2, and from version 3 a
+ * large block whose length is a multiple of 4 KiB starts on a 4 KiB boundary even after an odd
+ * record (blockOffset), so it can be written around the page cache. New indexes are version 3;
+ * older images keep their version, so old cartridges and exports still open and extend as before.
  *
  * "synced objects" is how many leading entries (and their data) were fsynced at the last sync
  * point; recovery only has to verify the entries after it. All integers little-endian.
@@ -19,8 +23,12 @@ export const HEADER_SIZE = 32;
 export const ENTRY_SIZE = 24;
 const MAGIC = Buffer.from('VTLIDX01', 'latin1');
 /** The version new indexes are created with; every version in READABLE_VERSIONS opens. */
-const VERSION = 2;
-const READABLE_VERSIONS = new Set([1, 2]);
+const VERSION = 3;
+const READABLE_VERSIONS = new Set([1, 2, 3]);
+/** The first version whose large blocks are placed on DIRECT_IO_ALIGN boundaries. */
+const ALIGNED_BLOCKS_FROM = 3;
+/** Blocks this long or longer are aligned; shorter ones stay back to back (padding would cost more). */
+const ALIGNED_BLOCK_MIN = 64 * 1024;
 const SYNCED_AT = 16;
 const KIND_BLOCK = 1;
 const KIND_FILEMARK = 2;
@@ -67,6 +75,17 @@ export function entryEnd(e: IndexEntry): number {
   return e.offset + e.length;
 }
 
+/**
+ * Where a block of `length` bytes goes when the previous record ends at `end`: at `end`, or for
+ * an index that aligns blocks, at the next DIRECT_IO_ALIGN boundary when the block is large and a
+ * multiple of it (at most 4 KiB - 1 of padding, once per run of such blocks). Writers and
+ * recovery both place blocks with it, so recovery knows where each one must start.
+ */
+export function blockOffset(end: number, length: number, alignsBlocks: boolean): number {
+  if (!alignsBlocks || length < ALIGNED_BLOCK_MIN || length % DIRECT_IO_ALIGN !== 0) return end;
+  return Math.ceil(end / DIRECT_IO_ALIGN) * DIRECT_IO_ALIGN;
+}
+
 /** Filemarks among objects 0..this one inclusive. */
 export function filemarksThrough(e: IndexEntry): number {
   return e.filemarksBefore + (e.kind === 'filemark' ? 1 : 0);
@@ -100,6 +119,8 @@ export class IndexFile {
   private writing: Promise<void> | undefined;
   /** The checksum this index's entries carry. */
   readonly algorithm: ChecksumAlgorithm;
+  /** Large blocks start on DIRECT_IO_ALIGN boundaries (blockOffset). */
+  readonly alignsBlocks: boolean;
   readonly checksum: BlockChecksum;
 
   private constructor(
@@ -113,6 +134,7 @@ export class IndexFile {
     public tornTail = false,
   ) {
     this.algorithm = checksumAlgorithm(version);
+    this.alignsBlocks = version >= ALIGNED_BLOCKS_FROM;
     this.checksum = blockChecksum(this.algorithm);
   }
 

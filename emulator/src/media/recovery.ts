@@ -1,7 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { BlockChecksum } from './checksum.js';
 import { isMediaError } from './errors.js';
-import { entryEnd, filemarksThrough, type IndexEntry, type IndexFile } from './index-file.js';
+import { blockOffset, entryEnd, filemarksThrough, type IndexEntry, type IndexFile } from './index-file.js';
 
 /** What an image holds once it is consistent. */
 export interface RecoveredImage {
@@ -15,7 +15,8 @@ export interface RecoveredImage {
 
 /**
  * Brings an image back to a consistent state after any crash: every index entry must chain on
- * from the one before it and point at fully written data with a matching CRC; the first entry
+ * from the one before it (where blockOffset places it) and point at fully written data with a
+ * matching CRC; the first entry
  * that does not, and everything after it, is dropped, and the data file is cut at the last good
  * record. Only entries after the last sync point are checked, so a cleanly synced image (the
  * usual case: the drive syncs on filemarks, rewind and unload) opens without reading any data.
@@ -34,7 +35,8 @@ export async function recoverImage(index: IndexFile, data: FileHandle): Promise<
   let filemarks = prev ? filemarksThrough(prev) : 0;
   for (let i = start; i < index.count; i++) {
     const e = await tryGet(index, i);
-    if (!e || !(await verifyEntry(e, end, filemarks, dataSize, data, index.checksum))) break;
+    const expectedOffset = e?.kind === 'block' ? blockOffset(end, e.length, index.alignsBlocks) : end;
+    if (!e || !(await verifyEntry(e, expectedOffset, filemarks, dataSize, data, index.checksum))) break;
     good = i + 1;
     end = entryEnd(e);
     if (e.kind === 'filemark') filemarks += 1;

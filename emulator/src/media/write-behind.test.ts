@@ -88,7 +88,8 @@ describe('blocks written behind', () => {
       expect((failure.reason as NodeJS.ErrnoException).code).toBe('ENOSPC');
       // The next operation finds the tape ending after the blocks that landed.
       expect(await cart.spaceToEod()).toMatchObject({ object: 2 + landed, eod: true });
-      expect(cart.sizeBytes).toBe(80 + landed * BLOCK);
+      // The blocks start on the first 4 KiB boundary after the 80-byte label.
+      expect(cart.sizeBytes).toBe(4096 + landed * BLOCK);
       expect([...(await readFills(cart))]).toEqual(Array.from({ length: landed }, (_, i) => i + 1));
       await cart.close();
       cart = await Cartridge.open(dir);
@@ -100,7 +101,57 @@ describe('blocks written behind', () => {
   });
 });
 
+/** Data-file offsets of the index's entries, from object `from` on. */
+async function entryOffsets(dir: string, from = 2): Promise<number[]> {
+  const index = await readFile(join(dir, IMAGE_FILES.index));
+  const offsets: number[] = [];
+  for (let at = HEADER_SIZE + from * ENTRY_SIZE; at + ENTRY_SIZE <= index.length; at += ENTRY_SIZE)
+    offsets.push(Number(index.readBigUInt64LE(at)));
+  return offsets;
+}
+
 describe('index versions', () => {
+  it('places large 4 KiB-multiple blocks on 4 KiB boundaries, others back to back, and recovers them after a kill', async () => {
+    const dir = await mintCartridge({ mediaDir: tmp.path, label: 'ALN001L8', generation: 8 });
+    const cart = await Cartridge.open(dir);
+    await cart.spaceToEod();
+    await cart.writeBlock(block(1)); // after the 80-byte label: moves up to 4096
+    await cart.writeBlock(block(2, 1000)); // small: back to back
+    await cart.writeBlock(block(3)); // large again: the next boundary
+    await cart.writeBlock(block(4, 65_535)); // not a multiple of 4 KiB: back to back
+    await cart.abandon();
+    const after1 = 4096 + BLOCK;
+    const aligned3 = Math.ceil((after1 + 1000) / 4096) * 4096;
+    expect(await entryOffsets(dir)).toEqual([4096, after1, aligned3, aligned3 + BLOCK]);
+    const reopened = await Cartridge.open(dir);
+    expect([...(await readFills(reopened))]).toEqual([1, 2, 3, 4]);
+    // Rewriting from the small block: the new large block follows the first one directly.
+    await reopened.locate(3);
+    await reopened.writeBlock(block(9));
+    await reopened.abandon();
+    expect(await entryOffsets(dir)).toEqual([4096, after1]);
+    const again = await Cartridge.open(dir);
+    expect([...(await readFills(again))]).toEqual([1, 9]);
+    await again.close();
+  });
+
+  it('keeps extending a version 2 image back to back', async () => {
+    const dir = await mintCartridge({ mediaDir: tmp.path, label: 'V2B001L8', generation: 8 });
+    const indexPath = join(dir, IMAGE_FILES.index);
+    const index = await readFile(indexPath);
+    index.writeUInt32LE(2, 8);
+    await writeFile(indexPath, index);
+    const cart = await Cartridge.open(dir);
+    await cart.spaceToEod();
+    for (const fill of [1, 2]) await cart.writeBlock(block(fill));
+    await cart.abandon();
+    expect(await entryOffsets(dir)).toEqual([80, 80 + BLOCK]);
+    const reopened = await Cartridge.open(dir);
+    expect([...(await readFills(reopened))]).toEqual([1, 2]);
+    await reopened.close();
+    expect((await readFile(indexPath)).readUInt32LE(8)).toBe(2);
+  });
+
   it('opens, verifies and extends a version 1 image (CRC-32 checksums)', async () => {
     const dir = await mintCartridge({ mediaDir: tmp.path, label: 'OLD001L8', generation: 8 });
     const cart = await Cartridge.open(dir);
