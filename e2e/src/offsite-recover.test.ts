@@ -186,6 +186,9 @@ describe('recover a library from a bucket onto another appliance (real RGW)', ()
     const [lib] = (await b.api.get('/api/libraries')).body;
     const gen = (await b.api.get('/api/cartridges/REC002L8')).body.last_export_gen;
     expect(gen).toMatch(/^\d{8}T\d{6}Z$/);
+    // The host's move back to the slot reaches the status view a moment later; until then the
+    // cartridge is still in the drive and a delete is refused.
+    await waitFor(async () => (await b.api.get('/api/cartridges/REC002L8')).body.location === 'slot:2');
     expect((await b.api.delete('/api/cartridges/REC002L8', { confirm: 'REC002L8' })).status).toBe(200);
     await waitFor(async () => (await b.api.get('/api/cartridges/REC002L8')).status === 404);
 

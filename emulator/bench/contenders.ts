@@ -2,15 +2,8 @@ import { spawn } from 'node:child_process';
 import { access, mkdir } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  type RunResult,
-  command,
-  freePort,
-  fsyncAll,
-  runWorker,
-  spawnUntilLine,
-  terminate,
-} from './processes.js';
+import { freePort } from '@vtl/store';
+import { type RunResult, command, fsyncAll, runWorker, spawnUntilLine, terminate } from './processes.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const INITIATOR = join(here, 'initiator.js');

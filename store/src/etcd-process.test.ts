@@ -3,7 +3,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePorts, startEtcd } from './etcd-process.js';
+import { startEtcd } from './etcd-process.js';
+import { freePorts } from './free-port.js';
 import { Store } from './store.js';
 
 let dir: string;

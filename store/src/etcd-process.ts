@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { createServer, type Server } from 'node:net';
 
 /** A running etcd server started by startEtcd(). */
 export interface EtcdProcess {
@@ -130,32 +129,4 @@ function captureOutput(child: ChildProcess, logFile?: string): { tail(): string;
     tail: () => tail,
     close: () => (closing ??= new Promise((resolve) => (file ? file.end(() => resolve()) : resolve()))),
   };
-}
-
-/** An ephemeral TCP port on 127.0.0.1 that was free a moment ago. */
-export async function freePort(): Promise<number> {
-  const [port] = await freePorts(1);
-  return port as number;
-}
-
-/** n distinct free ports: all are held open at once so the kernel cannot hand out one twice. */
-export async function freePorts(n: number): Promise<number[]> {
-  const servers: Server[] = [];
-  try {
-    for (let i = 0; i < n; i++) {
-      const server = createServer();
-      servers.push(server);
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(0, '127.0.0.1', resolve);
-      });
-    }
-    return servers.map((s) => {
-      const addr = s.address();
-      if (addr === null || typeof addr === 'string') throw new Error('no TCP address');
-      return addr.port;
-    });
-  } finally {
-    await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-  }
 }

@@ -1,7 +1,8 @@
 export type { Versioned } from './codec.js';
 export type { Leadership } from './election.js';
 export { EventJournal } from './event-journal.js';
-export { freePort, freePorts, startEtcd, type EtcdOptions, type EtcdProcess } from './etcd-process.js';
+export { startEtcd, type EtcdOptions, type EtcdProcess } from './etcd-process.js';
+export { freePort, freePorts } from './free-port.js';
 export type { Informer, InformerHandler } from './informer.js';
 export { createJob, publishJob, updateJob, type NewJob } from './job-records.js';
 export type { Lease } from './lease.js';

@@ -1,7 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePorts, startEtcd, type EtcdProcess } from './etcd-process.js';
+import { startEtcd, type EtcdProcess } from './etcd-process.js';
+import { freePorts } from './free-port.js';
 import { Store } from './store.js';
 
 /** A throwaway etcd for tests; stop() also removes its directory. */

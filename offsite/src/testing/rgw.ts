@@ -3,11 +3,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
+import { freePorts } from '@vtl/store';
 import { s3For, type RemoteConnection } from '../remote.js';
 import { cephConf } from './ceph-conf.js';
 
@@ -234,22 +234,4 @@ async function waitForS3(endpoint: string, gateway: ChildProcess, dir: string): 
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   throw new Error(`radosgw at ${endpoint} did not answer within ${READY_TIMEOUT_MS / 1000} s`);
-}
-
-/** n distinct free ports on 127.0.0.1, held open together so none is handed out twice. */
-async function freePorts(n: number): Promise<number[]> {
-  const servers = Array.from({ length: n }, () => createServer());
-  try {
-    return await Promise.all(
-      servers.map(
-        (s) =>
-          new Promise<number>((resolve, reject) => {
-            s.once('error', reject);
-            s.listen(0, '127.0.0.1', () => resolve((s.address() as { port: number }).port));
-          }),
-      ),
-    );
-  } finally {
-    await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
-  }
 }
