@@ -14,8 +14,6 @@ const exists = (p: string) =>
     () => true,
     () => false,
   );
-/** Creates a file only if absent: the stand-in never overwrites what userspace wrote. */
-const create = (p: string, value: string) => fs.writeFile(p, value, { flag: 'wx' }).catch(() => undefined);
 /**
  * Which directory this is: inode plus birth time, since a directory removed and made again
  * between two ticks often gets the same inode back.
@@ -24,17 +22,6 @@ const identityOf = async (p: string) => {
   const st = await fs.stat(p, { bigint: true }).catch(() => undefined);
   return st ? `${st.ino}:${st.birthtimeNs}` : undefined;
 };
-/** Rewrites an existing attribute; never creates one in a group being removed. */
-async function rewrite(p: string, value: string): Promise<void> {
-  const file = await fs.open(p, 'r+').catch(() => undefined);
-  if (!file) return;
-  try {
-    await file.truncate(0);
-    await file.write(value, 0);
-  } finally {
-    await file.close();
-  }
-}
 /** Not recursive: the kernel never resurrects a group userspace just removed. */
 const mkdir = (p: string) => fs.mkdir(p).catch(() => undefined);
 const dirs = async (p: string) =>
@@ -63,12 +50,38 @@ export class KernelTree {
   /** TPG path → identity of the directory whose default groups were made. */
   private readonly tpgSeen = new Map<string, string>();
   private nextId = 1;
+  private scratchFiles = 0;
   private timer: NodeJS.Timeout | undefined;
   private syncing: Promise<void> = Promise.resolve();
 
   private constructor(readonly root: string) {
     this.configfsRoot = path.join(root, 'configfs');
     this.sysfsRoot = path.join(root, 'sysfs');
+  }
+
+  /**
+   * An attribute file with its value, whole, as the kernel has it: written aside, then linked
+   * in. (A plain create-then-write lets userspace read it empty, write its own value, and see
+   * the stand-in's default land over it.) Never overwrites what userspace wrote.
+   */
+  private async createAttribute(p: string, value: string): Promise<void> {
+    const aside = await this.writeAside(value);
+    await fs.link(aside, p).catch(() => undefined);
+    await fs.unlink(aside);
+  }
+
+  /** Replaces an existing attribute's value at once; never creates one in a group being removed. */
+  private async rewriteAttribute(p: string, value: string): Promise<void> {
+    if (!(await exists(p))) return;
+    const aside = await this.writeAside(value);
+    await fs.rename(aside, p).catch(() => fs.unlink(aside));
+  }
+
+  /** A file outside the trees, on their filesystem, so it can be linked or renamed into them. */
+  private async writeAside(value: string): Promise<string> {
+    const aside = path.join(this.root, `attribute-${this.scratchFiles++}`);
+    await fs.writeFile(aside, value);
+    return aside;
   }
 
   /** A fresh tree under a temp directory; no FC host port until `addHostPort`. */
@@ -172,9 +185,9 @@ export class KernelTree {
     for (const d of ['attrib', 'auth', 'param', 'lun', 'acls', 'fabric_statistics'])
       await mkdir(path.join(tpg, d));
     // tcm_qla2xxx starts a TPG in demo mode; the driver must turn it off for hard deny.
-    await create(path.join(tpg, 'attrib', 'generate_node_acls'), '1\n');
-    await create(path.join(tpg, 'attrib', 'demo_mode_write_protect'), '1\n');
-    await create(path.join(tpg, 'enable'), '0\n');
+    await this.createAttribute(path.join(tpg, 'attrib', 'generate_node_acls'), '1\n');
+    await this.createAttribute(path.join(tpg, 'attrib', 'demo_mode_write_protect'), '1\n');
+    await this.createAttribute(path.join(tpg, 'enable'), '0\n');
   }
 
   private async aclDefaults(acl: string) {
@@ -186,16 +199,16 @@ export class KernelTree {
       for (const lun of (await dirs(acl)).filter((d) => d.startsWith('lun_'))) {
         const entries = await fs.readdir(path.join(acl, lun), { withFileTypes: true }).catch(() => []);
         if (entries.some((e) => e.isSymbolicLink()))
-          await create(path.join(acl, lun, 'write_protect'), '0\n');
+          await this.createAttribute(path.join(acl, lun, 'write_protect'), '0\n');
       }
       return;
     }
     // First sight of this ACL directory: a new object to the kernel, with a new identity.
     this.aclIdentity.set(acl, { ino, id: this.nextId++ });
     for (const d of ['attrib', 'auth', 'param', 'fabric_statistics']) await mkdir(path.join(acl, d));
-    await create(path.join(acl, 'tag'), '\n');
-    await create(path.join(acl, 'info'), 'No active session for initiator\n');
-    await create(path.join(acl, 'cmdsn_depth'), '64\n');
+    await this.createAttribute(path.join(acl, 'tag'), '\n');
+    await this.createAttribute(path.join(acl, 'info'), 'No active session for initiator\n');
+    await this.createAttribute(path.join(acl, 'cmdsn_depth'), '64\n');
   }
 
   private async sessions() {
@@ -217,7 +230,7 @@ export class KernelTree {
       this.live.set(key, session);
       seen.add(key);
       if (session !== current)
-        await rewrite(
+        await this.rewriteAttribute(
           path.join(acl, 'info'),
           `InitiatorName: ${toQlaWwn(initiator)}\nLIO Session ID: ${session.id}  SessionType: Normal\nTARG_SESS_STATE_LOGGED_IN\n`,
         );
@@ -227,7 +240,7 @@ export class KernelTree {
       this.live.delete(key);
       const [port, initiator] = key.split('|') as [string, string];
       const info = path.join(this.aclPath(port, initiator), 'info');
-      await rewrite(info, 'No active session for initiator\n');
+      await this.rewriteAttribute(info, 'No active session for initiator\n');
     }
   }
 }
