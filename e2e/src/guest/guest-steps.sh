@@ -132,6 +132,7 @@ for dev in "$TAPE_SG" "$CH"; do
     if step_run inspect $tool "$dev"; then log inspect "$tool $dev:" "$out"; else inspected=fail; fi
   done
 done
+if step_run inspect sg_read_attr "$TAPE_SG"; then log inspect "sg_read_attr $TAPE_SG:" "$out"; else inspected=fail; fi
 step_run inspect mt-st -f "$TAPE" compression 1 || inspected=fail
 step_run inspect mtx -f "$CH" inventory || inspected=fail
 [ $inspected = ok ] && ok inspect

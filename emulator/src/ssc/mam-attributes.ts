@@ -5,9 +5,11 @@ import { Sense, ScsiError } from '../scsi/sense.js';
 import type { ScsiResult } from '../scsi/types.js';
 import { cartridgeDir } from '../media/layout.js';
 import { readMam, type MamAttributes } from '../media/mam.js';
+import { withCurrentLoad } from './medium-usage.js';
 import type { TapeDrive } from './tape-drive.js';
 import { TapeSense, mediaErrorToScsi } from './tape-sense.js';
 
+const MIB = 1_048_576;
 const BINARY = 0;
 const ASCII = 1;
 const TEXT = 2;
@@ -17,8 +19,17 @@ const KNOWN: Record<number, { format: number; length: number }> = {
   0x0000: { format: BINARY, length: 8 },
   0x0001: { format: BINARY, length: 8 },
   0x0002: { format: BINARY, length: 8 },
+  0x0003: { format: BINARY, length: 8 },
   0x0005: { format: ASCII, length: 8 },
   0x0006: { format: BINARY, length: 1 },
+  0x020a: { format: ASCII, length: 40 },
+  0x020b: { format: ASCII, length: 40 },
+  0x020c: { format: ASCII, length: 40 },
+  0x020d: { format: ASCII, length: 40 },
+  0x0220: { format: BINARY, length: 8 },
+  0x0221: { format: BINARY, length: 8 },
+  0x0222: { format: BINARY, length: 8 },
+  0x0223: { format: BINARY, length: 8 },
   0x0400: { format: ASCII, length: 8 },
   0x0401: { format: ASCII, length: 32 },
   0x0402: { format: BINARY, length: 4 },
@@ -67,9 +78,11 @@ async function attributesOf(drive: TapeDrive): Promise<MamAttributes> {
     return b;
   };
   if (m.state === 'mounted') {
-    attrs.set(0x0000, u64((m.tape.capacityBytes - m.tape.sizeBytes) / 1_000_000));
-    attrs.set(0x0001, u64(m.tape.capacityBytes / 1_000_000));
+    // SPC-4 counts partition capacities in MiB (1,048,576 bytes).
+    attrs.set(0x0000, u64((m.tape.capacityBytes - m.tape.sizeBytes) / MIB));
+    attrs.set(0x0001, u64(m.tape.capacityBytes / MIB));
     attrs.set(0x0006, Buffer.from([m.format.density]));
+    if (m.cartridge) withCurrentLoad(attrs, drive.loadBytes);
   }
   attrs.set(0x0002, drive.alerts.asBitmap());
   attrs.set(0x0005, Buffer.from('LTO-CVE ', 'ascii'));

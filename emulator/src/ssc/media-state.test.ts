@@ -10,6 +10,7 @@ afterEach(async () => {
 });
 
 const DRIVE = 1;
+const MIB = 1_048_576;
 const ok = (r: HostResult) => expect(r.status, JSON.stringify(r.sense)).toBe(0);
 
 async function withCartridge(
@@ -36,8 +37,8 @@ async function tapeAlerts(h: ScsiHost): Promise<number[]> {
 }
 
 /** Attribute id → value from READ ATTRIBUTE (ATTRIBUTE VALUES). */
-async function attributes(h: ScsiHost): Promise<Map<number, Buffer>> {
-  const r = await h.exec(DRIVE, Cdb.readAttribute(0), { allocation: 8192 });
+async function attributes(h: ScsiHost, lun = DRIVE): Promise<Map<number, Buffer>> {
+  const r = await h.exec(lun, Cdb.readAttribute(0), { allocation: 8192 });
   ok(r);
   const out = new Map<number, Buffer>();
   for (let at = 4; at < 4 + r.data.readUInt32BE(0);) {
@@ -120,7 +121,7 @@ describe('READ ATTRIBUTE and WRITE ATTRIBUTE', () => {
     expect(before.get(0x0806)?.toString('ascii').trim()).toBe('MAM001L8');
     expect(before.get(0x0400)?.toString('ascii').trim()).toBe('IBM');
     expect(before.get(0x0405)?.[0]).toBe(0x5e);
-    expect(Number(before.get(0x0001)?.readBigUInt64BE(0))).toBe(12_000_000);
+    expect(Number(before.get(0x0001)?.readBigUInt64BE(0))).toBe(Math.floor(12e12 / 2 ** 20));
 
     const list = attributeList([
       [0x0800, 1, Buffer.from('VTLTEST ')],
@@ -144,6 +145,39 @@ describe('READ ATTRIBUTE and WRITE ATTRIBUTE', () => {
     const remove = attributeList([[0x0803, 2, Buffer.alloc(0)]]);
     ok(await h.exec(DRIVE, Cdb.writeAttribute(remove.length), { dataOut: remove }));
     expect((await attributes(h)).has(0x0803)).toBe(false);
+  });
+
+  it("keeps the tape's usage: loads, the drives that loaded it, megabytes written and read", async () => {
+    const h = await withCartridge(8, 'USE001L8', 8);
+    const count = (a: Map<number, Buffer>, id: number) => Number(a.get(id)?.readBigUInt64BE(0));
+    const device = (a: Map<number, Buffer>, id: number) =>
+      a.get(id)?.toString('ascii').replace(/ +/g, ' ').trim();
+    const first = await attributes(h);
+    expect(count(first, 0x0003)).toBe(1);
+    expect(device(first, 0x020a)).toBe('IBM 1001000001');
+    expect(first.has(0x020b)).toBe(false);
+    ok(await h.exec(DRIVE, Cdb.space6(3, 0)));
+    for (let i = 0; i < 3; i++) ok(await h.exec(DRIVE, Cdb.write6(MIB), { dataOut: Buffer.alloc(MIB, i) }));
+    ok(await h.exec(DRIVE, Cdb.rewind()));
+    ok(await h.exec(DRIVE, Cdb.space6(1, 1)));
+    for (let i = 0; i < 2; i++) ok(await h.exec(DRIVE, Cdb.read6(MIB), { allocation: MIB }));
+    const during = await attributes(h);
+    expect([0x0220, 0x0221, 0x0222, 0x0223].map((id) => count(during, id))).toEqual([3, 2, 3, 2]);
+
+    // Into the other drive: a second load, by another drive; the first load's megabytes are history.
+    const inventory = t.dp.library(1).inventory;
+    await inventory.unload(0, { force: true });
+    await inventory.load(1, 'USE001L8');
+    await h.clearUnitAttentions(DRIVE + 1);
+    const second = await attributes(h, DRIVE + 1);
+    expect(count(second, 0x0003)).toBe(2);
+    expect(device(second, 0x020a)).toBe('IBM 1001000002');
+    expect(device(second, 0x020b)).toBe('IBM 1001000001');
+    expect([0x0220, 0x0221, 0x0222, 0x0223].map((id) => count(second, id))).toEqual([3, 2, 0, 0]);
+    // The drive keeps them: a host cannot write them.
+    const forged = attributeList([[0x0003, 0, Buffer.alloc(8)]]);
+    const refused = await h.exec(DRIVE + 1, Cdb.writeAttribute(forged.length), { dataOut: forged });
+    expect(refused.sense).toMatchObject({ key: 5, asc: 0x26 });
   });
 
   it('needs a cartridge', async () => {

@@ -16,6 +16,7 @@ import {
   type LtoFormat,
 } from './lto-personality.js';
 import { SscOpcode, installSscCommands } from './ssc-commands.js';
+import { recordLoad, recordUnload } from './medium-usage.js';
 import { WriteBuffer } from './write-buffer.js';
 import type { CommandContext } from '../scsi/dispatch.js';
 import { StubTape, type TapeIo } from './stub-tape.js';
@@ -98,6 +99,8 @@ export class TapeDrive extends ScsiDeviceBase {
   readonly ioBytes = { written: 0, read: 0 };
   /** Errors the host was told of (log pages 02h/03h), counted like ioBytes. */
   readonly uncorrectedErrors = { write: 0, read: 0 };
+  /** Bytes moved since the cartridge was loaded, for its MAM usage attributes (not reset by LOG SELECT). */
+  readonly loadBytes = { written: 0, read: 0 };
   /** A load-time error reported once, on the next command that needs the medium (stubs). */
   private pendingMediumError: SenseSpec | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
@@ -133,6 +136,7 @@ export class TapeDrive extends ScsiDeviceBase {
     this.medium = { state: 'loading', label };
     this.alerts.clear();
     this.resetCounters();
+    this.loadBytes.written = this.loadBytes.read = 0;
     this.pendingMediumError = undefined;
     this.reportLostWrites(this.writeBuffer.takeFailure());
     try {
@@ -165,7 +169,7 @@ export class TapeDrive extends ScsiDeviceBase {
     const m = this.medium;
     if (m.state !== 'mounted' && m.state !== 'unusable') return;
     await this.writeBuffer.drain();
-    if (m.state === 'mounted') await m.tape.close();
+    if (m.state === 'mounted') await this.closeTape(m);
     this.medium = { state: 'ejected', label: m.label };
   }
 
@@ -182,7 +186,19 @@ export class TapeDrive extends ScsiDeviceBase {
     await this.writeBuffer.drain();
     this.reportLostWrites(this.writeBuffer.takeFailure());
     const m = this.medium;
-    if (m.state === 'mounted') await m.tape.close();
+    if (m.state === 'mounted') await this.closeTape(m);
+  }
+
+  /** Closes the image, then adds this load's bytes to the cartridge's usage in its MAM. */
+  private async closeTape(m: MountedTape): Promise<void> {
+    await m.tape.close();
+    if (!m.cartridge) return;
+    await recordUnload(m.dir, this.loadBytes).catch((err: unknown) =>
+      this.logger?.warn(
+        { err, label: m.label },
+        'could not record the usage of this load in the cartridge MAM',
+      ),
+    );
   }
 
   /**
@@ -283,8 +299,13 @@ export class TapeDrive extends ScsiDeviceBase {
     const { activity, index } = this.options;
     activity.setActivity(index, kind);
     activity.recordIo(index, kind === 'writing' ? { written: blocks } : { read: blocks });
-    if (kind === 'writing') this.ioBytes.written += bytes;
-    else this.ioBytes.read += bytes;
+    if (kind === 'writing') {
+      this.ioBytes.written += bytes;
+      this.loadBytes.written += bytes;
+    } else {
+      this.ioBytes.read += bytes;
+      this.loadBytes.read += bytes;
+    }
     clearTimeout(this.idleTimer);
     this.idleTimer = setTimeout(() => activity.setActivity(index, 'idle'), this.options.idleAfterMs ?? 1000);
     this.idleTimer.unref();
@@ -318,6 +339,9 @@ export class TapeDrive extends ScsiDeviceBase {
       return { state: 'mounted', label, dir, access, format, tape: new StubTape(label, meta.capacity_bytes) };
     }
     const cartridge = await Cartridge.open(dir);
+    await recordLoad(dir, this.identity).catch((err: unknown) =>
+      this.logger?.warn({ err, label }, 'could not record the load in the cartridge MAM'),
+    );
     return { state: 'mounted', label, dir, access, format, tape: cartridge, cartridge };
   }
 }
