@@ -44,6 +44,13 @@ export function asciiField(text: string, width: number): Buffer {
   return Buffer.from(text.slice(0, width).padEnd(width, ' '), 'ascii');
 }
 
+/** An 8-byte binary attribute holding a count (floored, never negative). */
+export function binaryField(n: number): Buffer {
+  const b = Buffer.alloc(8);
+  b.writeBigUInt64BE(BigInt(Math.max(0, Math.floor(n))));
+  return b;
+}
+
 /** The chip contents of a freshly minted data cartridge. */
 export function defaultMam(opts: { label: string; density: number; created: Date }): MamAttributes {
   const date = opts.created.toISOString().slice(0, 10).replaceAll('-', '');

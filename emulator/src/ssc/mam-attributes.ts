@@ -4,7 +4,7 @@ import { good } from '../scsi/result.js';
 import { Sense, ScsiError } from '../scsi/sense.js';
 import type { ScsiResult } from '../scsi/types.js';
 import { cartridgeDir } from '../media/layout.js';
-import { readMam, type MamAttributes } from '../media/mam.js';
+import { binaryField, readMam, type MamAttributes } from '../media/mam.js';
 import { withCurrentLoad } from './medium-usage.js';
 import type { TapeDrive } from './tape-drive.js';
 import { TapeSense, mediaErrorToScsi } from './tape-sense.js';
@@ -72,15 +72,10 @@ async function attributesOf(drive: TapeDrive): Promise<MamAttributes> {
     mediaErrorToScsi(err),
   );
   const attrs: MamAttributes = new Map(stored);
-  const u64 = (n: number) => {
-    const b = Buffer.alloc(8);
-    b.writeBigUInt64BE(BigInt(Math.max(0, Math.floor(n))));
-    return b;
-  };
   if (m.state === 'mounted') {
     // SPC-4 counts partition capacities in MiB (1,048,576 bytes).
-    attrs.set(0x0000, u64((m.tape.capacityBytes - m.tape.sizeBytes) / MIB));
-    attrs.set(0x0001, u64(m.tape.capacityBytes / MIB));
+    attrs.set(0x0000, binaryField((m.tape.capacityBytes - m.tape.sizeBytes) / MIB));
+    attrs.set(0x0001, binaryField(m.tape.capacityBytes / MIB));
     attrs.set(0x0006, Buffer.from([m.format.density]));
     if (m.cartridge) withCurrentLoad(attrs, drive.loadBytes);
   }

@@ -1,4 +1,4 @@
-import { asciiField, type MamAttributes, readMam, updateMam } from '../media/mam.js';
+import { asciiField, binaryField, type MamAttributes, readMam, updateMam } from '../media/mam.js';
 
 /**
  * Usage a drive keeps in a cartridge's MAM (SPC-4 7.4.2.2 device type attributes), as LTO
@@ -27,25 +27,19 @@ const DEVICE_HISTORY = [
   UsageAttribute.DEVICE_AT_LOAD_MINUS_3,
 ];
 
-function u64(n: number): Buffer {
-  const b = Buffer.alloc(8);
-  b.writeBigUInt64BE(BigInt(Math.max(0, Math.floor(n))));
-  return b;
-}
-
 const counter = (attrs: MamAttributes, id: number) => Number(attrs.get(id)?.readBigUInt64BE(0) ?? 0n);
 
 /** A load: one more on the count, and this drive first in the history of drives. */
 export async function recordLoad(dir: string, drive: { vendor: string; serial: string }): Promise<void> {
   const attrs = await readMam(dir);
   const changes = new Map<number, Buffer | null>([
-    [UsageAttribute.LOAD_COUNT, u64(counter(attrs, UsageAttribute.LOAD_COUNT) + 1)],
+    [UsageAttribute.LOAD_COUNT, binaryField(counter(attrs, UsageAttribute.LOAD_COUNT) + 1)],
     [
       UsageAttribute.DEVICE_AT_LAST_LOAD,
       Buffer.concat([asciiField(drive.vendor, 8), asciiField(drive.serial, 32)]),
     ],
-    [UsageAttribute.MB_WRITTEN_THIS_LOAD, u64(0)],
-    [UsageAttribute.MB_READ_THIS_LOAD, u64(0)],
+    [UsageAttribute.MB_WRITTEN_THIS_LOAD, binaryField(0)],
+    [UsageAttribute.MB_READ_THIS_LOAD, binaryField(0)],
   ]);
   for (let i = 1; i < DEVICE_HISTORY.length; i++) {
     const older = attrs.get(DEVICE_HISTORY[i - 1]!);
@@ -66,25 +60,28 @@ export async function recordUnload(dir: string, load: { written: number; read: n
     new Map([
       [
         UsageAttribute.MB_WRITTEN_IN_LIFE,
-        u64(counter(attrs, UsageAttribute.MB_WRITTEN_IN_LIFE) + load.written / MB),
+        binaryField(counter(attrs, UsageAttribute.MB_WRITTEN_IN_LIFE) + load.written / MB),
       ],
-      [UsageAttribute.MB_READ_IN_LIFE, u64(counter(attrs, UsageAttribute.MB_READ_IN_LIFE) + load.read / MB)],
-      [UsageAttribute.MB_WRITTEN_THIS_LOAD, u64(load.written / MB)],
-      [UsageAttribute.MB_READ_THIS_LOAD, u64(load.read / MB)],
+      [
+        UsageAttribute.MB_READ_IN_LIFE,
+        binaryField(counter(attrs, UsageAttribute.MB_READ_IN_LIFE) + load.read / MB),
+      ],
+      [UsageAttribute.MB_WRITTEN_THIS_LOAD, binaryField(load.written / MB)],
+      [UsageAttribute.MB_READ_THIS_LOAD, binaryField(load.read / MB)],
     ]),
   );
 }
 
 /** The usage attributes as READ ATTRIBUTE reports them while a load is still going on. */
 export function withCurrentLoad(attrs: MamAttributes, load: { written: number; read: number }): void {
-  attrs.set(UsageAttribute.MB_WRITTEN_THIS_LOAD, u64(load.written / MB));
-  attrs.set(UsageAttribute.MB_READ_THIS_LOAD, u64(load.read / MB));
+  attrs.set(UsageAttribute.MB_WRITTEN_THIS_LOAD, binaryField(load.written / MB));
+  attrs.set(UsageAttribute.MB_READ_THIS_LOAD, binaryField(load.read / MB));
   attrs.set(
     UsageAttribute.MB_WRITTEN_IN_LIFE,
-    u64(counter(attrs, UsageAttribute.MB_WRITTEN_IN_LIFE) + load.written / MB),
+    binaryField(counter(attrs, UsageAttribute.MB_WRITTEN_IN_LIFE) + load.written / MB),
   );
   attrs.set(
     UsageAttribute.MB_READ_IN_LIFE,
-    u64(counter(attrs, UsageAttribute.MB_READ_IN_LIFE) + load.read / MB),
+    binaryField(counter(attrs, UsageAttribute.MB_READ_IN_LIFE) + load.read / MB),
   );
 }
