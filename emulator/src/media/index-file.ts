@@ -117,11 +117,11 @@ export class IndexFile {
   private queued: ({ first: number; entries: Buffer[] } & Deferred) | undefined;
   /** The write in flight, if any; at most one, so entries reach the file in order. */
   private writing: Promise<void> | undefined;
-  /** The checksum this index's entries carry. */
+  /** The checksum this index's entries carry, by name and as a function. */
   readonly algorithm: ChecksumAlgorithm;
+  readonly checksum: BlockChecksum;
   /** Large blocks start on DIRECT_IO_ALIGN boundaries (blockOffset). */
   readonly alignsBlocks: boolean;
-  readonly checksum: BlockChecksum;
 
   private constructor(
     private readonly handle: FileHandle,

@@ -84,8 +84,7 @@ export class PersistentReservations {
    * without effect for a holder, or a registrant of a registrants-only type; conflict otherwise.
    */
   legacyCommandIsNoOp(nexus: string): boolean {
-    if (this.isHolder(nexus)) return true;
-    return this.held !== undefined && registrantsShareAccess(this.held.type) && this.keys.has(nexus);
+    return this.held !== undefined && this.access(nexus) === 'all';
   }
 
   /** Any registration or reservation: the SPC-2 RESERVE/RELEASE commands no longer apply. */
