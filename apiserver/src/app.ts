@@ -29,6 +29,7 @@ import { cartridgeJobRoutes } from './routes/cartridge-jobs.js';
 import { recoverRoutes } from './routes/recover.js';
 import { createMetrics } from './services/metrics.js';
 import { AuditLog } from './services/audit-log.js';
+import { ViewCache } from './services/view-cache.js';
 
 async function metricsRoute(app: FastifyInstance, ctx: AppContext) {
   const metrics = createMetrics(ctx.store);
@@ -67,6 +68,14 @@ export async function buildApp(
   opts: { https?: { key: string; cert: string } } = {},
 ): Promise<FastifyInstance> {
   const app = base(ctx, opts);
+  if (!ctx.views) {
+    const views = await ViewCache.start(ctx.store);
+    ctx.views = views;
+    app.addHook('onClose', async () => {
+      ctx.views = undefined;
+      await views.close();
+    });
+  }
   openApiRoutes(app, ctx); // first: it collects every route registered after it
   await healthRoutes(app, ctx);
   await metricsRoute(app, ctx);

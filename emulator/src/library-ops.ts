@@ -1,6 +1,6 @@
 import { rename } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
-import { CARTRIDGE_LABEL, LTO_GENERATIONS, badRequest } from '@vtl/api';
+import { CARTRIDGE_LABEL, LTO_GENERATIONS, VtlError, badRequest } from '@vtl/api';
 import { fsyncDir } from './util/atomic-file.js';
 import type { DataPlane, LibraryRuntime } from './dataplane.js';
 import type { MintResult } from './control/protocol.js';
@@ -74,6 +74,69 @@ export async function mint(
   }
   await inv.place(label, target);
   return { label, slot: target };
+}
+
+/** Images created at once by mintBatch: enough to overlap the syncs, few enough not to swamp the disk. */
+const MINT_PARALLEL = 16;
+
+/** One item of a batch mint: placed, or refused with the reason mint() would have given. */
+export type MintBatchItem =
+  MintResult | { label: string; slot: number; error: { code: string; message: string } };
+
+/**
+ * Mints many cartridges into one library: images are created in parallel batches and all are
+ * placed with one inventory write. Every item is checked as mint() checks it and answered on
+ * its own, so one bad label does not stop the others.
+ */
+export async function mintBatch(
+  dp: DataPlane,
+  libraryId: number,
+  items: readonly { label: string; slot: number }[],
+): Promise<MintBatchItem[]> {
+  const lib = dp.library(libraryId);
+  const results = new Map<number, MintBatchItem>();
+  const refuse = (i: number, label: string, slot: number, err: unknown) => {
+    const code = err instanceof VtlError ? err.code : 'internal';
+    results.set(i, { label, slot, error: { code, message: (err as Error).message } });
+  };
+  const elsewhere = new Set<string>();
+  for (const other of dp.libraries.values())
+    if (other !== lib) for (const c of other.inventory.cartridges()) elsewhere.add(c.label);
+  const todo: { i: number; label: string; slot: number; generation: number }[] = [];
+  items.forEach(({ label: raw, slot }, i) => {
+    try {
+      const label = normaliseLabel(raw);
+      if (elsewhere.has(label)) throw badRequest(`${label} is already in another library; labels are unique`);
+      if (!Number.isInteger(slot) || slot < 1 || slot > lib.config.num_slots)
+        throw badRequest(
+          `library ${libraryId} has storage slots 1..${lib.config.num_slots}; slot ${slot} is not one`,
+        );
+      todo.push({ i, label, slot, generation: mediumGeneration(label, lib) });
+    } catch (err) {
+      refuse(i, raw, slot, err);
+    }
+  });
+  const placed = new Set(lib.inventory.cartridges().map((c) => c.label));
+  for (let start = 0; start < todo.length; start += MINT_PARALLEL) {
+    await Promise.all(
+      todo.slice(start, start + MINT_PARALLEL).map(async (t) => {
+        if (placed.has(t.label)) return; // placeMany says whether it sits in the asked slot
+        try {
+          await mintCartridge({ mediaDir: lib.config.media_dir, label: t.label, generation: t.generation });
+        } catch (err) {
+          if (!isMediaError(err, 'exists')) refuse(t.i, t.label, t.slot, err);
+        }
+      }),
+    );
+  }
+  const minted = todo.filter((t) => !results.has(t.i));
+  const refused = await lib.inventory.placeMany(minted);
+  for (const t of minted) {
+    const err = refused.get(t.label);
+    if (err) refuse(t.i, t.label, t.slot, err);
+    else results.set(t.i, { label: t.label, slot: t.slot });
+  }
+  return items.map((_, i) => results.get(i)!);
 }
 
 /** Deletes a cartridge: out of the inventory first (refused while loaded), then its image. */

@@ -12,6 +12,7 @@ export { startTestEtcd, startTestStores, type TestEtcd, type TestStores } from '
 export { putTestLibrary, putTestNodeStatus, putTestPool, putTestRemote, testJob } from './testing/records.js';
 export type { Txn } from './txn.js';
 export type { Watch, WatchEvent, WatchOptions } from './watch.js';
+export { WatchCache, type CacheChange, type CachedPrefix } from './watch-cache.js';
 export { waitFor, type WaitOptions } from './wait.js';
 export {
   activeJobs,

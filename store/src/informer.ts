@@ -7,6 +7,8 @@ import type { Watch, WatchEvent, WatchOptions } from './watch.js';
 export interface Informer<T> {
   /** The current cache, keyed by etcd key. */
   items(): Map<string, Versioned<T>>;
+  /** One cached record, without copying the cache. */
+  get(key: string): Versioned<T> | undefined;
   close(): Promise<void>;
 }
 
@@ -49,6 +51,10 @@ class PrefixInformer<T> implements Informer<T> {
 
   items(): Map<string, Versioned<T>> {
     return new Map(this.cache);
+  }
+
+  get(key: string): Versioned<T> | undefined {
+    return this.cache.get(key);
   }
 
   async start(): Promise<void> {

@@ -9,6 +9,8 @@ export interface ScanOptions {
   /** Continue after this key (exclusive) in the listing's direction: a pagination cursor. */
   after?: string;
   keysOnly?: boolean;
+  /** Read at this revision (a consistent listing of several prefixes); default the current one. */
+  revision?: string;
 }
 
 /** Keys per request when listing a whole prefix; keeps responses far below gRPC message limits. */
@@ -32,7 +34,7 @@ export async function scan(
     else start = Buffer.concat([Buffer.from(opts.after), Buffer.from([0])]);
   }
   const kvs: IKeyValue[] = [];
-  let revision: string | undefined;
+  let revision: string | undefined = opts.revision;
   while (true) {
     const want = opts.limit !== undefined ? Math.min(PAGE, opts.limit - kvs.length) : PAGE;
     if (want <= 0 || Buffer.compare(start, end) >= 0) break;

@@ -14,6 +14,7 @@ import { campaign, type Leadership } from './election.js';
 import { startInformer, type Informer, type InformerHandler } from './informer.js';
 import { StoreLease, type Lease } from './lease.js';
 import { scan } from './range.js';
+import { WatchCache, type CachedPrefix } from './watch-cache.js';
 import { absent, atModRevision, getOp, putOp, runTxn, StoreTxn, type Txn } from './txn.js';
 import { startWatch, type Watch, type WatchEvent, type WatchOptions } from './watch.js';
 
@@ -24,6 +25,8 @@ export interface ListOptions {
   reverse?: boolean;
   /** Pagination cursor: continue after this key (exclusive) in the listing's direction. */
   after?: string;
+  /** Read at this revision (several prefixes as of one moment); default the current one. */
+  revision?: string;
 }
 
 /** Attempts of an update() before it gives up with a conflict; contention there is rare. */
@@ -38,6 +41,8 @@ export class Store {
   /** Aborts pending campaigns on close(); their waits would otherwise never end. */
   private readonly closing = new AbortController();
   private closed = false;
+  /** The revision of this client's newest write: read-your-writes caches wait for it. */
+  private written = 0n;
 
   private constructor(
     private readonly client: Etcd3,
@@ -177,6 +182,7 @@ export class Store {
   async delete(key: string, opts: { modRevision?: string } = {}): Promise<boolean> {
     if (opts.modRevision === undefined) {
       const res = await this.client.delete().key(key).exec();
+      this.noteWritten(res.header.revision);
       return Number(res.deleted) > 0;
     }
     const res = await this.txn({
@@ -191,7 +197,27 @@ export class Store {
     if (prefix === '')
       throw new VtlError('internal', 'Refusing to delete the whole key space: give a prefix.');
     const res = await this.client.delete().prefix(prefix).exec();
+    this.noteWritten(res.header.revision);
     return Number(res.deleted);
+  }
+
+  /**
+   * The store revision of this client's newest write (or refused compare): a cache that has
+   * seen it reflects everything this process wrote. "0" before the first write.
+   */
+  get writtenRevision(): string {
+    return this.written.toString();
+  }
+
+  /** A cache of several prefixes from one watch of `root`, for read views (see WatchCache). */
+  async watchCache(root: string, prefixes: CachedPrefix[]): Promise<WatchCache> {
+    this.assertOpen();
+    const source = {
+      list: (prefix: string, revision?: string) => scan(this.client, prefix, revision ? { revision } : {}),
+      watch: (prefix: string, opts: WatchOptions, cb: (e: WatchEvent) => void) =>
+        startWatch(this.client, this.log, prefix, opts, cb),
+    };
+    return this.track(await WatchCache.start(source, this.log, root, prefixes));
   }
 
   /** Starts an all-or-nothing transaction. */
@@ -200,7 +226,12 @@ export class Store {
   }
 
   /** The next integer of a named counter (1, 2, ...), unique under concurrency. */
-  async nextId(counter: string): Promise<number> {
+  nextId(counter: string): Promise<number> {
+    return this.nextIds(counter, 1);
+  }
+
+  /** Reserves `count` consecutive integers of a named counter in one write; returns the first. */
+  async nextIds(counter: string, count: number): Promise<number> {
     const key = keys.counter(counter);
     let kv = await this.getKv(key);
     for (let attempt = 1; attempt <= NEXT_ID_ATTEMPTS; attempt++) {
@@ -209,7 +240,7 @@ export class Store {
         throw new VtlError('internal', `Counter ${key} holds a non-integer.`);
       const res = await this.txn({
         compare: [kv ? atModRevision(key, kv.mod_revision) : absent(key)],
-        success: [putOp(key, current + 1)],
+        success: [putOp(key, current + count)],
         failure: [getOp(key)],
       });
       if (res.succeeded) return current + 1;
@@ -285,7 +316,9 @@ export class Store {
     ...leases: (Lease | undefined)[]
   ): Promise<ITxnResponse> {
     try {
-      return await runTxn(this.client, req);
+      const res = await runTxn(this.client, req);
+      this.noteWritten(res.header.revision);
+      return res;
     } catch (err) {
       if (err instanceof EtcdLeaseInvalidError) {
         for (const lease of leases)
@@ -293,6 +326,11 @@ export class Store {
       }
       throw err;
     }
+  }
+
+  private noteWritten(revision: string): void {
+    const rev = BigInt(revision);
+    if (rev > this.written) this.written = rev;
   }
 
   private track<W extends Watch>(w: W): W {

@@ -18,6 +18,8 @@ export interface WatchOptions {
   fromRevision?: string;
   /** Called once if the watch cannot continue (its history was compacted); the watch is then over. */
   onError?: (err: Error) => void;
+  /** Called after each response with the newest revision it covers (skipped events included). */
+  onProgress?: (revision: string) => void;
 }
 
 const CLOSE_DEADLINE_MS = 2_000;
@@ -132,6 +134,7 @@ class ResumingWatch implements Watch {
       const after = addRevision(res.header.revision, 1);
       if (this.next === undefined || BigInt(after) > BigInt(this.next)) this.next = after;
     }
+    if (this.opts.onProgress && this.next !== undefined) this.opts.onProgress(addRevision(this.next, -1));
   }
 
   private async detach(): Promise<void> {

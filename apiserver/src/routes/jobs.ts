@@ -5,6 +5,7 @@ import type { AppContext } from '../context.js';
 import { idParam, parse } from '../plugins/validate.js';
 import { refuseWhileDraining } from '../services/guards.js';
 import { cancelJob, getJob, listJobs, retryJob } from '../services/jobs.js';
+import { viewsOf } from '../services/views.js';
 
 /** Jobs (docs/api.md "Jobs"): the spec leaves listing, inspecting and retrying open. */
 export async function jobRoutes(app: FastifyInstance, ctx: AppContext) {
@@ -19,13 +20,19 @@ export async function jobRoutes(app: FastifyInstance, ctx: AppContext) {
         doc: { summary: 'Jobs, newest first', query: JobListQuery, response: z.array(Job) },
       },
     },
-    async (request) => listJobs(store, parse(JobListQuery, request.query)),
+    async (request) => {
+      const query = parse(JobListQuery, request.query);
+      return listJobs((await viewsOf(ctx).fresh()).snapshot().jobs, query);
+    },
   );
 
   app.get<Id>(
     '/api/jobs/:id',
     { config: { role: 'read-only', doc: { summary: 'One job', response: Job } } },
-    async (request) => getJob(store, idParam(request.params.id, 'job')),
+    async (request) => {
+      const id = idParam(request.params.id, 'job');
+      return getJob((await viewsOf(ctx).fresh()).snapshot().jobs, id);
+    },
   );
 
   app.post<Id>(

@@ -32,6 +32,7 @@ import {
 import { nextLabels, usedVolsers } from '../services/labels.js';
 import { runOp } from '../services/ops.js';
 import { refuseWhileDraining } from '../services/guards.js';
+import { viewsOf } from '../services/views.js';
 
 const DEFAULT_SLOTS = 100;
 const DEFAULT_IE = 4;
@@ -103,9 +104,13 @@ export async function libraryRoutes(app: FastifyInstance, ctx: AppContext) {
     {
       config: { role: 'read-only', doc: { summary: 'Library rows (§2.14)', response: z.array(LibraryRow) } },
     },
-    async () => {
-      const s = await loadSnapshot(store);
-      return s.libraries.filter((l) => !l.deleting).map((l) => row(s, l));
+    async (_request, reply) => {
+      const views = await viewsOf(ctx).fresh();
+      const body = views.memo('library-rows', () => {
+        const s = views.snapshot();
+        return JSON.stringify(s.libraries.filter((l) => !l.deleting).map((l) => row(s, l)));
+      });
+      return reply.type('application/json; charset=utf-8').send(body);
     },
   );
 

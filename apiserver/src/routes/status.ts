@@ -1,31 +1,27 @@
 import type { FastifyInstance } from 'fastify';
 import { LegacyLibraryView, StatusView } from '@vtl/api';
 import type { AppContext } from '../context.js';
-import { loadSnapshot } from '@vtl/store';
-import { liveLibrary, statusView } from '../services/status-view.js';
+import { legacyLibraryBody, statusBody } from '../services/status-body.js';
+import { viewsOf } from '../services/views.js';
 
 export async function statusRoutes(app: FastifyInstance, ctx: AppContext) {
+  const views = viewsOf(ctx);
   app.get(
     '/api/status',
     { config: { role: 'read-only', doc: { summary: 'Status view (§2.9)', response: StatusView } } },
-    async () => StatusView.parse(statusView(await loadSnapshot(ctx.store))),
+    async (_request, reply) => {
+      await views.fresh();
+      return reply.type('application/json; charset=utf-8').send(statusBody(views));
+    },
   );
 
   /** The older, smaller shape: no display names, no cartridge state join. */
   app.get(
     '/api/library',
     { config: { role: 'read-only', doc: { summary: 'Older library view', response: LegacyLibraryView } } },
-    async () => {
-      const s = await loadSnapshot(ctx.store);
-      return LegacyLibraryView.parse({
-        libraries: s.libraries
-          .filter((l) => !l.deleting)
-          .map((lib) => {
-            const { library, drives, slots } = liveLibrary(s, lib);
-            const { name: _name, ...rest } = library;
-            return { library: rest, drives, slots };
-          }),
-      });
+    async (_request, reply) => {
+      await views.fresh();
+      return reply.type('application/json; charset=utf-8').send(legacyLibraryBody(views));
     },
   );
 }

@@ -7,11 +7,12 @@ import {
   TargetsView,
 } from '@vtl/api';
 import type { AppContext } from '../context.js';
+import { targetsView } from '../services/targets-view.js';
+import { viewsOf } from '../services/views.js';
 import { parse } from '../plugins/validate.js';
 import {
   createInitiator,
   deleteInitiator,
-  readTargets,
   setPortServing,
   updateInitiator,
 } from '../services/targets-registry.js';
@@ -30,7 +31,15 @@ export async function targetRoutes(app: FastifyInstance, ctx: AppContext) {
         doc: { summary: 'Targets view: FC ports, LUN table, initiators (§2.3a)', response: TargetsView },
       },
     },
-    async () => readTargets(store),
+    async (_request, reply) => {
+      const views = await viewsOf(ctx).fresh();
+      const body = views.memo('targets', () => {
+        const s = views.snapshot();
+        const ids = s.libraries.filter((l) => !l.deleting).map((l) => l.id);
+        return JSON.stringify(TargetsView.parse(targetsView(views.initiators(), s.nodes, ids)));
+      });
+      return reply.type('application/json; charset=utf-8').send(body);
+    },
   );
 
   app.post(

@@ -54,11 +54,10 @@ const list = <T extends string>(value: string | undefined, schema: z.ZodEnum<Rec
 };
 
 /** GET /api/jobs: newest first, filtered. */
-export async function listJobs(store: Store, q: z.infer<typeof JobListQuery>): Promise<Job[]> {
+export function listJobs(jobs: readonly Job[], q: z.infer<typeof JobListQuery>): Job[] {
   const states = list(q.state, JobState, 'state');
   const kinds = list(q.kind, JobKind, 'kind');
   const label = q.label?.trim().toUpperCase();
-  const jobs = (await store.list(keys.jobs.prefix, Job)).items.map((i) => i.value);
   return jobs
     .filter(
       (j) =>
@@ -72,10 +71,10 @@ export async function listJobs(store: Store, q: z.infer<typeof JobListQuery>): P
 }
 
 /** One job; 404 when unknown. */
-export async function getJob(store: Store, id: number): Promise<Job> {
-  const found = await store.get(keys.jobs.one(id), Job);
+export function getJob(jobs: readonly Job[], id: number): Job {
+  const found = jobs.find((j) => j.id === id);
   if (!found) throw notFound(`No job ${id}; GET /api/jobs lists them.`);
-  return found.value;
+  return found;
 }
 
 /** Changes a job with compare-and-swap, refusing when `allowed` does not hold; announces the result. */

@@ -7,6 +7,7 @@ import type {
   HelloResult,
   LoadResult,
   Method,
+  MintBatchResult,
   MintResult,
   ParamsOf,
   Response,
@@ -112,6 +113,10 @@ export class EmulatorClient {
   }
   mint(params: ParamsOf<'mint'>): Promise<MintResult> {
     return this.call('mint', params) as Promise<MintResult>;
+  }
+  /** Mints many cartridges into one library in one call; each item is answered on its own. */
+  mintBatch(params: ParamsOf<'mint_batch'>): Promise<MintBatchResult> {
+    return this.call('mint_batch', params) as Promise<MintBatchResult>;
   }
   remove(params: ParamsOf<'remove'>): Promise<Record<string, never>> {
     return this.call('remove', params) as Promise<Record<string, never>>;

@@ -1,15 +1,19 @@
 import { badRequest } from '@vtl/api';
 import type { DataPlane } from '../dataplane.js';
-import { evict, mint, placeInIe, remove, returnToSlot, swapIn } from '../library-ops.js';
+import { evict, mint, mintBatch, placeInIe, remove, returnToSlot, swapIn } from '../library-ops.js';
 import type {
   HelloResult,
   LoadResult,
   Method,
+  MintBatchResult,
   MintResult,
   SetAccessResult,
   StatusResult,
   UnloadResult,
 } from './protocol.js';
+
+/** Items one mint_batch call may carry: a full library of the largest frame. */
+const MAX_MINT_BATCH = 10_000;
 
 export type Handler = (params: unknown) => Promise<unknown>;
 export type Handlers = Record<Method, Handler>;
@@ -44,6 +48,13 @@ export function createHandlers(dp: DataPlane, requestShutdown: () => void): Hand
       iscsi_logins: dp.transport?.logins?.() ?? [],
     }),
     mint: async (p): Promise<MintResult> => mint(dp, int(p, 'library'), str(p, 'label'), int(p, 'slot')),
+    mint_batch: async (p): Promise<MintBatchResult> => {
+      const list = field(p, 'items');
+      if (!Array.isArray(list) || list.length > MAX_MINT_BATCH)
+        throw badRequest(`params.items must be an array of at most ${MAX_MINT_BATCH} { label, slot }`);
+      const items = list.map((item: unknown) => ({ label: str(item, 'label'), slot: int(item, 'slot') }));
+      return { results: await mintBatch(dp, int(p, 'library'), items) };
+    },
     remove: async (p) => remove(dp, int(p, 'library'), str(p, 'label')),
     load: async (p): Promise<LoadResult> => {
       const lib = dp.library(int(p, 'library'));

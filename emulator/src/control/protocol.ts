@@ -76,6 +76,11 @@ export type Request =
   | { id: number; method: 'status' } // → { libraries: EmuLibrary[] }
   | { id: number; method: 'set_access'; params: { initiators: InitiatorAccess[] } } // → SetAccessResult; replaces the iSCSI initiator registry live
   | { id: number; method: 'mint'; params: { library: number; label: string; slot: number } } // → { label, slot }; creates the VOL1 image and places it; idempotent if that label already sits in that slot
+  | {
+      id: number;
+      method: 'mint_batch';
+      params: { library: number; items: { label: string; slot: number }[] };
+    } // → { results: (MintResult | { label, slot, error: { code, message } })[] } in item order; images in parallel, one inventory write
   | { id: number; method: 'remove'; params: { library: number; label: string } } // → {} ; deletes image + inventory entry; refused while loaded
   | { id: number; method: 'load'; params: { library: number; drive: number; label: string } } // → { detail }
   | { id: number; method: 'unload'; params: { library: number; drive: number; force?: boolean } } // → { detail, slot }; force (library delete) skips the busy check and the 15 s quiet window
@@ -114,6 +119,9 @@ export interface StatusResult {
 export interface MintResult {
   label: string;
   slot: number;
+}
+export interface MintBatchResult {
+  results: (MintResult | { label: string; slot: number; error: { code: string; message: string } })[];
 }
 export interface LoadResult {
   detail: string;

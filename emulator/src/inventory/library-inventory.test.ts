@@ -136,10 +136,32 @@ describe('library inventory', () => {
     const inv = await openInv();
     await inv.place('AAA001L8', 1);
     await inv.load(0, 'AAA001L8');
-    await inv.place('AAA002L8', 1);
+    // A mint never takes the home slot of a loaded cartridge; the host's changer may.
+    await expect(inv.place('AAA002L8', 1)).rejects.toThrow(/home of a loaded cartridge/);
+    expect(inv.firstEmptyStorage()).toBe(2);
+    await inv.place('AAA002L8', 3);
+    await inv.move(storageSlot(3), storageSlot(1), 'host');
     clock += 20_000;
     const r = await inv.unload(0);
     expect(r.to).toEqual(storageSlot(2));
+  });
+
+  it('places a batch with one write and answers each refusal on its own', async () => {
+    const inv = await openInv();
+    await inv.place('AAA001L8', 1);
+    await inv.load(0, 'AAA001L8');
+    const refused = await inv.placeMany([
+      { label: 'AAA002L8', slot: 2 },
+      { label: 'AAA003L8', slot: 1 },
+      { label: 'AAA004L8', slot: 2 },
+      { label: 'AAA005L8', slot: 3 },
+    ]);
+    expect([...refused.keys()]).toEqual(['AAA003L8', 'AAA004L8']);
+    expect(refused.get('AAA003L8')?.message).toMatch(/home of a loaded cartridge/);
+    expect(inv.whereIs('AAA002L8')).toEqual(storageSlot(2));
+    expect(inv.whereIs('AAA005L8')).toEqual(storageSlot(3));
+    // Idempotent: the same item again is no refusal.
+    expect((await inv.placeMany([{ label: 'AAA002L8', slot: 2 }])).size).toBe(0);
   });
 
   it('persists every move atomically and restores it after a restart', async () => {

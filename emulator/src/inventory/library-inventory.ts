@@ -149,8 +149,9 @@ export class LibraryInventory {
     return this.cell(ref) ?? '';
   }
 
+  /** The first empty storage slot that is not the home of a loaded cartridge. */
   firstEmptyStorage(): number | undefined {
-    const i = this.state.storage.indexOf('');
+    const i = this.state.storage.findIndex((label, n) => label === '' && !this.isHomeOfLoaded(n + 1));
     return i >= 0 ? i + 1 : undefined;
   }
 
@@ -164,10 +165,52 @@ export class LibraryInventory {
       this.assertExists(target);
       const held = this.labelAt(target);
       if (held) throw badRequest(`slot ${slot} of library ${this.id} holds ${held}; choose an empty slot`);
+      if (this.isHomeOfLoaded(slot))
+        throw badRequest(
+          `slot ${slot} of library ${this.id} is the home of a loaded cartridge; choose another`,
+        );
       const next = cloneInventory(this.state);
       next.storage[slot - 1] = label;
       await this.commit(next);
     });
+  }
+
+  /**
+   * Places many newly minted cartridges with one inventory write (a 400-slot mint would
+   * otherwise rewrite and sync the file 400 times). Each item is checked as place() checks
+   * it; the refused ones come back with their reason and the rest are placed.
+   */
+  placeMany(items: readonly { label: string; slot: number }[]): Promise<Map<string, Error>> {
+    return this.queue.run(async () => {
+      const refused = new Map<string, Error>();
+      const next = cloneInventory(this.state);
+      const where = new Map(this.cartridges().map((c) => [c.label, c.at]));
+      for (const { label, slot } of items) {
+        const at = where.get(label);
+        if (at && at.kind === 'storage' && at.num === slot) continue;
+        try {
+          if (at) throw badRequest(`${label} is already in library ${this.id} at ${formatLocation(at)}`);
+          const target = storageSlot(slot);
+          this.assertExists(target);
+          const held = next.storage[slot - 1];
+          if (held)
+            throw badRequest(`slot ${slot} of library ${this.id} holds ${held}; choose an empty slot`);
+          if (this.isHomeOfLoaded(slot))
+            throw badRequest(`slot ${slot} of library ${this.id} is the home of a loaded cartridge`);
+          next.storage[slot - 1] = label;
+          where.set(label, target);
+        } catch (err) {
+          refused.set(label, err as Error);
+        }
+      }
+      if (refused.size < items.length) await this.commit(next);
+      return refused;
+    });
+  }
+
+  /** A storage slot a loaded cartridge returns to on unload: never given to another one. */
+  isHomeOfLoaded(slot: number): boolean {
+    return this.state.drives.some((d) => d.label && d.source?.kind === 'storage' && d.source.num === slot);
   }
 
   /**

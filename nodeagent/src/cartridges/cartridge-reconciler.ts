@@ -1,15 +1,25 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { CartridgeSpec, LibrarySpec, PoolSpec, keys } from '@vtl/api';
-import type { EventJournal, Store } from '@vtl/store';
+import { CartridgeSpec, LibrarySpec, PoolSpec, keys, type NewEvent } from '@vtl/api';
+import type { EventJournal, Informer, Store } from '@vtl/store';
 import { Requeue, startController, watchInto, type ReconcileResult } from '@vtl/reconcile';
 import type { Logger } from 'pino';
 import type { EmulatorSupervisor } from '../dataplane/emulator-supervisor.js';
 import type { NodeStatusPublisher } from '../dataplane/node-status.js';
+import { MintBatcher, type MintItem, type MintOutcome } from './mint-batcher.js';
+
+/**
+ * Reconciles running at once. Most of them wait in the mint batcher, so this is how many
+ * cartridges one batch can gather: a 400-slot mint goes to the emulator in two calls.
+ */
+const WORKERS = 256;
+
+const ignore = { onPut: () => undefined, onDelete: () => undefined };
 
 /**
  * Realises cartridge records on this node: mints the image into its home slot, or erases it
- * and removes the record once a delete was asked for. Keyed by label, level-triggered.
+ * and removes the record once a delete was asked for. Keyed by label, level-triggered. Records
+ * come from informer caches (no etcd read per cartridge) and mints go to the emulator in batches.
  */
 export async function startCartridgeReconciler(opts: {
   store: Store;
@@ -20,19 +30,41 @@ export async function startCartridgeReconciler(opts: {
   logger: Logger;
 }) {
   const { store, journal, node, supervisor, publisher } = opts;
+  const libraries = await store.informer(keys.libraries.prefix, LibrarySpec, ignore);
+  const pools = await store.informer(keys.pools.prefix, PoolSpec, ignore);
 
-  async function libraryOnThisNode(id: number): Promise<LibrarySpec | undefined> {
-    const lib = (await store.get(keys.libraries.one(id), LibrarySpec))?.value;
+  function libraryOnThisNode(id: number): LibrarySpec | undefined {
+    const lib = libraries.get(keys.libraries.one(id))?.value;
     if (!lib) return undefined;
-    const pool = (await store.get(keys.pools.one(lib.home_pool), PoolSpec))?.value;
-    return pool?.node === node ? lib : undefined;
+    return pools.get(keys.pools.one(lib.home_pool))?.value.node === node ? lib : undefined;
   }
 
+  async function mintMany(library: number, items: MintItem[]): Promise<MintOutcome[]> {
+    const emulator = supervisor.emulator;
+    if (!emulator) throw new Error('the emulator is restarting; the mint is retried');
+    const { results } = await emulator.mintBatch({ library, items });
+    const minted = results.filter((r) => !('error' in r));
+    const events: NewEvent[] = minted.map((r) => ({
+      kind: 'cart_minted',
+      subject: r.label,
+      detail: `library ${library} slot ${r.slot}`,
+      data: { library, slot: r.slot },
+    }));
+    await Promise.all([
+      journal.emitMany(events).catch((err) => opts.logger.warn({ err }, 'mint events not recorded')),
+      publisher.publish(),
+    ]);
+    return results;
+  }
+  const batcher = new MintBatcher(mintMany);
+  const carts: { informer?: Informer<CartridgeSpec> } = {};
+
   async function reconcile(key: string): Promise<ReconcileResult> {
-    const record = await store.get(key, CartridgeSpec);
+    // The first listing is handed to the queue before the informer is returned.
+    const record = carts.informer ? carts.informer.get(key) : await store.get(key, CartridgeSpec);
     if (!record) return;
     const cart = record.value;
-    const lib = await libraryOnThisNode(cart.library);
+    const lib = libraryOnThisNode(cart.library);
     if (!lib) return;
     const emulator = supervisor.emulator;
     const served = publisher.libraries.find((l) => l.id === lib.id);
@@ -54,18 +86,16 @@ export async function startCartridgeReconciler(opts: {
     if (present) return;
     // Not served yet (pending apply) or the emulator is restarting: look again shortly.
     if (!served || !emulator) return { requeueAfterMs: Requeue.soon };
-    await emulator.mint({ library: lib.id, label: cart.label, slot: cart.home_slot });
-    await journal.emit({
-      kind: 'cart_minted',
-      subject: cart.label,
-      detail: `library ${lib.id} slot ${cart.home_slot}`,
-      data: { library: lib.id, slot: cart.home_slot },
-    });
-    await publisher.publish();
+    await batcher.mint(lib.id, { label: cart.label, slot: cart.home_slot });
   }
 
-  const controller = startController<string>({ name: 'cartridges', logger: opts.logger, reconcile });
-  const informer = await watchInto(
+  const controller = startController<string>({
+    name: 'cartridges',
+    logger: opts.logger,
+    reconcile,
+    workers: WORKERS,
+  });
+  carts.informer = await watchInto(
     store,
     keys.cartridges.prefix,
     CartridgeSpec,
@@ -74,9 +104,10 @@ export async function startCartridgeReconciler(opts: {
   );
   return {
     /** Looks at every cartridge again (after the data plane restarted). */
-    resync: () => informer.items().forEach((_v, key) => controller.queue.add(key)),
+    resync: () => carts.informer?.items().forEach((_v, key) => controller.queue.add(key)),
     stop: async () => {
-      await informer.close();
+      await carts.informer?.close();
+      await Promise.all([libraries.close(), pools.close()]);
       await controller.stop();
     },
   };

@@ -1,0 +1,72 @@
+import { Cartridge, LegacyLibraryView, PoolFigures, StatusView, isoNow, type LibrarySpec } from '@vtl/api';
+import { z } from 'zod';
+import { cartridgeView, fcFabric, iscsiFabric, liveLibrary, poolFigures } from './status-view.js';
+import type { ViewCache } from './view-cache.js';
+
+const LibraryEntry = StatusView.shape.libraries.element;
+const LegacyEntry = LegacyLibraryView.shape.libraries.element;
+
+/** One library's part of GET /api/status, serialized; recomputed only when its inputs change. */
+function libraryFragment(views: ViewCache, lib: LibrarySpec): string {
+  return views.part(`status-library-${lib.id}`, views.libraryFingerprint(lib), () => {
+    const s = views.snapshot();
+    const cartridges = views
+      .memo('cartridge-view', () => cartridgeView(s))
+      .filter((c) => c.library === lib.id)
+      .map(({ label, library, size_bytes, phys_bytes, modified, location }) => ({
+        label,
+        library,
+        size_bytes,
+        phys_bytes,
+        modified,
+        location,
+      }));
+    return JSON.stringify(LibraryEntry.parse({ ...liveLibrary(s, lib), cartridges }));
+  });
+}
+
+/** The serialized cartridge list (§2.7), shared by GET /api/status and GET /api/cartridges. */
+export function cartridgesJson(views: ViewCache): string {
+  return views.memo('cartridges-json', () => {
+    const list = views.memo('cartridge-view', () => cartridgeView(views.snapshot()));
+    return JSON.stringify(z.array(Cartridge).parse(list));
+  });
+}
+
+/**
+ * GET /api/status as bytes: everything but `updated_at` is kept serialized between changes,
+ * each library apart, so a read costs a string concatenation and a change costs the parts it
+ * touched.
+ */
+export function statusBody(views: ViewCache): string {
+  const rest = views.memo('status-rest', () => {
+    const s = views.snapshot();
+    const fc = fcFabric(s);
+    const libraries = s.libraries.filter((l) => !l.deleting).map((lib) => libraryFragment(views, lib));
+    return (
+      `"libraries":[${libraries.join(',')}],` +
+      `"pools":${JSON.stringify(z.array(PoolFigures).parse(poolFigures(s)))},` +
+      `"fc":${JSON.stringify(StatusView.shape.fc.parse(fc.status))},` +
+      `"cartridges":${cartridgesJson(views)},` +
+      `"fabrics":${JSON.stringify(StatusView.shape.fabrics.parse({ fc: fc.fabric, iscsi: iscsiFabric(s) }))}}`
+    );
+  });
+  return `{"updated_at":${JSON.stringify(isoNow())},${rest}`;
+}
+
+/** GET /api/library (the older, smaller shape), serialized between changes. */
+export function legacyLibraryBody(views: ViewCache): string {
+  return views.memo('legacy-library', () => {
+    const s = views.snapshot();
+    const libraries = s.libraries
+      .filter((l) => !l.deleting)
+      .map((lib) =>
+        views.part(`legacy-library-${lib.id}`, views.libraryFingerprint(lib), () => {
+          const { library, drives, slots } = liveLibrary(s, lib);
+          const { name: _name, ...rest } = library;
+          return JSON.stringify(LegacyEntry.parse({ library: rest, drives, slots }));
+        }),
+      );
+    return `{"libraries":[${libraries.join(',')}]}`;
+  });
+}

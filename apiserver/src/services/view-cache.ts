@@ -1,0 +1,166 @@
+import {
+  CartridgeSpec,
+  DataplaneSpec,
+  InitiatorRecord,
+  Job,
+  LibrarySpec,
+  LibraryStatus,
+  NodeStatus,
+  PoolSpec,
+  PoolStatus,
+  ROOT,
+  VtlError,
+  keys,
+} from '@vtl/api';
+import type { Snapshot, Store, WatchCache } from '@vtl/store';
+import type { z } from 'zod';
+
+/** How long a read waits for the cache to reach this process's own latest write. */
+export const READ_YOUR_WRITES_MS = 5_000;
+
+const PREFIXES = {
+  libraries: { prefix: keys.libraries.prefix, schema: LibrarySpec },
+  libraryStatus: { prefix: keys.libraryStatus.prefix, schema: LibraryStatus },
+  pools: { prefix: keys.pools.prefix, schema: PoolSpec },
+  poolStatus: { prefix: keys.poolStatus.prefix, schema: PoolStatus },
+  nodes: { prefix: keys.nodeStatus.prefix, schema: NodeStatus },
+  cartridges: { prefix: keys.cartridges.prefix, schema: CartridgeSpec },
+  jobs: { prefix: keys.jobs.prefix, schema: Job },
+  initiators: { prefix: keys.initiators.prefix, schema: InitiatorRecord },
+  dataplane: { prefix: keys.dataplane, schema: DataplaneSpec },
+} satisfies Record<string, { prefix: string; schema: z.ZodType<unknown> }>;
+
+/**
+ * The read views' records, from one watch cache instead of etcd per request. Everything
+ * derived from the records (the snapshot, serialized view bodies) is memoised per cache
+ * version and recomputed on the first read after a change, so a busy view between changes
+ * costs what serving stored bytes costs.
+ */
+export class ViewCache {
+  private version = 0;
+  private readonly memos = new Map<string, { version: number; value: unknown }>();
+
+  private constructor(
+    private readonly store: Store,
+    private readonly cache: WatchCache,
+  ) {
+    cache.onChange(() => this.version++);
+  }
+
+  static async start(store: Store): Promise<ViewCache> {
+    return new ViewCache(store, await store.watchCache(ROOT, Object.values(PREFIXES)));
+  }
+
+  /**
+   * Read-your-writes: resolves once the cache holds every write this process has made (a
+   * client whose write was answered sees it in the next view). 503 if the cache stays behind.
+   */
+  async fresh(): Promise<this> {
+    if (await this.cache.reached(this.store.writtenRevision, READ_YOUR_WRITES_MS)) return this;
+    throw new VtlError(
+      'unavailable',
+      `The view cache is behind the store (at revision ${this.cache.revision}, wanted ${this.store.writtenRevision}); retry shortly.`,
+    );
+  }
+
+  /** The records as one Snapshot, rebuilt only after a change. */
+  snapshot(): Snapshot {
+    return this.memo('snapshot', () => {
+      // Sorted by key, as a listing from etcd would be.
+      const values = <T>(p: { prefix: string }) =>
+        [...this.cache.items<T>(p.prefix).values()]
+          .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+          .map((i) => i.value);
+      const libraryStatus = values<LibraryStatus>(PREFIXES.libraryStatus);
+      const poolStatus = values<PoolStatus>(PREFIXES.poolStatus);
+      return {
+        libraries: values<LibrarySpec>(PREFIXES.libraries),
+        libraryStatus: new Map(libraryStatus.map((s) => [s.id, s])),
+        pools: values<PoolSpec>(PREFIXES.pools),
+        poolStatus: new Map(poolStatus.map((s) => [s.id, s])),
+        nodes: values<NodeStatus>(PREFIXES.nodes),
+        cartridges: values<CartridgeSpec>(PREFIXES.cartridges),
+        jobs: values<Job>(PREFIXES.jobs),
+        dataplane: this.cache.items<DataplaneSpec>(keys.dataplane).get(keys.dataplane)?.value,
+      };
+    });
+  }
+
+  /** The initiator registry. */
+  initiators(): InitiatorRecord[] {
+    return this.memo('initiators', () =>
+      [...this.cache.items<InitiatorRecord>(PREFIXES.initiators.prefix).values()].map((i) => i.value),
+    );
+  }
+
+  /**
+   * What a library's status fragment depends on, as a string: its record, its pool, every
+   * node's status and its cartridges (count and newest change). Equal strings, equal fragment.
+   */
+  libraryFingerprint(lib: LibrarySpec): string {
+    const rev = (prefix: string, key: string) => this.cache.items(prefix).get(key)?.modRevision ?? '-';
+    const carts = this.memo('cartridge-revisions', () => {
+      const out = new Map<number, { count: number; newest: bigint }>();
+      for (const c of this.cache.items<CartridgeSpec>(PREFIXES.cartridges.prefix).values()) {
+        const seen = out.get(c.value.library) ?? { count: 0, newest: 0n };
+        seen.count++;
+        const r = BigInt(c.modRevision);
+        if (r > seen.newest) seen.newest = r;
+        out.set(c.value.library, seen);
+      }
+      return out;
+    });
+    const nodes = this.memo('node-revisions', () =>
+      [...this.cache.items(PREFIXES.nodes.prefix).values()].map((n) => n.modRevision).join(','),
+    );
+    const c = carts.get(lib.id);
+    return [
+      rev(PREFIXES.libraries.prefix, keys.libraries.one(lib.id)),
+      rev(PREFIXES.pools.prefix, keys.pools.one(lib.home_pool)),
+      nodes,
+      c ? `${c.count}@${c.newest}` : '0',
+    ].join('|');
+  }
+
+  /** The newest store revision the cache reflects. */
+  get revision(): string {
+    return this.cache.revision;
+  }
+
+  /** Resolves true once the cache has seen `revision` (false after timeoutMs). */
+  reached(revision: string, timeoutMs: number): Promise<boolean> {
+    return this.cache.reached(revision, timeoutMs);
+  }
+
+  /** Calls fn after every change of a cached record; returns the unsubscribe function. */
+  onChange(fn: () => void): () => void {
+    return this.cache.onChange(fn);
+  }
+
+  /** compute()'s value, computed again only after the records changed. */
+  memo<T>(name: string, compute: () => T): T {
+    const hit = this.memos.get(name);
+    if (hit && hit.version === this.version) return hit.value as T;
+    const value = compute();
+    this.memos.set(name, { version: this.version, value });
+    return value;
+  }
+
+  /**
+   * Like memo, for parts keyed by their own inputs (e.g. one library's fragment): recomputed
+   * when `fingerprint` differs from the one it was computed for, whatever else changed.
+   */
+  part<T>(name: string, fingerprint: string, compute: () => T): T {
+    const hit = this.parts.get(name);
+    if (hit && hit.fingerprint === fingerprint) return hit.value as T;
+    const value = compute();
+    this.parts.set(name, { fingerprint, value });
+    return value;
+  }
+
+  private readonly parts = new Map<string, { fingerprint: string; value: unknown }>();
+
+  close(): Promise<void> {
+    return this.cache.close();
+  }
+}
