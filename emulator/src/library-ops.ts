@@ -8,7 +8,8 @@ import { formatLocation, storageSlot } from './inventory/elements.js';
 import { isErrno, isMediaError } from './media/errors.js';
 import { deleteCartridge, makeStub } from './media/image.js';
 import { cartridgeDir, readMeta } from './media/layout.js';
-import { mintCartridge } from './media/mint.js';
+import { mintCartridge, placeStaged, stageCartridge } from './media/mint.js';
+import { syncFilesystem, withDeferredSync } from './util/deferred-sync.js';
 
 /** Barcodes are upper-case inside the emulator; the boundary normalises. */
 export function normaliseLabel(input: string): string {
@@ -117,17 +118,35 @@ export async function mintBatch(
     }
   });
   const placed = new Set(lib.inventory.cartridges().map((c) => c.label));
-  for (let start = 0; start < todo.length; start += MINT_PARALLEL) {
-    await Promise.all(
-      todo.slice(start, start + MINT_PARALLEL).map(async (t) => {
-        if (placed.has(t.label)) return; // placeMany says whether it sits in the asked slot
-        try {
-          await mintCartridge({ mediaDir: lib.config.media_dir, label: t.label, generation: t.generation });
-        } catch (err) {
-          if (!isMediaError(err, 'exists')) refuse(t.i, t.label, t.slot, err);
-        }
-      }),
-    );
+  const mediaDir = lib.config.media_dir;
+  // Images are built without per-file fsyncs, made durable with one filesystem sync, and only
+  // then renamed into place: a crash leaves complete images or hidden temp directories.
+  const staged = new Map<number, string>();
+  await withDeferredSync(async () => {
+    for (let start = 0; start < todo.length; start += MINT_PARALLEL) {
+      await Promise.all(
+        todo.slice(start, start + MINT_PARALLEL).map(async (t) => {
+          if (placed.has(t.label)) return; // placeMany says whether it sits in the asked slot
+          try {
+            staged.set(t.i, await stageCartridge({ mediaDir, label: t.label, generation: t.generation }));
+          } catch (err) {
+            refuse(t.i, t.label, t.slot, err);
+          }
+        }),
+      );
+    }
+  });
+  if (staged.size > 0) {
+    await syncFilesystem(mediaDir);
+    for (const t of todo) {
+      const tmp = staged.get(t.i);
+      if (!tmp) continue;
+      // An image left by an interrupted mint is reused, as mint() does.
+      await placeStaged(mediaDir, t.label, tmp).catch((err: unknown) => {
+        if (!isMediaError(err, 'exists')) refuse(t.i, t.label, t.slot, err);
+      });
+    }
+    await fsyncDir(mediaDir);
   }
   const minted = todo.filter((t) => !results.has(t.i));
   const refused = await lib.inventory.placeMany(minted);

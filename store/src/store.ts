@@ -41,8 +41,8 @@ export class Store {
   /** Aborts pending campaigns on close(); their waits would otherwise never end. */
   private readonly closing = new AbortController();
   private closed = false;
-  /** The revision of this client's newest write: read-your-writes caches wait for it. */
-  private written = 0n;
+  /** The newest revision this client wrote or read at: read-your-writes caches wait for it. */
+  private seen = 0n;
 
   private constructor(
     private readonly client: Etcd3,
@@ -86,6 +86,7 @@ export class Store {
     opts: ListOptions = {},
   ): Promise<{ items: Versioned<T>[]; revision: string }> {
     const { kvs, revision } = await scan(this.client, prefix, opts);
+    this.noteRevision(revision);
     const items: Versioned<T>[] = [];
     for (const kv of kvs) {
       const item = decodeKvOrSkip(kv, schema, this.log);
@@ -182,7 +183,7 @@ export class Store {
   async delete(key: string, opts: { modRevision?: string } = {}): Promise<boolean> {
     if (opts.modRevision === undefined) {
       const res = await this.client.delete().key(key).exec();
-      this.noteWritten(res.header.revision);
+      this.noteRevision(res.header.revision);
       return Number(res.deleted) > 0;
     }
     const res = await this.txn({
@@ -197,16 +198,17 @@ export class Store {
     if (prefix === '')
       throw new VtlError('internal', 'Refusing to delete the whole key space: give a prefix.');
     const res = await this.client.delete().prefix(prefix).exec();
-    this.noteWritten(res.header.revision);
+    this.noteRevision(res.header.revision);
     return Number(res.deleted);
   }
 
   /**
-   * The store revision of this client's newest write (or refused compare): a cache that has
-   * seen it reflects everything this process wrote. "0" before the first write.
+   * The newest store revision this client wrote or read at: a cache that has reached it
+   * reflects everything this process wrote or was answered from the store (an op result
+   * read from etcd, say) so a view never goes back behind what a client was already told.
    */
-  get writtenRevision(): string {
-    return this.written.toString();
+  get seenRevision(): string {
+    return this.seen.toString();
   }
 
   /** A cache of several prefixes from one watch of `root`, for read views (see WatchCache). */
@@ -307,6 +309,7 @@ export class Store {
 
   private async getKv(key: string): Promise<IKeyValue | undefined> {
     const res = await this.client.get(key).exec();
+    this.noteRevision(res.header.revision);
     return res.kvs[0];
   }
 
@@ -317,7 +320,7 @@ export class Store {
   ): Promise<ITxnResponse> {
     try {
       const res = await runTxn(this.client, req);
-      this.noteWritten(res.header.revision);
+      this.noteRevision(res.header.revision);
       return res;
     } catch (err) {
       if (err instanceof EtcdLeaseInvalidError) {
@@ -328,9 +331,9 @@ export class Store {
     }
   }
 
-  private noteWritten(revision: string): void {
+  private noteRevision(revision: string): void {
     const rev = BigInt(revision);
-    if (rev > this.written) this.written = rev;
+    if (rev > this.seen) this.seen = rev;
   }
 
   private track<W extends Watch>(w: W): W {

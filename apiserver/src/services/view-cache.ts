@@ -52,14 +52,15 @@ export class ViewCache {
   }
 
   /**
-   * Read-your-writes: resolves once the cache holds every write this process has made (a
-   * client whose write was answered sees it in the next view). 503 if the cache stays behind.
+   * Read-your-writes: resolves once the cache holds every revision this process has written or
+   * read at, so a client whose write (or op) was answered sees it in the next view. 503 if the
+   * cache stays behind.
    */
   async fresh(): Promise<this> {
-    if (await this.cache.reached(this.store.writtenRevision, READ_YOUR_WRITES_MS)) return this;
+    if (await this.cache.reached(this.store.seenRevision, READ_YOUR_WRITES_MS)) return this;
     throw new VtlError(
       'unavailable',
-      `The view cache is behind the store (at revision ${this.cache.revision}, wanted ${this.store.writtenRevision}); retry shortly.`,
+      `The view cache is behind the store (at revision ${this.cache.revision}, wanted ${this.store.seenRevision}); retry shortly.`,
     );
   }
 

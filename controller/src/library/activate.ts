@@ -12,12 +12,16 @@ import {
   observedLibrary,
   refuseWithActiveJobs,
   refuseWithLoadedDrives,
+  type Snapshot,
   type Store,
 } from '@vtl/store';
 import { waitFor, type OpContext } from '@vtl/reconcile';
 
 /** How long activation waits for every node's tape emulator to come back. */
 export const DATAPLANE_RESTART_TIMEOUT_MS = 90_000;
+
+/** How long activation waits for every library to be served by the new emulator generation. */
+export const LIBRARY_UP_TIMEOUT_MS = 30_000;
 
 /** FC result of an appliance without HBAs: nothing to build, which is the healthy state. */
 const NO_HBA = { OK: true, Detail: 'No Fibre Channel HBA present; hosts reach the libraries over iSCSI.' };
@@ -117,10 +121,25 @@ export async function activate(store: Store, what: string, ctx: OpContext): Prom
   const fc = await fcOutcome(store, [...nodes], generation);
   await step(`FC target: ${fc.Detail}`);
 
-  const after = await loadSnapshot(store);
+  // A nodeagent restarting meanwhile republishes its libraries a moment later: wait for them
+  // (bounded), then record for each exactly what the answer says, so the two never disagree.
+  const servedNow = (s: Snapshot, id: number) =>
+    s.nodes.some((n) => n.dataplane.generation >= generation && n.libraries.some((l) => l.id === id));
+  let after = await loadSnapshot(store);
+  await waitFor(
+    async () => {
+      after = await loadSnapshot(store);
+      return libraries.every((id) => servedNow(after, id));
+    },
+    { timeoutMs: LIBRARY_UP_TIMEOUT_MS, intervalMs: 200 },
+  ).catch(() => undefined);
   for (const lib of after.libraries.filter((l) => libraries.includes(l.id))) {
-    if (!observedLibrary(after, lib.id)) {
-      await step(`Library ${lib.id} (${lib.name}) did not come up; it stays pending_restart`);
+    if (!servedNow(after, lib.id) || !observedLibrary(after, lib.id)) {
+      const pending: LibraryStatus = { id: lib.id, state: 'pending_restart' };
+      await store.put(keys.libraryStatus.one(lib.id), pending);
+      await step(
+        `Library ${lib.id} (${lib.name}) did not come up within ${LIBRARY_UP_TIMEOUT_MS / 1000} s; it is pending_restart (check its node, then apply again)`,
+      );
       continue;
     }
     const status: LibraryStatus = {

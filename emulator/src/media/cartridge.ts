@@ -14,6 +14,7 @@ import { ReadAhead, readBytes, type BlockExtent, type BlockSource } from './read
 import { blockChecksums } from './checksum-thread.js';
 import { recoverImage } from './recovery.js';
 import { spaceBlocks, spaceFilemarks, type SpaceResult, type TapeView } from './space.js';
+import { syncDeferred } from '../util/deferred-sync.js';
 
 export type { SpaceResult } from './space.js';
 
@@ -494,7 +495,7 @@ export class Cartridge {
     this.writebackError = undefined;
     if (failed) throw failed;
     if (this.index.synced === this.index.count && !this.dirChanged) return;
-    await this.data.datasync();
+    if (!syncDeferred()) await this.data.datasync();
     this.unflushed = 0;
     if (this.dirChanged) {
       await fsyncDir(this.dir);

@@ -2,6 +2,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { type BlockChecksum, type ChecksumAlgorithm, blockChecksum, checksumAlgorithm } from './checksum.js';
 import { DIRECT_IO_ALIGN } from './aligned-buffers.js';
 import { MediaError } from './errors.js';
+import { syncDeferred } from '../util/deferred-sync.js';
 
 /*
  * The block index: a 32-byte header, then one fixed 24-byte entry per tape object (data block
@@ -264,7 +265,7 @@ export class IndexFile {
     const buf = Buffer.alloc(8);
     buf.writeBigUInt64LE(BigInt(n));
     await this.handle.write(buf, 0, 8, SYNCED_AT);
-    await this.handle.datasync();
+    if (!syncDeferred()) await this.handle.datasync();
     this.synced = n;
   }
 
@@ -287,7 +288,7 @@ export class IndexFile {
 
   async datasync(): Promise<void> {
     await this.settle();
-    await this.handle.datasync();
+    if (!syncDeferred()) await this.handle.datasync();
   }
 
   async close(): Promise<void> {

@@ -29,9 +29,20 @@ export const MINT_TMP_PREFIX = '.mint-';
  * cartridge or a complete one. Raises `exists` when the label already has an image.
  */
 export async function mintCartridge(opts: MintOptions): Promise<string> {
+  const staged = await stageCartridge(opts);
+  await placeStaged(opts.mediaDir, opts.label, staged);
+  await fsyncDir(opts.mediaDir);
+  return cartridgeDir(opts.mediaDir, opts.label);
+}
+
+/**
+ * Builds a cartridge image in a hidden temp directory of mediaDir and returns that directory;
+ * placeStaged() renames it into place. A batch stages all its images, makes them durable with
+ * one filesystem sync, and only then renames them.
+ */
+export async function stageCartridge(opts: MintOptions): Promise<string> {
   const gen = ltoGeneration(opts.generation);
   const created = opts.now ?? new Date();
-  const dir = cartridgeDir(opts.mediaDir, opts.label);
   const tmp = join(opts.mediaDir, `${MINT_TMP_PREFIX}${opts.label}-${randomBytes(4).toString('hex')}`);
   await mkdir(opts.mediaDir, { recursive: true });
   await mkdir(tmp);
@@ -49,7 +60,8 @@ export async function mintCartridge(opts: MintOptions): Promise<string> {
     await writeMam(tmp, defaultMam({ label: opts.label, density: gen.density, created }));
     await (await open(join(tmp, IMAGE_FILES.data), 'wx', 0o644)).close();
     await (await IndexFile.create(join(tmp, IMAGE_FILES.index))).close();
-    const cart = await Cartridge.open(tmp);
+    // Two tiny writes: the page cache and one sync beat direct I/O here.
+    const cart = await Cartridge.open(tmp, { directIo: false });
     try {
       await cart.writeBlock(buildVol1(volumeIdOf(opts.label)));
       await cart.writeFilemarks(1);
@@ -57,18 +69,22 @@ export async function mintCartridge(opts: MintOptions): Promise<string> {
       await cart.close();
     }
     await fsyncDir(tmp);
-    try {
-      await rename(tmp, dir);
-    } catch (err) {
-      if (isErrno(err, 'EEXIST') || isErrno(err, 'ENOTEMPTY')) {
-        throw new MediaError('exists', `cartridge ${opts.label} already has an image in ${opts.mediaDir}`);
-      }
-      throw err;
-    }
-    await fsyncDir(opts.mediaDir);
-    return dir;
+    return tmp;
   } catch (err) {
     await rm(tmp, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** Renames a staged image into place (the caller syncs mediaDir); `exists` when the label has one. */
+export async function placeStaged(mediaDir: string, label: string, staged: string): Promise<void> {
+  try {
+    await rename(staged, cartridgeDir(mediaDir, label));
+  } catch (err) {
+    await rm(staged, { recursive: true, force: true });
+    if (isErrno(err, 'EEXIST') || isErrno(err, 'ENOTEMPTY')) {
+      throw new MediaError('exists', `cartridge ${label} already has an image in ${mediaDir}`);
+    }
     throw err;
   }
 }

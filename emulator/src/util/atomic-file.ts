@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { open, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { syncDeferred } from './deferred-sync.js';
 
 /** fsync a directory so a rename or unlink inside it survives a power loss. */
 export async function fsyncDir(dir: string): Promise<void> {
+  if (syncDeferred()) return;
   const handle = await open(dir, 'r');
   try {
     await handle.sync();
@@ -21,7 +23,7 @@ export async function writeFileAtomic(path: string, data: string | Buffer): Prom
   const handle = await open(tmp, 'w', 0o644);
   try {
     await handle.writeFile(data);
-    await handle.sync();
+    if (!syncDeferred()) await handle.sync();
   } catch (err) {
     await handle.close();
     await rm(tmp, { force: true });
