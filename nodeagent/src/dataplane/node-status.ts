@@ -51,7 +51,7 @@ export class NodeStatusPublisher {
   private last = '';
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
-  private again = false;
+  private queued: Promise<void> | undefined;
   /** The emulator's libraries as last seen, for the reconcilers of this node. */
   libraries: EmuLibrary[] = [];
   /** The fabric reconciler's latest report (FC target, registry apply), published with the rest. */
@@ -72,22 +72,25 @@ export class NodeStatusPublisher {
     return this.publish();
   }
 
-  /** Publishes now; concurrent calls coalesce into one more pass. */
+  /**
+   * Publishes now; concurrent calls coalesce into one more pass. Resolves after a pass that
+   * started after this call, so a caller that just changed the emulator sees its change
+   * published (an op answered "unloaded" must not leave the record saying "in the drive").
+   */
   publish(): Promise<void> {
-    if (this.running) {
-      this.again = true;
+    if (!this.running) {
+      this.running = this.pass()
+        .catch((err) => this.opts.logger.warn({ err }, 'publishing node status failed'))
+        .finally(() => {
+          this.running = undefined;
+        });
       return this.running;
     }
-    this.running = this.pass()
-      .catch((err) => this.opts.logger.warn({ err }, 'publishing node status failed'))
-      .finally(() => {
-        this.running = undefined;
-        if (this.again) {
-          this.again = false;
-          void this.publish();
-        }
-      });
-    return this.running;
+    this.queued ??= this.running.then(() => {
+      this.queued = undefined;
+      return this.publish();
+    });
+    return this.queued;
   }
 
   private async pass() {
