@@ -13,6 +13,54 @@ function frame(revision: string, e: EventRecord): string {
   return `id: ${revision}\nevent: ${e.kind.replace(/[\r\n]/g, ' ')}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
+/** The SSE frame of a journal write; undefined for deletes (the journal trimming) and bad records. */
+function frameOf(e: WatchEvent): string | undefined {
+  if (e.type !== 'put') return undefined;
+  const parsed = EventRecord.safeParse(e.value);
+  return parsed.success ? frame(e.modRevision, parsed.data) : undefined;
+}
+
+/**
+ * One watch of the journal shared by every live client: each event is framed once and written
+ * to all, instead of one etcd watch and one parse per client. Started with the first client.
+ */
+class EventFanout {
+  private readonly clients = new Map<(text: string) => void, () => void>();
+  private watch: Promise<Watch> | undefined;
+
+  constructor(private readonly ctx: AppContext) {}
+
+  /** Adds a client once the shared watch runs; returns what removes it. */
+  async join(write: (text: string) => void, end: () => void): Promise<() => void> {
+    this.watch ??= this.ctx.store
+      .watch(keys.events.prefix, { onError: () => this.reset() }, (e) => {
+        const text = frameOf(e);
+        if (text) for (const send of this.clients.keys()) send(text);
+      })
+      .catch((err: unknown) => {
+        this.watch = undefined;
+        throw err;
+      });
+    await this.watch;
+    this.clients.set(write, end);
+    return () => this.clients.delete(write);
+  }
+
+  /** The shared watch ended: clients reconnect and resynchronise. */
+  private reset(): void {
+    this.watch = undefined;
+    for (const end of [...this.clients.values()]) end();
+    this.clients.clear();
+  }
+
+  async close(): Promise<void> {
+    const watch = this.watch;
+    this.watch = undefined;
+    this.clients.clear();
+    await (await watch?.catch(() => undefined))?.close();
+  }
+}
+
 /** The next revision after a Last-Event-ID, when the client sent a valid one. */
 function resumeFrom(lastEventId: string | string[] | undefined): string | undefined {
   const id = Array.isArray(lastEventId) ? lastEventId[0] : lastEventId;
@@ -27,6 +75,8 @@ function resumeFrom(lastEventId: string | string[] | undefined): string | undefi
  */
 export async function eventStreamRoutes(app: FastifyInstance, ctx: AppContext) {
   const open = new Set<ServerResponse>();
+  const fanout = new EventFanout(ctx);
+  app.addHook('onClose', () => fanout.close());
   // Streams never end by themselves: close them, or closing the server would wait forever.
   app.addHook('preClose', async () => {
     for (const res of open) res.end();
@@ -68,9 +118,8 @@ export async function eventStreamRoutes(app: FastifyInstance, ctx: AppContext) {
         if (res.writableLength > MAX_BUFFERED_BYTES) close();
       };
       const onEvent = (e: WatchEvent) => {
-        if (e.type !== 'put') return; // deletes are the journal trimming its oldest records
-        const parsed = EventRecord.safeParse(e.value);
-        if (parsed.success) write(frame(e.modRevision, parsed.data));
+        const text = frameOf(e);
+        if (text) write(text);
       };
       const keepalive = setInterval(() => write(': keepalive\n\n'), ctx.config.sseKeepaliveMs);
       request.raw.on('close', close);
@@ -78,6 +127,19 @@ export async function eventStreamRoutes(app: FastifyInstance, ctx: AppContext) {
 
       const options = { onError: () => close() };
       const from = resumeFrom(request.headers['last-event-id']);
+      if (from === undefined) {
+        // A fresh client shares one watch with every other: 500 clients, one etcd watch.
+        try {
+          const leave = await fanout.join(write, close);
+          watch = { close: async () => leave() };
+        } catch (err) {
+          request.log.warn({ err }, 'event stream could not watch the journal');
+          close();
+          return;
+        }
+        if (closed) void watch.close();
+        return;
+      }
       try {
         watch = await ctx.store
           .watch(keys.events.prefix, from ? { ...options, fromRevision: from } : options, onEvent)
