@@ -57,7 +57,7 @@ function base(ctx: AppContext, opts: { https?: { key: string; cert: string } }):
     ...(opts.https ? { https: opts.https } : {}),
   }) as unknown as FastifyInstance;
   registerErrorHandler(app);
-  registerAuth(app, ctx.store);
+  registerAuth(app, ctx.store, ctx.views);
   registerAudit(app, new AuditLog(ctx.store));
   return app;
 }
@@ -67,15 +67,14 @@ export async function buildApp(
   ctx: AppContext,
   opts: { https?: { key: string; cert: string } } = {},
 ): Promise<FastifyInstance> {
+  const started = ctx.views ? undefined : await ViewCache.start(ctx.store);
+  if (started) ctx.views = started;
   const app = base(ctx, opts);
-  if (!ctx.views) {
-    const views = await ViewCache.start(ctx.store);
-    ctx.views = views;
+  if (started)
     app.addHook('onClose', async () => {
       ctx.views = undefined;
-      await views.close();
+      await started.close();
     });
-  }
   openApiRoutes(app, ctx); // first: it collects every route registered after it
   await healthRoutes(app, ctx);
   await metricsRoute(app, ctx);

@@ -166,6 +166,8 @@ export async function remove(
 ): Promise<Record<string, never>> {
   const lib = dp.library(libraryId);
   const label = normaliseLabel(rawLabel);
+  // The image changes outside a drive: its kept status figures are stale from here.
+  dp.forgetStats(cartridgeDir(lib.config.media_dir, label));
   await lib.inventory.remove(label);
   // Also when the inventory had forgotten it already: a retried remove finishes the delete.
   await deleteCartridge(cartridgeDir(lib.config.media_dir, label));
@@ -199,6 +201,8 @@ export async function evict(
 ): Promise<Record<string, never>> {
   const lib = dp.library(libraryId);
   const label = normaliseLabel(rawLabel);
+  // The image changes outside a drive: its kept status figures are stale from here.
+  dp.forgetStats(cartridgeDir(lib.config.media_dir, label));
   await whileHeld(lib, label, 'evict', () => makeStub(cartridgeDir(lib.config.media_dir, label)));
   return {};
 }
@@ -216,6 +220,8 @@ export async function swapIn(
 ): Promise<Record<string, never>> {
   const lib = dp.library(libraryId);
   const label = normaliseLabel(rawLabel);
+  // The image changes outside a drive: its kept status figures are stale from here.
+  dp.forgetStats(cartridgeDir(lib.config.media_dir, label));
   const { mediaDir, staged } = await checkStaging(lib, label, staging);
   await whileHeld(lib, label, 'import', async () => {
     const dir = cartridgeDir(mediaDir, label);
@@ -257,6 +263,8 @@ export async function placeInIe(
 ): Promise<{ location: string }> {
   const lib = dp.library(libraryId);
   const label = normaliseLabel(rawLabel);
+  // The image changes outside a drive: its kept status figures are stale from here.
+  dp.forgetStats(cartridgeDir(lib.config.media_dir, label));
   mediumGeneration(label, lib); // the library's drives must be able to read it
   for (const other of dp.libraries.values())
     if (other !== lib && other.inventory.whereIs(label))

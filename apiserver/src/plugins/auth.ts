@@ -3,6 +3,7 @@ import { VtlError, roleAllows } from '@vtl/api';
 import type { Store } from '@vtl/store';
 import { bearerToken, resolvePrincipal } from '../services/principal.js';
 import type { AuditLog } from '../services/audit-log.js';
+import type { ViewCache } from '../services/view-cache.js';
 import { FAIL_CLOSED_ROLE } from './route-config.js';
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -14,14 +15,19 @@ export const requiredRole = (request: FastifyRequest) => request.routeOptions.co
  * The one place roles are enforced (§5): before the body is even read, a request without a
  * credential gets 401 and one whose role is too low 403, so a refused request changes nothing.
  */
-export function registerAuth(app: FastifyInstance, store: Store): void {
+export function registerAuth(app: FastifyInstance, store: Store, views?: ViewCache): void {
   app.decorateRequest('principal', undefined);
   app.decorateRequest('auditSubject', undefined);
   app.addHook('onRequest', async (request) => {
     if (request.is404) return; // the not-found handler answers; there is nothing to protect
     const role = requiredRole(request);
     if (role === 'public') return;
-    const principal = await resolvePrincipal(store, bearerToken(request.headers.authorization));
+    const token = bearerToken(request.headers.authorization);
+    // From the watch cache when there is one, after it has caught up with this process's own
+    // writes: a logout or a revoked key answered here is refused on the very next request.
+    const principal = views
+      ? await resolvePrincipal(store, token, await views.fresh())
+      : await resolvePrincipal(store, token);
     request.principal = principal;
     if (!roleAllows(principal.role, role))
       throw new VtlError(

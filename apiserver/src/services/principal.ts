@@ -1,7 +1,14 @@
-import { ApiKeyRecord, SessionRecord, UserRecord, VtlError, keys, type PrincipalRole } from '@vtl/api';
+import {
+  ApiKeyRecord,
+  SessionRecord,
+  Settings,
+  UserRecord,
+  VtlError,
+  keys,
+  type PrincipalRole,
+} from '@vtl/api';
 import type { Store } from '@vtl/store';
 import { classifyToken, sameHash } from './secrets.js';
-import { readSettings } from './identity.js';
 
 /** Who is asking: a logged-in user or an API key. */
 export interface Principal {
@@ -29,28 +36,35 @@ export function bearerToken(header: string | undefined): string | undefined {
  * Resolves a bearer token to its principal, or throws 401. An API key counts only while the
  * setting apikeys.enabled is 1 (§5.2); otherwise it is treated as no credential.
  */
-export async function resolvePrincipal(store: Store, token: string | undefined): Promise<Principal> {
+/** Where credentials are looked up: the store, or the apiserver's watch cache of the same records. */
+export type RecordReader = Pick<Store, 'get'>;
+
+export async function resolvePrincipal(
+  store: Store,
+  token: string | undefined,
+  reader: RecordReader = store,
+): Promise<Principal> {
   if (!token) throw unauthorized('No credentials');
   const claim = classifyToken(token);
   if (!claim) throw unauthorized('The bearer token is not a session token or an API key');
   if (claim.kind === 'session') {
     const key = keys.sessions.one(claim.hash);
-    const session = await store.get(key, SessionRecord);
+    const session = await reader.get(key, SessionRecord);
     if (!session) throw unauthorized('The session is unknown or was logged out');
     if (Date.parse(session.value.expires_at) <= Date.now()) {
       await store.delete(key, { modRevision: session.modRevision });
       throw unauthorized('The session expired');
     }
-    const user = await store.get(keys.users.one(session.value.username), UserRecord);
+    const user = await reader.get(keys.users.one(session.value.username), UserRecord);
     if (!user) throw unauthorized('The user of this session was deleted');
     return { kind: 'user', name: user.value.username, role: user.value.role, sessionKey: key };
   }
-  const settings = await readSettings(store);
+  const settings = (await reader.get(keys.settings, Settings))?.value ?? {};
   if (settings['apikeys.enabled'] !== '1')
     throw unauthorized(
       'API keys are ignored while the setting apikeys.enabled is not 1 (an admin can set it)',
     );
-  const apiKey = await store.get(keys.apiKeys.one(claim.id), ApiKeyRecord);
+  const apiKey = await reader.get(keys.apiKeys.one(claim.id), ApiKeyRecord);
   if (!apiKey || !sameHash(apiKey.value.key_hash, claim.hash))
     throw unauthorized('The API key is unknown or was revoked');
   return { kind: 'apikey', name: `${apiKey.value.id}:${apiKey.value.name}`, role: apiKey.value.role };

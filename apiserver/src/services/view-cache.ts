@@ -1,5 +1,9 @@
 import {
+  ApiKeyRecord,
   CartridgeSpec,
+  SessionRecord,
+  Settings,
+  UserRecord,
   DataplaneSpec,
   InitiatorRecord,
   Job,
@@ -12,7 +16,7 @@ import {
   VtlError,
   keys,
 } from '@vtl/api';
-import type { Snapshot, Store, WatchCache } from '@vtl/store';
+import type { Snapshot, Store, Versioned, WatchCache } from '@vtl/store';
 import type { z } from 'zod';
 
 /** How long a read waits for the cache to reach this process's own latest write. */
@@ -28,6 +32,11 @@ const PREFIXES = {
   jobs: { prefix: keys.jobs.prefix, schema: Job },
   initiators: { prefix: keys.initiators.prefix, schema: InitiatorRecord },
   dataplane: { prefix: keys.dataplane, schema: DataplaneSpec },
+  // Credentials, so a request is authenticated without a store round trip (see get()).
+  users: { prefix: keys.users.prefix, schema: UserRecord },
+  sessions: { prefix: keys.sessions.prefix, schema: SessionRecord },
+  apiKeys: { prefix: keys.apiKeys.prefix, schema: ApiKeyRecord },
+  settings: { prefix: keys.settings, schema: Settings },
 } satisfies Record<string, { prefix: string; schema: z.ZodType<unknown> }>;
 
 /**
@@ -121,6 +130,19 @@ export class ViewCache {
       nodes,
       c ? `${c.count}@${c.newest}` : '0',
     ].join('|');
+  }
+
+  /**
+   * One record, read like Store.get (for the credential lookups): from the cache when its
+   * prefix is cached (the caller's schema checked again), from the store otherwise.
+   */
+  async get<T>(key: string, schema: z.ZodType<T>): Promise<Versioned<T> | undefined> {
+    const p = Object.values(PREFIXES).find((c) => key.startsWith(c.prefix));
+    if (!p) return this.store.get(key, schema);
+    const hit = this.cache.items(p.prefix).get(key);
+    if (!hit) return undefined;
+    const parsed = schema.safeParse(hit.value);
+    return parsed.success ? { ...hit, value: parsed.data } : undefined;
   }
 
   /** The newest store revision the cache reflects. */

@@ -1,5 +1,6 @@
 import { badRequest } from '@vtl/api';
 import type { DataPlane } from '../dataplane.js';
+import { cartridgeDir } from '../media/layout.js';
 import { evict, mint, mintBatch, placeInIe, remove, returnToSlot, swapIn } from '../library-ops.js';
 import type {
   HelloResult,
@@ -40,6 +41,16 @@ function str(params: unknown, name: string): string {
  * on its way, so the caller learns the request was accepted before the socket goes away.
  */
 export function createHandlers(dp: DataPlane, requestShutdown: () => void): Handlers {
+  /** Runs an op that rewrites a cartridge image outside a drive, then drops its kept figures. */
+  const rewrites = async <T>(p: unknown, op: () => Promise<T>): Promise<T> => {
+    try {
+      return await op();
+    } finally {
+      const lib = dp.libraries.get(int(p, 'library'));
+      const label = str(p, 'label').trim().toUpperCase();
+      if (lib) dp.forgetStats(cartridgeDir(lib.config.media_dir, label));
+    }
+  };
   return {
     hello: async (): Promise<HelloResult> => dp.hello(),
     status: async (): Promise<StatusResult> => ({
@@ -55,7 +66,7 @@ export function createHandlers(dp: DataPlane, requestShutdown: () => void): Hand
       const items = list.map((item: unknown) => ({ label: str(item, 'label'), slot: int(item, 'slot') }));
       return { results: await mintBatch(dp, int(p, 'library'), items) };
     },
-    remove: async (p) => remove(dp, int(p, 'library'), str(p, 'label')),
+    remove: async (p) => rewrites(p, () => remove(dp, int(p, 'library'), str(p, 'label'))),
     load: async (p): Promise<LoadResult> => {
       const lib = dp.library(int(p, 'library'));
       const moved = await lib.inventory.load(int(p, 'drive'), str(p, 'label').trim().toUpperCase());
@@ -80,11 +91,12 @@ export function createHandlers(dp: DataPlane, requestShutdown: () => void): Hand
       await dp.library(int(p, 'library')).inventory.release(str(p, 'label').trim().toUpperCase());
       return {};
     },
-    evict: async (p) => evict(dp, int(p, 'library'), str(p, 'label')),
-    swap_in: async (p) => swapIn(dp, int(p, 'library'), str(p, 'label'), str(p, 'staging')),
+    evict: async (p) => rewrites(p, () => evict(dp, int(p, 'library'), str(p, 'label'))),
+    swap_in: async (p) =>
+      rewrites(p, () => swapIn(dp, int(p, 'library'), str(p, 'label'), str(p, 'staging'))),
     place_in_ie: async (p) => {
       const slot = field(p, 'slot') === undefined ? 0 : int(p, 'slot');
-      return placeInIe(dp, int(p, 'library'), str(p, 'label'), str(p, 'staging'), slot);
+      return rewrites(p, () => placeInIe(dp, int(p, 'library'), str(p, 'label'), str(p, 'staging'), slot));
     },
     return_to_slot: async (p) => returnToSlot(dp, int(p, 'library'), str(p, 'label'), int(p, 'slot')),
     set_access: async (p): Promise<SetAccessResult> => {

@@ -42,7 +42,9 @@ export async function startCartridgeReconciler(opts: {
   async function mintMany(library: number, items: MintItem[]): Promise<MintOutcome[]> {
     const emulator = supervisor.emulator;
     if (!emulator) throw new Error('the emulator is restarting; the mint is retried');
+    const started = performance.now();
     const { results } = await emulator.mintBatch({ library, items });
+    const emulatorMs = Math.round(performance.now() - started);
     const minted = results.filter((r) => !('error' in r));
     const events: NewEvent[] = minted.map((r) => ({
       kind: 'cart_minted',
@@ -54,6 +56,11 @@ export async function startCartridgeReconciler(opts: {
       journal.emitMany(events).catch((err) => opts.logger.warn({ err }, 'mint events not recorded')),
       publisher.publish(),
     ]);
+    const ms = Math.round(performance.now() - started);
+    opts.logger.info(
+      { library, count: items.length, minted: minted.length, emulatorMs, ms },
+      'minted a batch',
+    );
     return results;
   }
   const batcher = new MintBatcher(mintMany);

@@ -1,0 +1,293 @@
+/**
+ * Control-plane benchmark (issue 13 targets): read views under 20 concurrent clients against
+ * a precomputed-bytes Fastify reference measured in the same run with the same load generator
+ * (autocannon), for one 400-slot library and for 16 of them; mint of 400; SSE fan-out to 500
+ * clients; apply of 16 libraries; idle RSS of every process but etcd. Prints the figures; it
+ * asserts nothing. `npm run bench:control-plane` (BENCH_SECONDS=n per measurement, default 5).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import https from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { waitFor } from '@vtl/reconcile';
+import { Appliance } from '../src/harness/appliance.js';
+
+process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
+const SECONDS = Number(process.env.BENCH_SECONDS) || 5;
+const CONNECTIONS = 20;
+const SSE_CLIENTS = 500;
+const VIEWS = ['/api/status', '/api/library', '/api/cartridges', '/api/targets'];
+
+interface Load {
+  rps: number;
+  p99: number;
+  errors: number;
+}
+
+async function load(url: string, token: string): Promise<Load> {
+  const r = await autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration: SECONDS,
+    headers: { authorization: `Bearer ${token}` },
+  });
+  return { rps: r.requests.average, p99: r.latency.p99, errors: r.errors + r.non2xx + r.timeouts };
+}
+
+async function startReference(
+  tlsDir: string,
+  bodyDir: string,
+): Promise<{ port: number; child: ChildProcess }> {
+  const child = spawn(
+    process.execPath,
+    [path.join(import.meta.dirname, 'reference-server.mjs'), tlsDir, bodyDir],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
+    child.once('exit', (code) => reject(new Error(`reference server exited with ${code}`)));
+  });
+  return { port, child };
+}
+
+const rows: string[] = [];
+const row = (what: string, figure: string, reference: string, target: string) =>
+  rows.push(`| ${what} | ${figure} | ${reference} | ${target} |`);
+
+/** Loads every view and the same bytes precomputed, alternately, and records the rows. */
+async function views(app: Appliance, label: string): Promise<void> {
+  const token = app.api.token;
+  const bodyDir = await fs.mkdtemp(path.join(os.tmpdir(), 'vtl-bench-bodies-'));
+  for (const view of VIEWS) {
+    const res = await app.api.get(view);
+    if (res.status !== 200) throw new Error(`${view} answered ${res.status}`);
+    await fs.writeFile(path.join(bodyDir, `${path.basename(view)}.json`), res.text);
+  }
+  const ref = await startReference(path.join(app.stateDir, 'tls'), bodyDir);
+  try {
+    for (const view of VIEWS) {
+      const size = (await fs.stat(path.join(bodyDir, `${path.basename(view)}.json`))).size;
+      const reference = await load(`https://127.0.0.1:${ref.port}/ref/${path.basename(view)}`, token);
+      const real = await load(`https://127.0.0.1:${app.ports.https}${view}`, token);
+      const ok = real.rps >= 0.5 * reference.rps && real.p99 <= 2 * Math.max(reference.p99, 1);
+      row(
+        `GET ${view}, ${label} (${(size / 1024).toFixed(0)} KB)`,
+        `${real.rps.toFixed(0)} req/s, p99 ${real.p99} ms${real.errors ? `, ${real.errors} errors` : ''}`,
+        `${reference.rps.toFixed(0)} req/s, p99 ${reference.p99} ms`,
+        `≥ 0.5× req/s, p99 ≤ 2×: ${ok ? 'met' : 'missed'}`,
+      );
+      console.log(rows.at(-1));
+    }
+  } finally {
+    ref.child.kill();
+    await fs.rm(bodyDir, { recursive: true, force: true });
+  }
+}
+
+async function declare(app: Appliance, poolId: number, n: number): Promise<number> {
+  const res = await app.api.post('/api/libraries', {
+    name: `bench-${n}`,
+    product: '03584L32',
+    drive_product: 'ULT3580-TD8',
+    num_drives: 12,
+    num_slots: 400,
+    num_map: 4,
+    label_prefix: `B${String.fromCharCode(65 + Math.floor(n / 26))}${String.fromCharCode(65 + (n % 26))}`,
+    pool_id: poolId,
+  });
+  if (res.status !== 201) throw new Error(`declare answered ${res.status}: ${res.text}`);
+  return res.body.library;
+}
+
+async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
+  const started = performance.now();
+  const value = await fn();
+  return [value, Math.round(performance.now() - started)];
+}
+
+async function mint(app: Appliance, library: number): Promise<number> {
+  const [res, ms] = await timed(() => app.api.post('/api/cartridges', { library, count: 400 }));
+  if (res.status !== 200 || res.body.created.length !== 400)
+    throw new Error(`mint answered ${res.status}: ${res.text.slice(0, 300)}`);
+  return ms;
+}
+
+async function apply(app: Appliance): Promise<number> {
+  const [res, ms] = await timed(() => app.api.post('/api/libraries/apply', { confirm: 'apply' }));
+  if (res.status !== 200) throw new Error(`apply answered ${res.status}: ${res.text}`);
+  return ms;
+}
+
+/** 500 SSE clients; each journal event's delay from its timestamp to each client. */
+async function sseFanout(app: Appliance, library: number): Promise<number[]> {
+  const delays: number[] = [];
+  const agent = new https.Agent({ keepAlive: true, maxSockets: SSE_CLIENTS + 10 });
+  const requests: ReturnType<typeof https.get>[] = [];
+  let connected = 0;
+  for (let i = 0; i < SSE_CLIENTS; i++) {
+    const req = https.get(
+      `https://127.0.0.1:${app.ports.https}/api/events`,
+      { agent, headers: { authorization: `Bearer ${app.api.token}` } },
+      (res) => {
+        let buf = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          buf += chunk;
+          for (let end = buf.indexOf('\n\n'); end >= 0; end = buf.indexOf('\n\n')) {
+            const frame = buf.slice(0, end);
+            buf = buf.slice(end + 2);
+            if (frame.startsWith(': connected')) connected++;
+            const data = frame.split('\n').find((l) => l.startsWith('data: '));
+            if (data) delays.push(Date.now() - Date.parse(JSON.parse(data.slice(6)).ts));
+          }
+        });
+      },
+    );
+    req.on('error', () => undefined);
+    requests.push(req);
+  }
+  await waitFor(() => connected === SSE_CLIENTS, { timeoutMs: 60_000, intervalMs: 100 });
+  // Each mint of one cartridge writes one cart_minted event; five events, 2,500 deliveries.
+  for (let i = 0; i < 5; i++) {
+    const before = delays.length;
+    const res = await app.api.post('/api/cartridges', { library, count: 1 });
+    if (res.status !== 200) throw new Error(`mint answered ${res.status}: ${res.text}`);
+    await waitFor(() => delays.length >= before + SSE_CLIENTS, { timeoutMs: 30_000, intervalMs: 20 });
+  }
+  for (const req of requests) req.destroy();
+  agent.destroy();
+  return delays;
+}
+
+/** RSS of every process under the appliance's launcher (itself included) except etcd, in MB. */
+async function idleRss(app: Appliance): Promise<{ total: number; parts: string[] }> {
+  const root = (app as unknown as { child: ChildProcess }).child.pid!;
+  const children = new Map<number, number[]>();
+  const info = new Map<number, { rss: number; name: string }>();
+  for (const pid of (await fs.readdir('/proc')).filter((p) => /^\d+$/.test(p)).map(Number)) {
+    const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    const status = await fs.readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+    const cmd = (await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
+    if (!stat) continue;
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    children.set(ppid, [...(children.get(ppid) ?? []), pid]);
+    const rss = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+    const name = cmd.find((a) => a.includes('/dist/') || a.endsWith('etcd')) ?? cmd[0] ?? '';
+    info.set(pid, { rss, name: path.basename(path.dirname(path.dirname(name))) || name });
+  }
+  const parts: string[] = [];
+  let total = 0;
+  const walk = (pid: number) => {
+    const i = info.get(pid);
+    if (i && !/etcd/.test(i.name)) {
+      total += i.rss;
+      parts.push(`${i.name} ${i.rss.toFixed(0)}`);
+    }
+    for (const c of children.get(pid) ?? []) walk(c);
+  };
+  walk(root);
+  return { total, parts };
+}
+
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? NaN;
+
+async function main(): Promise<void> {
+  const app = await Appliance.start({});
+  const poolsDir = await fs.mkdtemp(path.join(os.tmpdir(), 'vtl-bench-pools-'));
+  try {
+    // One 400-slot library with 12 drives.
+    const first = (await app.api.get('/api/pools')).body[0];
+    const lib1 = await declare(app, first.id, 0);
+    const apply1 = await apply(app);
+    const mint1 = await mint(app, lib1);
+    row(
+      'mint 400 cartridges into one library',
+      `${mint1} ms`,
+      '',
+      `≤ 3,000 ms: ${mint1 <= 3000 ? 'met' : 'missed'}`,
+    );
+    row('apply of 1 library', `${apply1} ms`, '', '');
+    console.log(rows.join('\n'));
+    await waitFor(async () => (await app.api.get('/api/cartridges')).body.length === 400, {
+      timeoutMs: 60_000,
+    });
+    await views(app, '1 × 400 slots');
+
+    const sse = await sseFanout(app, lib1);
+    const p99 = pct(sse, 99);
+    row(
+      `event to ${SSE_CLIENTS} SSE clients (${sse.length} deliveries)`,
+      `p50 ${pct(sse, 50)} ms, p99 ${p99} ms`,
+      '',
+      `p99 ≤ 100 ms: ${p99 <= 100 ? 'met' : 'missed'}`,
+    );
+    console.log(rows.at(-1));
+
+    // 15 more pools and libraries: 16 × 12 drives × 400 slots, one pool each.
+    const libs = [lib1];
+    for (let n = 1; n < 16; n++) {
+      const dir = path.join(poolsDir, `p${n}`);
+      await fs.mkdir(dir);
+      const res = await app.api.post('/api/pools', { name: `bench-${n}`, path: dir });
+      if (res.status !== 201 && res.status !== 200)
+        throw new Error(`pool answered ${res.status}: ${res.text}`);
+    }
+    await waitFor(
+      async () =>
+        (await app.api.get('/api/pools')).body.filter((p: any) => p.state === 'active').length === 16,
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+    const pools = (await app.api.get('/api/pools')).body.filter((p: any) => p.library === null);
+    for (const [i, pool] of pools.entries()) libs.push(await declare(app, pool.id, i + 1));
+    const apply16 = await apply(app);
+    row(
+      'apply of 16 libraries × 12 drives × 400 slots',
+      `${apply16} ms`,
+      '',
+      `≤ 10,000 ms: ${apply16 <= 10_000 ? 'met' : 'missed'}`,
+    );
+    console.log(rows.at(-1));
+    const mints: number[] = [];
+    for (const lib of libs.slice(1)) mints.push(await mint(app, lib));
+    row(
+      'mint 400 into each of 15 more libraries',
+      `median ${pct(mints, 50)} ms, max ${Math.max(...mints)} ms`,
+      '',
+      '≤ 3,000 ms each',
+    );
+    console.log(rows.at(-1));
+    await views(app, '16 × 400 slots');
+
+    await new Promise((r) => setTimeout(r, 15_000));
+    const rss = await idleRss(app);
+    row(
+      'idle RSS, every process but etcd (16 libraries, 6,400 cartridges)',
+      `${rss.total.toFixed(0)} MB (${rss.parts.join(', ')})`,
+      '',
+      `≤ 300 MB: ${rss.total <= 300 ? 'met' : 'missed'}`,
+    );
+  } finally {
+    await app.destroy();
+    await fs.rm(poolsDir, { recursive: true, force: true });
+  }
+  console.log(
+    `\nControl-plane benchmark, ${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} × ${os.cpus()[0]?.model}, ` +
+      `Node ${process.version}, autocannon ${CONNECTIONS} connections × ${SECONDS} s\n`,
+  );
+  console.log('| measurement | figure | reference (precomputed bytes, same run) | target |');
+  console.log('|---|---|---|---|');
+  console.log(rows.join('\n'));
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

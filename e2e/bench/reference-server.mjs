@@ -1,0 +1,20 @@
+// The benchmark's reference: a Fastify HTTPS route that returns precomputed bytes, with the
+// appliance's own certificate. Started by control-plane.ts as its own process.
+import fs from 'node:fs';
+import path from 'node:path';
+import Fastify from 'fastify';
+
+const [tlsDir, bodyDir] = process.argv.slice(2);
+const bodies = new Map(
+  fs.readdirSync(bodyDir).map((f) => [f.replace(/\.json$/, ''), fs.readFileSync(path.join(bodyDir, f))]),
+);
+const app = Fastify({
+  https: { key: fs.readFileSync(path.join(tlsDir, 'key.pem')), cert: fs.readFileSync(path.join(tlsDir, 'cert.pem')) },
+});
+app.get('/ref/:name', async (request, reply) => {
+  const body = bodies.get(request.params.name);
+  if (!body) return reply.code(404).send({ error: 'no such body' });
+  return reply.type('application/json; charset=utf-8').send(body);
+});
+await app.listen({ host: '127.0.0.1', port: 0 });
+process.stdout.write(`${app.server.address().port}\n`);
