@@ -40,6 +40,25 @@ describe('EventJournal', () => {
     expect(ids).toEqual(Array.from({ length: 10 }, (_, i) => 32 + i));
   });
 
+  it('emitMany writes a batch with consecutive ids beside racing single emits, and stays bounded', async () => {
+    const journal = new EventJournal(store, 300);
+    const batch = Array.from({ length: 250 }, (_, i) => ({ kind: 'cart_minted', subject: `B${i}` }));
+    const [many] = await Promise.all([
+      journal.emitMany(batch),
+      ...Array.from({ length: 5 }, (_, i) => journal.emit({ kind: 'k', subject: `single${i}` })),
+    ]);
+    expect(many.map((e) => e.subject)).toEqual(batch.map((e) => e.subject));
+    expect(many.map((e) => e.id)).toEqual(many.map((_, i) => many[0]!.id + i));
+    const stored = (await store.list(keys.events.prefix, EventRecord)).items.map((i) => i.value);
+    expect(stored).toHaveLength(255);
+    expect(new Set(stored.map((e) => e.id)).size).toBe(255);
+    await journal.emitMany(batch);
+    const after = (await store.list(keys.events.prefix, EventRecord)).items.map((i) => i.value.id);
+    expect(after).toHaveLength(300);
+    expect(after.at(-1)).toBe(505);
+    expect(await journal.emitMany([])).toEqual([]);
+  });
+
   it('recent() returns the newest first', async () => {
     const journal = new EventJournal(store);
     for (let i = 1; i <= 5; i++) await journal.emit({ kind: 'k', subject: `s${i}` });
