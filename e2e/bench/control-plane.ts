@@ -182,8 +182,9 @@ async function idleRss(app: Appliance): Promise<{ total: number; parts: string[]
     const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
     children.set(ppid, [...(children.get(ppid) ?? []), pid]);
     const rss = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
-    const name = cmd.find((a) => a.includes('/dist/') || a.endsWith('etcd')) ?? cmd[0] ?? '';
-    info.set(pid, { rss, name: path.basename(path.dirname(path.dirname(name))) || name });
+    const entry = cmd.find((a) => a.includes('/dist/'));
+    const name = entry ? path.basename(path.dirname(path.dirname(entry))) : path.basename(cmd[0] ?? '');
+    info.set(pid, { rss, name });
   }
   const parts: string[] = [];
   let total = 0;
@@ -223,6 +224,16 @@ async function main(): Promise<void> {
       timeoutMs: 60_000,
     });
     await views(app, '1 × 400 slots');
+
+    await new Promise((r) => setTimeout(r, 15_000));
+    const rss1 = await idleRss(app);
+    row(
+      'idle RSS, every process but etcd (1 library, 400 cartridges)',
+      `${rss1.total.toFixed(0)} MB (${rss1.parts.join(', ')})`,
+      '',
+      `≤ 300 MB: ${rss1.total <= 300 ? 'met' : 'missed'}`,
+    );
+    console.log(rows.at(-1));
 
     const sse = await sseFanout(app, lib1);
     const p99 = pct(sse, 99);
