@@ -19,3 +19,5 @@ export * from './resources/audit.js';
 export * from './resources/maintenance.js';
 export * from './resources/initiator.js';
 export * from './resources/targets.js';
+export * from './text.js';
+export * from './endpoint.js';

@@ -14,6 +14,9 @@ export interface ApiserverConfig {
   sseKeepaliveMs: number;
   /** How long a login session lasts. */
   sessionTtlSec: number;
+  /** An operator's own HTTPS certificate and key (PEM); both or neither. Default: the self-signed pair. */
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
   /** Files holding this machine's durable identity (the support fingerprint), first readable wins. */
   machineIdFiles: string[];
 }
@@ -35,6 +38,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiserverConfi
     opTimeoutMs: int(env.VTL_OP_TIMEOUT_MS, 120_000),
     sseKeepaliveMs: Math.max(1, int(env.VTL_SSE_KEEPALIVE_MS, 20_000)),
     sessionTtlSec: Math.max(1, int(env.VTL_SESSION_TTL_SEC, 12 * 3600)),
+    ...(env.VTL_TLS_CERT_FILE ? { tlsCertFile: path.resolve(env.VTL_TLS_CERT_FILE) } : {}),
+    ...(env.VTL_TLS_KEY_FILE ? { tlsKeyFile: path.resolve(env.VTL_TLS_KEY_FILE) } : {}),
     machineIdFiles: env.VTL_MACHINE_ID_FILE
       ? [env.VTL_MACHINE_ID_FILE]
       : ['/etc/machine-id', '/var/lib/dbus/machine-id', '/sys/class/dmi/id/product_uuid'],

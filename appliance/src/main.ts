@@ -1,9 +1,9 @@
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pino } from 'pino';
 import { startEtcd, type EtcdProcess } from '@vtl/store';
 import { loadConfig } from './config.js';
 import { SupervisedProcess } from './supervised-process.js';
+import { prepareLogDir, prepareLogFile } from './log-files.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const entry = (pkg: string, file: string) => path.join(root, pkg, 'dist', file);
@@ -16,7 +16,9 @@ async function main() {
   const config = loadConfig();
   const logger = pino({ name: 'appliance' });
   const logs = path.join(config.stateDir, 'logs');
-  await fs.mkdir(logs, { recursive: true });
+  await prepareLogDir(logs);
+  for (const name of ['etcd', 'apiserver', 'controller', 'nodeagent'])
+    await prepareLogFile(path.join(logs, `${name}.log`));
 
   let etcd: EtcdProcess | undefined;
   let endpoints = config.etcdEndpoints;

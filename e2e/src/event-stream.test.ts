@@ -41,7 +41,7 @@ describe('the event journal and its live stream', () => {
     expect(stream.events).toEqual([]); // nothing from before the connection
     const pools = [];
     for (const name of ['sse-a', 'sse-b']) {
-      const res = await app.api.post('/api/pools', { name, path: path.join(app.stateDir, name) });
+      const res = await app.api.post('/api/pools', { name, path: path.join(app.stateDir, 'pools', name) });
       expect(res.status).toBe(201);
       pools.push(res.body);
     }
