@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises';
+import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
@@ -236,6 +237,24 @@ describe('issue 12: no credential in a log, pools off the system, TLS policy, in
       expect(res.headers['cache-control'], what).toBe('no-store');
     expect(login.status).toBe(200);
     expect(key.status).toBe(201);
+    // The event stream writes its own head (hijacked reply): it carries them too.
+    const stream = await new Promise<Record<string, unknown>>((resolve, reject) => {
+      const req = https.get(
+        `https://127.0.0.1:${app.ports.https}/api/events`,
+        { headers: { authorization: `Bearer ${token}` }, rejectUnauthorized: false },
+        (res) => {
+          resolve(res.headers);
+          req.destroy();
+        },
+      );
+      req.on('error', reject);
+    });
+    expect(stream).toMatchObject({
+      'content-type': expect.stringMatching(/^text\/event-stream/),
+      'strict-transport-security': expect.stringMatching(/^max-age=/),
+      'x-content-type-options': 'nosniff',
+      'cache-control': expect.stringMatching(/no-store|no-cache/),
+    });
     // The plaintext listener: nosniff too; HSTS means nothing over HTTP.
     const plain = await app.plain.get('/healthz');
     expect(plain.headers['x-content-type-options']).toBe('nosniff');

@@ -15,14 +15,14 @@ export function securityHeaders(https: boolean): Record<string, string> {
  * HSTS (HTTPS listener only: browsers ignore it over HTTP) and nosniff on every response, and
  * `Cache-Control: no-store` on every /api response: they carry tokens (login), keys (API key
  * creation) and the appliance's state, none of which a browser or proxy cache should keep.
- * onSend runs for error and 404 replies too.
+ * Set on the raw response at onRequest, so error, 404 and hijacked (event stream) responses
+ * carry them too; a route may still set its own Cache-Control.
  */
 export function registerSecurityHeaders(app: FastifyInstance, opts: { https: boolean }): void {
-  const headers = securityHeaders(opts.https);
-  app.addHook('onSend', async (request, reply, payload) => {
-    for (const [name, value] of Object.entries(headers)) void reply.header(name, value);
-    if (request.url.startsWith('/api/') || request.url === '/api')
-      void reply.header('cache-control', 'no-store');
-    return payload;
+  const headers = Object.entries(securityHeaders(opts.https));
+  app.addHook('onRequest', async (request, reply) => {
+    for (const [name, value] of headers) reply.raw.setHeader(name, value);
+    if (request.url === '/api' || request.url.startsWith('/api/') || request.url.startsWith('/api?'))
+      reply.raw.setHeader('cache-control', 'no-store');
   });
 }
