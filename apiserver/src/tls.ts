@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import tls from 'node:tls';
+import { X509Certificate, createPrivateKey } from 'node:crypto';
 import selfsigned from 'selfsigned';
 
 /** The HTTPS key pair under the state directory; a self-signed one is made on first start. */
@@ -85,12 +86,18 @@ export async function loadCertificate(
     });
   const pair = { cert: await read(tlsCertFile, 'certificate'), key: await read(tlsKeyFile, 'key') };
   // Fails here, with a clear message, rather than on the first handshake.
+  let matches: boolean;
   try {
     tls.createSecureContext(pair);
+    matches = new X509Certificate(pair.cert).checkPrivateKey(createPrivateKey(pair.key));
   } catch (err) {
     throw new Error(
       `The TLS certificate ${tlsCertFile} and key ${tlsKeyFile} do not form a usable pair (${(err as Error).message}).`,
     );
   }
+  if (!matches)
+    throw new Error(
+      `The TLS certificate ${tlsCertFile} and key ${tlsKeyFile} do not form a usable pair (the key is not the certificate's).`,
+    );
   return pair;
 }

@@ -18,6 +18,8 @@ export function charsetOf(contentType: string | undefined): string | undefined {
  */
 export function registerBodyHygiene(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
+  // No route reads text: a text/plain body is 415 rather than a string that fails validation.
+  app.removeContentTypeParser('text/plain');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser(
     'application/json',
