@@ -1,8 +1,10 @@
 import fs from 'node:fs/promises';
+import { execFile } from 'node:child_process';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
+import { promisify } from 'node:util';
 import { waitFor } from '@vtl/reconcile';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Appliance } from './harness/appliance.js';
@@ -76,10 +78,16 @@ function httpRequest(
 }
 
 /** Whether a TLS handshake with these client settings completes; the error when it does not. */
-function handshake(port: number, opts: tls.ConnectionOptions): Promise<{ cipher?: string; error?: string }> {
+function handshake(
+  port: number,
+  opts: tls.ConnectionOptions,
+): Promise<{ cipher?: string; subject?: string; error?: string }> {
   return new Promise((resolve) => {
     const socket = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false, ...opts }, () => {
-      resolve({ cipher: socket.getCipher().standardName });
+      resolve({
+        cipher: socket.getCipher().standardName,
+        subject: String(socket.getPeerCertificate().subject?.CN),
+      });
       socket.destroy();
     });
     socket.on('error', (err) => resolve({ error: err.message }));
@@ -110,6 +118,7 @@ describe('issue 12: no credential in a log, pools off the system, TLS policy, in
   let app: Appliance;
   let token: string;
   let stateDir: string;
+  let certDir: string | undefined;
 
   beforeAll(async () => {
     // A state dir an older version left behind: logs world-readable. The start tightens them.
@@ -118,11 +127,37 @@ describe('issue 12: no credential in a log, pools off the system, TLS policy, in
     await fs.chmod(path.join(stateDir, 'logs'), 0o755);
     await fs.writeFile(path.join(stateDir, 'logs', 'apiserver.log'), '', { mode: 0o644 });
     await fs.chmod(path.join(stateDir, 'logs', 'apiserver.log'), 0o644);
-    app = await Appliance.start({ stateDir });
+    // The operator brings an RSA certificate (VTL_TLS_CERT_FILE / VTL_TLS_KEY_FILE), kept outside the state dir.
+    certDir = await fs.mkdtemp(path.join(os.tmpdir(), 'vtl-e2e-cert-'));
+    await promisify(execFile)('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=vtl.example.com',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      path.join(certDir, 'key.pem'),
+      '-out',
+      path.join(certDir, 'cert.pem'),
+    ]);
+    app = await Appliance.start({
+      stateDir,
+      env: {
+        VTL_TLS_CERT_FILE: path.join(certDir, 'cert.pem'),
+        VTL_TLS_KEY_FILE: path.join(certDir, 'key.pem'),
+      },
+    });
     token = app.api.token;
   });
   afterAll(async () => {
     await app?.destroy();
+    if (certDir) await fs.rm(certDir, { recursive: true, force: true });
   });
 
   it('keeps a token sent in the query string out of the log, and the logs private', async () => {
@@ -207,15 +242,18 @@ describe('issue 12: no credential in a log, pools off the system, TLS policy, in
     });
     expect(old.cipher).toBeUndefined();
 
-    const gcm = await handshake(port, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-AES128-GCM-SHA256' });
-    expect(gcm.cipher).toBe('TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256');
-    const chacha = await handshake(port, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-CHACHA20-POLY1305' });
-    expect(chacha.cipher).toBe('TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256');
+    const gcm = await handshake(port, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-RSA-AES128-GCM-SHA256' });
+    expect(gcm).toEqual({ cipher: 'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256', subject: 'vtl.example.com' });
+    const chacha = await handshake(port, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-RSA-CHACHA20-POLY1305' });
+    expect(chacha.cipher).toBe('TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256');
+    // Static RSA key exchange (no forward secrecy) is refused even with GCM.
+    expect(
+      (await handshake(port, { maxVersion: 'TLSv1.2', ciphers: 'AES128-GCM-SHA256' })).cipher,
+    ).toBeUndefined();
     const v13 = await handshake(port, { minVersion: 'TLSv1.3' });
     expect(v13.cipher).toMatch(/^TLS_(AES_256_GCM_SHA384|AES_128_GCM_SHA256|CHACHA20_POLY1305_SHA256)$/);
 
     // openssl s_client, a client outside Node, sees the same.
-    const { execFile } = await import('node:child_process');
     const sClient = (args: string[]) =>
       new Promise<string>((resolve) => {
         const child = execFile(
@@ -225,9 +263,12 @@ describe('issue 12: no credential in a log, pools off the system, TLS policy, in
         );
         child.stdin?.end('');
       });
-    const out = await sClient(['-tls1_2', '-cipher', 'ECDHE-ECDSA-AES128-SHA:AES128-SHA@SECLEVEL=0']);
+    const out = await sClient(['-tls1_2', '-cipher', 'ECDHE-RSA-AES128-SHA:AES128-SHA@SECLEVEL=0']);
     expect(out).toMatch(/handshake failure|alert/i);
-    expect(out).not.toMatch(/Cipher is ECDHE-ECDSA-AES128-SHA/);
+    expect(out).not.toMatch(/Cipher is (ECDHE-RSA-)?AES128-SHA/);
+    expect(await sClient(['-tls1_2', '-cipher', 'ECDHE-RSA-AES256-GCM-SHA384'])).toMatch(
+      /Cipher is ECDHE-RSA-AES256-GCM-SHA384/,
+    );
   });
 
   it('sends HSTS and nosniff on every response and no-store on the API', async () => {
