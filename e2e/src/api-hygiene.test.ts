@@ -452,6 +452,7 @@ describe('issue 12: no credential in a log, pools off the system, TLS policy, in
       'headers_too_large',
     );
     check(await rawRequest(port, httpRequest('BREW', '/api/pools', token)), 405, 'method_not_allowed');
+    check(await rawRequest(port, httpRequest('CONNECT', '127.0.0.1:22', token)), 405, 'method_not_allowed');
     check(await rawRequest(port, httpRequest('PATCH', '/api/pools', token)), 404, 'not_found');
     check(await rawRequest(port, httpRequest('GET', '/api/nowhere?token=abc', token)), 404, 'not_found');
     // The long query's value never reaches the log either.

@@ -1,4 +1,6 @@
+import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { VtlError, type ErrorCode } from '@vtl/api';
 import { securityHeaders } from './security-headers.js';
@@ -72,22 +74,40 @@ export function clientErrorHandler(https: boolean) {
     } else {
       refusal = new VtlError('bad_request', 'Malformed HTTP request; send a well-formed HTTP/1.1 request.');
     }
-    if (socket.writable) {
-      const body = JSON.stringify(refusal.toBody());
-      const headers = {
-        'content-type': 'application/json; charset=utf-8',
-        'content-length': String(Buffer.byteLength(body)),
-        'cache-control': 'no-store',
-        connection: 'close',
-        ...securityHeaders(https),
-      };
-      const head = Object.entries(headers)
-        .map(([k, v]) => `${k}: ${v}\r\n`)
-        .join('');
-      socket.write(`HTTP/1.1 ${refusal.status} ${statusText(refusal.status)}\r\n${head}\r\n${body}`);
-    }
-    socket.destroy();
+    answerOnSocket(socket, refusal, https);
   };
+}
+
+/** Writes the error body as a whole HTTP response on a socket Fastify does not handle, then closes it. */
+function answerOnSocket(socket: Duplex, refusal: VtlError, https: boolean): void {
+  if (socket.writable) {
+    const body = JSON.stringify(refusal.toBody());
+    const headers = {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(Buffer.byteLength(body)),
+      'cache-control': 'no-store',
+      connection: 'close',
+      ...securityHeaders(https),
+    };
+    const head = Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
+    // Destroyed once flushed: the parser's state is unusable, so the connection does not go on.
+    socket.end(`HTTP/1.1 ${refusal.status} ${statusText(refusal.status)}\r\n${head}\r\n${body}`, () =>
+      socket.destroy(),
+    );
+  } else socket.destroy();
+}
+
+/** CONNECT never reaches Fastify (Node emits 'connect' and drops the socket without a listener). */
+export function refuseConnect(server: Server, https: boolean): void {
+  server.on('connect', (_req: unknown, socket: Duplex) =>
+    answerOnSocket(
+      socket,
+      new VtlError('method_not_allowed', `CONNECT is not supported. ${ADVICE.method_not_allowed}`),
+      https,
+    ),
+  );
 }
 
 const statusText = (status: number) =>

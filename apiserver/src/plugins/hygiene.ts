@@ -1,7 +1,7 @@
 import type { ServerOptions } from 'node:https';
 import type { FastifyInstance } from 'fastify';
 import { registerBodyHygiene } from './body-hygiene.js';
-import { clientErrorHandler, frameworkErrors, registerUrlLimit } from './client-errors.js';
+import { clientErrorHandler, frameworkErrors, refuseConnect, registerUrlLimit } from './client-errors.js';
 import { registerSecurityHeaders } from './security-headers.js';
 
 /** Fastify options that route Node's and the router's own refusals to the documented error body. */
@@ -14,4 +14,5 @@ export function registerHygiene(app: FastifyInstance, https: ServerOptions | und
   registerSecurityHeaders(app, { https: !!https });
   registerBodyHygiene(app);
   registerUrlLimit(app);
+  refuseConnect(app.server, !!https);
 }
