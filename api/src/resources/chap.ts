@@ -67,10 +67,15 @@ export const InitiatorChap = z.object({
 });
 export type InitiatorChap = z.infer<typeof InitiatorChap>;
 
-/** The record at keys.initiatorSecrets.one(name). */
+/**
+ * The record at keys.initiatorSecrets.one(name): the whole set-up, usernames included, so a
+ * reader that catches it alone (the nodeagent between two reads) still has matching pairs.
+ */
 export const InitiatorChapSecret = z.object({
+  username: z.string(),
   secret: z.string(),
-  /** '' for one-way CHAP. */
+  /** '' for one-way CHAP (both). */
+  mutual_username: z.string(),
   mutual_secret: z.string(),
 });
 export type InitiatorChapSecret = z.infer<typeof InitiatorChapSecret>;

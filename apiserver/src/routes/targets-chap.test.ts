@@ -38,7 +38,7 @@ describe('CHAP on iSCSI initiators (beyond the spec)', () => {
     expect((await call('GET', '/api/targets')).body).not.toContain(SECRET);
     expect(await stored()).toEqual({
       record: expect.objectContaining({ chap: { username: 'host1', mutual_username: '' } }),
-      secret: { secret: SECRET, mutual_secret: '' },
+      secret: { username: 'host1', secret: SECRET, mutual_username: '', mutual_secret: '' },
     });
   });
 
@@ -91,7 +91,12 @@ describe('CHAP on iSCSI initiators (beyond the spec)', () => {
       mutual: true,
       mutual_username: 'vtl-target',
     });
-    expect((await stored()).secret).toEqual({ secret: SECRET, mutual_secret: MUTUAL });
+    expect((await stored()).secret).toEqual({
+      username: 'host1',
+      secret: SECRET,
+      mutual_username: 'vtl-target',
+      mutual_secret: MUTUAL,
+    });
 
     expect((await call('PUT', `/api/targets/acls/${HOST}`, { alias: 'backup' })).statusCode).toBe(200);
     expect(await shown()).toMatchObject({ alias: 'backup', chap: { enabled: true, mutual: true } });

@@ -27,7 +27,12 @@ export function chapChange(input: ChapInput | null | undefined, fabric: Fabric):
     throw badRequest('chap is for iSCSI initiators (fabric iscsi); Fibre Channel logins have no CHAP.');
   return {
     record: { username: input.username, mutual_username: input.mutual_username ?? '' },
-    secret: { secret: input.secret, mutual_secret: input.mutual_secret ?? '' },
+    secret: {
+      username: input.username,
+      secret: input.secret,
+      mutual_username: input.mutual_username ?? '',
+      mutual_secret: input.mutual_secret ?? '',
+    },
   };
 }
 

@@ -22,8 +22,19 @@ describe('the iSCSI registry pushed to the emulator', () => {
         record('naa.21000024ff000001', { fabric: 'fc' }),
       ],
       new Map([
-        ['iqn.2026-11.a:oneway', { secret: 'OneWaySecret12', mutual_secret: '' }],
-        ['iqn.2026-11.a:mutual', { secret: 'MutualSecret12', mutual_secret: 'TargetSecret12' }],
+        [
+          'iqn.2026-11.a:oneway',
+          { username: 'one', secret: 'OneWaySecret12', mutual_username: '', mutual_secret: '' },
+        ],
+        [
+          'iqn.2026-11.a:mutual',
+          {
+            username: 'two',
+            secret: 'MutualSecret12',
+            mutual_username: 'vtl',
+            mutual_secret: 'TargetSecret12',
+          },
+        ],
       ]),
       [1, 2],
     );
@@ -45,6 +56,23 @@ describe('the iSCSI registry pushed to the emulator', () => {
           mutual_secret: 'TargetSecret12',
         },
       },
+    ]);
+  });
+
+  it('takes the secret record whole when the registry record read before it is older', () => {
+    // CHAP switched on between the two reads: the record does not show it yet, the secrets do.
+    const { access } = iscsiAccessList(
+      [record('iqn.2026-11.a:new')],
+      new Map([
+        [
+          'iqn.2026-11.a:new',
+          { username: 'n', secret: 'NewSecret1234', mutual_username: '', mutual_secret: '' },
+        ],
+      ]),
+      [],
+    );
+    expect(access).toEqual([
+      { name: 'iqn.2026-11.a:new', libraries: [], chap: { username: 'n', secret: 'NewSecret1234' } },
     ]);
   });
 

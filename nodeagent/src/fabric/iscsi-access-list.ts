@@ -10,8 +10,10 @@ export async function readChapSecrets(store: Store): Promise<Map<string, Initiat
 
 /**
  * The iSCSI registry as the emulator takes it (`set_access`): each iSCSI initiator with the
- * served libraries in its scope and, when it has CHAP, its credentials. An initiator whose
- * record names CHAP but whose secret is missing is left out (refused: fail closed) and reported.
+ * served libraries in its scope and, when it has CHAP, its credentials. The secret record is
+ * written with the registry record in one transaction but read apart from it, so it is taken
+ * whole (usernames included) and wins whenever it exists. An initiator whose record names CHAP
+ * but has no secret record is left out (refused: fail closed) and reported.
  */
 export function iscsiAccessList(
   initiators: readonly InitiatorRecord[],
@@ -26,21 +28,20 @@ export function iscsiAccessList(
       name: r.wwpn,
       libraries: served.filter((id) => scopeIncludes(r.libraries, id)),
     };
-    if (r.chap) {
-      const secret = secrets.get(r.wwpn);
-      if (!secret?.secret) {
-        problems.push(
-          `iSCSI initiator ${r.wwpn} has CHAP set but no secret stored, so it is refused; set its chap again with PUT /api/targets/acls/${r.wwpn}`,
-        );
-        continue;
-      }
+    const chap = secrets.get(r.wwpn);
+    if (chap?.username && chap.secret) {
       entry.chap = {
-        username: r.chap.username,
-        secret: secret.secret,
-        ...(r.chap.mutual_username && secret.mutual_secret
-          ? { mutual_username: r.chap.mutual_username, mutual_secret: secret.mutual_secret }
+        username: chap.username,
+        secret: chap.secret,
+        ...(chap.mutual_username && chap.mutual_secret
+          ? { mutual_username: chap.mutual_username, mutual_secret: chap.mutual_secret }
           : {}),
       };
+    } else if (r.chap) {
+      problems.push(
+        `iSCSI initiator ${r.wwpn} has CHAP set but no secret stored, so it is refused; set its chap again with PUT /api/targets/acls/${r.wwpn}`,
+      );
+      continue;
     }
     access.push(entry);
   }
