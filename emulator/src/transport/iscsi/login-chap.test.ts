@@ -3,6 +3,8 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChapCredentials } from './chap.js';
+import { Op } from './pdu.js';
+import { parseKeys, serializeKeys } from './text-keys.js';
 import { RawInitiator, type RawChap } from './testing/raw-initiator.js';
 import { TEST_INITIATOR, TEST_TARGET, type TestTarget, startTestTarget } from './testing/test-target.js';
 
@@ -146,6 +148,28 @@ describe('iSCSI login with CHAP', () => {
       { username: 'host1', secret: SECRET, mutual: { identifier: 1, challenge: Buffer.alloc(16, 7) } },
       /no mutual CHAP is set/,
     );
+  });
+
+  it('keeps an initiator that asks to move on early in the security stage until CHAP is done', async () => {
+    await start(ONE_WAY);
+    const c = await RawInitiator.connect(t!.target.port);
+    clients.push(c);
+    const bhs = Buffer.alloc(48);
+    bhs[0] = Op.LOGIN_REQUEST | 0x40;
+    bhs[1] = 0x80 | 0x01; // T=1, CSG=0 (security), NSG=1 (operational)
+    Buffer.from([0x80, 0, 0, 0, 0, 9]).copy(bhs, 8);
+    c.send(
+      bhs,
+      serializeKeys([
+        ['InitiatorName', TEST_INITIATOR],
+        ['TargetName', TEST_TARGET],
+        ['AuthMethod', 'CHAP,None'],
+      ]),
+    );
+    const reply = await c.next();
+    expect(reply.bhs.readUInt16BE(36)).toBe(0);
+    expect(reply.bhs[1]! & 0x80).toBe(0); // no transit: CHAP comes first
+    expect(parseKeys(reply.data).pairs).toContainEqual(['AuthMethod', 'CHAP']);
   });
 
   it('leaves initiators without CHAP on AuthMethod=None', async () => {
