@@ -81,7 +81,9 @@ async function main() {
       plain: config.plainPort ? `http://${config.bind}:${config.plainPort}` : 'disabled',
       stateDir: config.stateDir,
     },
-    'appliance starting (the HTTPS certificate is self-signed)',
+    process.env.VTL_TLS_CERT_FILE
+      ? `appliance starting (HTTPS certificate ${process.env.VTL_TLS_CERT_FILE})`
+      : 'appliance starting (the HTTPS certificate is self-signed)',
   );
 
   let stopping = false;
