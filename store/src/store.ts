@@ -102,7 +102,8 @@ export class Store {
     const { kvs, revision } = await scan(this.client, prefix, opts);
     const items: Versioned<T>[] = [];
     for (const kv of kvs) {
-      const item = decodeKvOrSkip(this.open(kv), schema, this.log);
+      const opened = this.openOrSkip(kv);
+      const item = opened && decodeKvOrSkip(opened, schema, this.log);
       if (item) items.push(item);
     }
     return { items, revision };
@@ -336,6 +337,16 @@ export class Store {
     const key = kv.key.toString();
     if (!isSecretKey(key)) return kv;
     return { ...kv, value: this.sealing.decode(key, kv.value) };
+  }
+
+  /** Like open(), but a secret that cannot be opened is logged and skipped, as a bad record is. */
+  private openOrSkip(kv: IKeyValue): IKeyValue | undefined {
+    try {
+      return this.open(kv);
+    } catch (err) {
+      this.log.warn({ key: kv.key.toString(), err: String(err) }, 'skipping a secret that cannot be opened');
+      return undefined;
+    }
   }
 
   /** Wraps a watch callback so sealed secrets arrive opened. */
