@@ -74,7 +74,7 @@ export class Store {
     } catch (err) {
       client.close();
       const hint = opts.tls
-        ? ' Check that VTL_ETCD_CA_FILE signed its certificate and that its CA signed VTL_ETCD_CERT_FILE.'
+        ? ' Is it running? If so, check that VTL_ETCD_CA_FILE signed its certificate and that its CA signed VTL_ETCD_CERT_FILE.'
         : opts.endpoints.some((e) => e.startsWith('https:'))
           ? ' It wants TLS: set VTL_ETCD_CA_FILE, VTL_ETCD_CERT_FILE and VTL_ETCD_KEY_FILE.'
           : '';
