@@ -84,6 +84,20 @@ describe('the store is the appliance’s alone, and its secrets are sealed', () 
     }
   });
 
+  it('hands each process its own client certificate', async () => {
+    for (const [id, entry] of [
+      ['apiserver', 'apiserver/dist/server.js'],
+      ['controller', 'controller/dist/main.js'],
+      ['nodeagent', 'nodeagent/dist/main.js'],
+    ] as const) {
+      const pid = await app.childPid(entry);
+      const environ = (await fs.readFile(`/proc/${pid}/environ`, 'utf8')).split('\0');
+      expect(environ, id).toContain(`VTL_ETCD_CERT_FILE=${path.join(app.stateDir, 'pki', `${id}.crt`)}`);
+      expect(environ, id).toContain(`VTL_ETCD_KEY_FILE=${path.join(app.stateDir, 'pki', `${id}.key`)}`);
+      expect(environ, id).toContain(`VTL_ETCD_CA_FILE=${path.join(app.stateDir, 'pki', 'ca.crt')}`);
+    }
+  });
+
   it('refuses etcdctl over plain HTTP and over HTTPS without a client certificate: the S3 secret stays unread', async () => {
     const get = ['get', keys.remoteSecrets.one(remoteId)];
     const plain = await etcdctl(plainEndpoint(), get);
