@@ -1,9 +1,14 @@
 import path from 'node:path';
+import { storeSettingsFromEnv, type StoreTls } from '@vtl/store';
 
 /** Apiserver settings, from the environment (README lists every variable). */
 export interface ApiserverConfig {
   stateDir: string;
   etcdEndpoints: string[];
+  /** Client certificate for the store (VTL_ETCD_CA_FILE / _CERT_FILE / _KEY_FILE). */
+  etcdTls: StoreTls | undefined;
+  /** Seals and opens the secrets it writes (VTL_SEALING_KEY_FILE). */
+  sealingKeyFile: string;
   bind: string;
   httpsPort: number;
   /** 0 disables the plaintext listener. */
@@ -29,9 +34,13 @@ const int = (value: string | undefined, fallback: number) => {
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiserverConfig {
+  const stateDir = path.resolve(env.VTL_STATE_DIR ?? 'var');
+  const store = storeSettingsFromEnv(env, stateDir);
   return {
-    stateDir: path.resolve(env.VTL_STATE_DIR ?? 'var'),
-    etcdEndpoints: (env.VTL_ETCD_ENDPOINTS ?? 'http://127.0.0.1:2379').split(','),
+    stateDir,
+    etcdEndpoints: store.endpoints,
+    etcdTls: store.tls,
+    sealingKeyFile: store.sealingKeyFile,
     bind: env.VTL_BIND ?? '127.0.0.1',
     httpsPort: int(env.VTL_HTTPS_PORT, 8443),
     plainPort: int(env.VTL_PLAIN_PORT, 8080),

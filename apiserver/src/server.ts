@@ -12,7 +12,12 @@ import { VERSION } from './version.js';
 async function main() {
   const config = loadConfig();
   const logger = pino({ name: 'apiserver' });
-  const store = await Store.connect({ endpoints: config.etcdEndpoints, logger });
+  const store = await Store.connect({
+    endpoints: config.etcdEndpoints,
+    tls: config.etcdTls,
+    sealingKeyFile: config.sealingKeyFile,
+    logger,
+  });
   await ensureIdentity(store);
   await ensureInitialAdmin(store, config.stateDir, logger);
   const ctx = {

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { startEtcd, type EtcdProcess } from '@vtl/store';
 import { loadConfig } from './config.js';
+import { prepareStoreAccess } from './store-access.js';
 import { SupervisedProcess } from './supervised-process.js';
 import { prepareLogDir, prepareLogFile } from './log-files.js';
 
@@ -22,6 +23,7 @@ async function main() {
 
   let etcd: EtcdProcess | undefined;
   let endpoints = config.etcdEndpoints;
+  const access = await prepareStoreAccess({ ...config, external: endpoints.length > 0, logger });
   if (endpoints.length === 0) {
     etcd = await startEtcd({
       dataDir: path.join(config.stateDir, 'etcd'),
@@ -30,6 +32,7 @@ async function main() {
       host: '127.0.0.1',
       logFile: path.join(logs, 'etcd.log'),
       detached: true,
+      tls: access.etcdTls,
     });
     endpoints = [etcd.endpoint];
     logger.info({ endpoint: etcd.endpoint }, 'local etcd running');
@@ -55,21 +58,21 @@ async function main() {
     new SupervisedProcess(
       'apiserver',
       entry('apiserver', 'server.js'),
-      env,
+      { ...env, ...access.envFor('apiserver') },
       path.join(logs, 'apiserver.log'),
       logger,
     ),
     new SupervisedProcess(
       'controller',
       entry('controller', 'main.js'),
-      env,
+      { ...env, ...access.envFor('controller') },
       path.join(logs, 'controller.log'),
       logger,
     ),
     new SupervisedProcess(
       'nodeagent',
       entry('nodeagent', 'main.js'),
-      nodeagentEnv,
+      { ...nodeagentEnv, ...access.envFor('nodeagent') },
       path.join(logs, 'nodeagent.log'),
       logger,
     ),

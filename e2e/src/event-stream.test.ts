@@ -18,7 +18,7 @@ describe('the event journal and its live stream', () => {
   beforeAll(async () => {
     app = await Appliance.start({ env: { VTL_SSE_KEEPALIVE_MS: String(KEEPALIVE_MS) } });
     // Another process writing the journal (the controller or a nodeagent would).
-    store = await Store.connect({ endpoints: [`http://127.0.0.1:${app.ports.etcdClient}`] });
+    store = await app.connectStore();
     journal = new EventJournal(store);
   });
   afterAll(async () => {
