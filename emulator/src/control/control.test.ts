@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { VtlError } from '@vtl/api';
@@ -120,6 +120,39 @@ describe('control socket', () => {
     const err = await c.mint({ library: 1, label: 'AAA003L8', slot: 1 }).catch((e: VtlError) => e);
     expect(err).toBeInstanceOf(VtlError);
     expect((err as VtlError).message).toMatch(/slot 1 of library 1 holds AAA001L8/);
+  });
+
+  it('mints a batch in one call: each item answered on its own, images durable and in place', async () => {
+    await start();
+    const c = await connect();
+    await c.mint({ library: 1, label: 'AAA001L8', slot: 1 });
+    await c.load({ library: 1, drive: 0, label: 'AAA001L8' });
+    const { results } = await c.mintBatch({
+      library: 1,
+      items: [
+        { label: 'aaa002l8', slot: 2 },
+        { label: 'AAA003L8', slot: 1 }, // the home slot of the loaded AAA001L8
+        { label: 'AAA004L5', slot: 3 }, // LTO-8 drives cannot write L5
+        { label: 'AAA005L8', slot: 4 },
+        { label: 'AAA002L8', slot: 2 },
+      ],
+    });
+    expect(
+      results.map((r) => ('error' in r ? `${r.label} ${r.error.code}` : `${r.label}@${r.slot}`)),
+    ).toEqual(['AAA002L8@2', 'AAA003L8 bad_request', 'AAA004L5 bad_request', 'AAA005L8@4', 'AAA002L8@2']);
+    const lib = (await c.status()).libraries[0]!;
+    expect(lib.slots.filter((s) => s.kind === 'storage').map((s) => s.label)).toEqual([
+      '',
+      'AAA002L8',
+      '',
+      'AAA005L8',
+      '',
+    ]);
+    // Each image carries its VOL1 label: the host sees written bytes.
+    expect(lib.cartridges.find((x) => x.label === 'AAA005L8')?.size_bytes).toBeGreaterThan(0);
+    expect((await readdir(config().libraries[0]!.media_dir)).filter((n) => n.startsWith('.mint-'))).toEqual(
+      [],
+    );
   });
 
   it('loads and unloads under the quiet window and pushes events to every client', async () => {
