@@ -9,7 +9,10 @@ const bodies = new Map(
   fs.readdirSync(bodyDir).map((f) => [f.replace(/\.json$/, ''), fs.readFileSync(path.join(bodyDir, f))]),
 );
 const app = Fastify({
-  https: { key: fs.readFileSync(path.join(tlsDir, 'key.pem')), cert: fs.readFileSync(path.join(tlsDir, 'cert.pem')) },
+  https: {
+    key: fs.readFileSync(path.join(tlsDir, 'key.pem')),
+    cert: fs.readFileSync(path.join(tlsDir, 'cert.pem')),
+  },
 });
 app.get('/ref/:name', async (request, reply) => {
   const body = bodies.get(request.params.name);
