@@ -2,6 +2,7 @@
 // appliance's own certificate. Started by control-plane.ts as its own process.
 import fs from 'node:fs';
 import path from 'node:path';
+import process from 'node:process';
 import Fastify from 'fastify';
 
 const [tlsDir, bodyDir] = process.argv.slice(2);
