@@ -205,7 +205,6 @@ const pct = (xs: number[], p: number) =>
 
 async function main(): Promise<void> {
   const app = await Appliance.start({});
-  const poolsDir = await fs.mkdtemp(path.join(os.tmpdir(), 'vtl-bench-pools-'));
   try {
     // One 400-slot library with 12 drives.
     const first = (await app.api.get('/api/pools')).body[0];
@@ -248,8 +247,7 @@ async function main(): Promise<void> {
     // 15 more pools and libraries: 16 × 12 drives × 400 slots, one pool each.
     const libs = [lib1];
     for (let n = 1; n < 16; n++) {
-      const dir = path.join(poolsDir, `p${n}`);
-      await fs.mkdir(dir);
+      const dir = path.join(app.stateDir, 'pools', `bench-${n}`);
       const res = await app.api.post('/api/pools', { name: `bench-${n}`, path: dir });
       if (res.status !== 201 && res.status !== 200)
         throw new Error(`pool answered ${res.status}: ${res.text}`);
@@ -290,7 +288,6 @@ async function main(): Promise<void> {
     );
   } finally {
     await app.destroy();
-    await fs.rm(poolsDir, { recursive: true, force: true });
   }
   console.log(
     `\nControl-plane benchmark, ${new Date().toISOString().slice(0, 10)}, ${os.cpus().length} × ${os.cpus()[0]?.model}, ` +
