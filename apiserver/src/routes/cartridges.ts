@@ -22,7 +22,7 @@ import type { AppContext } from '../context.js';
 import { parse } from '../plugins/validate.js';
 import { liveLibraryIds, loadSnapshot, observedCartridges, observedLibrary, type Snapshot } from '@vtl/store';
 import { cartridgeView } from '../services/status-view.js';
-import { cartridgesJson } from '../services/status-body.js';
+import { asBytes, cartridgesJson } from '../services/status-body.js';
 import { viewsOf } from '../services/views.js';
 import { nextLabels, usedVolsers, volser } from '../services/labels.js';
 import { findLibrary } from './libraries.js';
@@ -80,7 +80,9 @@ export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
     },
     async (_request, reply) => {
       await views.fresh();
-      return reply.type('application/json; charset=utf-8').send(cartridgesJson(views));
+      return reply
+        .type('application/json; charset=utf-8')
+        .send(asBytes(views, 'cartridges-json', () => cartridgesJson(views)));
     },
   );
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { LegacyLibraryView, StatusView } from '@vtl/api';
 import type { AppContext } from '../context.js';
-import { legacyLibraryBody, statusBody } from '../services/status-body.js';
+import { asBytes, legacyLibraryBody, statusBytes } from '../services/status-body.js';
 import { viewsOf } from '../services/views.js';
 
 export async function statusRoutes(app: FastifyInstance, ctx: AppContext) {
@@ -11,7 +11,7 @@ export async function statusRoutes(app: FastifyInstance, ctx: AppContext) {
     { config: { role: 'read-only', doc: { summary: 'Status view (§2.9)', response: StatusView } } },
     async (_request, reply) => {
       await views.fresh();
-      return reply.type('application/json; charset=utf-8').send(statusBody(views));
+      return reply.type('application/json; charset=utf-8').send(statusBytes(views));
     },
   );
 
@@ -21,7 +21,9 @@ export async function statusRoutes(app: FastifyInstance, ctx: AppContext) {
     { config: { role: 'read-only', doc: { summary: 'Older library view', response: LegacyLibraryView } } },
     async (_request, reply) => {
       await views.fresh();
-      return reply.type('application/json; charset=utf-8').send(legacyLibraryBody(views));
+      return reply
+        .type('application/json; charset=utf-8')
+        .send(asBytes(views, 'legacy-library', () => legacyLibraryBody(views)));
     },
   );
 }

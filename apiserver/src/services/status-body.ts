@@ -39,7 +39,12 @@ export function cartridgesJson(views: ViewCache): string {
  * touched.
  */
 export function statusBody(views: ViewCache): string {
-  const rest = views.memo('status-rest', () => {
+  return `{"updated_at":${JSON.stringify(isoNow())},${statusRest(views)}`;
+}
+
+/** Everything of GET /api/status after `updated_at`, serialized between changes. */
+function statusRest(views: ViewCache): string {
+  return views.memo('status-rest', () => {
     const s = views.snapshot();
     const fc = fcFabric(s);
     const libraries = s.libraries.filter((l) => !l.deleting).map((lib) => libraryFragment(views, lib));
@@ -51,7 +56,20 @@ export function statusBody(views: ViewCache): string {
       `"fabrics":${JSON.stringify(StatusView.shape.fabrics.parse({ fc: fc.fabric, iscsi: iscsiFabric(s) }))}}`
     );
   });
-  return `{"updated_at":${JSON.stringify(isoNow())},${rest}`;
+}
+
+/**
+ * GET /api/status as bytes to send: the encoded rest is kept too, so a read encodes only its
+ * `updated_at` head (a 2 MB view is copied, not re-encoded, per request).
+ */
+export function statusBytes(views: ViewCache): Buffer {
+  const rest = views.memo('status-rest-bytes', () => Buffer.from(statusRest(views)));
+  return Buffer.concat([Buffer.from(`{"updated_at":${JSON.stringify(isoNow())},`), rest]);
+}
+
+/** A memoised serialized view as bytes: encoded once per change, not once per request. */
+export function asBytes(views: ViewCache, name: string, json: () => string): Buffer {
+  return views.memo(`${name}-bytes`, () => Buffer.from(json()));
 }
 
 /** GET /api/library (the older, smaller shape), serialized between changes. */
