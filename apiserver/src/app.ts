@@ -21,6 +21,7 @@ import { userRoutes } from './routes/users.js';
 import { apiKeyRoutes } from './routes/apikeys.js';
 import { auditRoutes } from './routes/audit.js';
 import { openApiRoutes } from './routes/openapi.js';
+import { consoleRoutes } from './plugins/console.js';
 import { targetRoutes } from './routes/targets.js';
 import { remoteRoutes } from './routes/remotes.js';
 import { catalogRoutes } from './routes/catalog.js';
@@ -67,6 +68,7 @@ export async function buildApp(
   opts: { https?: { key: string; cert: string } } = {},
 ): Promise<FastifyInstance> {
   const app = base(ctx, opts);
+  await consoleRoutes(app); // the web console at /: not part of the API, so before the collector
   openApiRoutes(app, ctx); // first: it collects every route registered after it
   await healthRoutes(app, ctx);
   await metricsRoute(app, ctx);
