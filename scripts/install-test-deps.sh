@@ -7,6 +7,8 @@
 set -euo pipefail
 packages=(etcd-server etcd-client libiscsi-bin libiscsi7 qemu-system-x86)
 packages+=(ceph-mon ceph-osd radosgw ceph-common uuid-runtime zstd curl iproute2)
+# Debian's Chromium is the browser of e2e/src/console.test.ts (driven by playwright-core).
+packages+=(chromium chromium-driver)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

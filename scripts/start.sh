@@ -13,5 +13,5 @@ fi
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund
 fi
-npx tsc -b
+npm run build --silent
 exec node appliance/dist/main.js

@@ -1,9 +1,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { pino } from 'pino';
 import { startEtcd, type EtcdProcess } from '@vtl/store';
 import { loadConfig } from './config.js';
 import { SupervisedProcess } from './supervised-process.js';
+import { announceWhenReady, launcherLogger } from './banner.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const entry = (pkg: string, file: string) => path.join(root, pkg, 'dist', file);
@@ -14,7 +14,7 @@ const entry = (pkg: string, file: string) => path.join(root, pkg, 'dist', file);
  */
 async function main() {
   const config = loadConfig();
-  const logger = pino({ name: 'appliance' });
+  const logger = launcherLogger('appliance');
   const logs = path.join(config.stateDir, 'logs');
   await fs.mkdir(logs, { recursive: true });
 
@@ -93,6 +93,7 @@ async function main() {
     process.exit(0);
   };
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => void stop(signal));
+  void announceWhenReady(config, logger, { stopped: () => stopping });
 }
 
 main().catch((err) => {
