@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { Appliance } from './harness/appliance.js';
 import { SCREENSHOTS, TestBrowser } from './harness/browser.js';
@@ -47,7 +47,8 @@ async function login(page: Page, url: string, username: string, password: string
 const visit = async (page: Page, name: string) => {
   await page.goto(`${new URL(page.url()).origin}/#/${name}`);
   await page.locator('#page-title').waitFor();
-  await page.waitForLoadState('networkidle').catch(() => undefined);
+  // The event stream keeps a request open, so "network idle" never comes: give the page's GETs a moment.
+  await page.waitForTimeout(700);
 };
 
 describe('the web console in a real browser against the real appliance', () => {
@@ -68,6 +69,13 @@ describe('the web console in a real browser against the real appliance', () => {
     page.on('console', (m) => {
       if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) cspViolations.push(m.text());
     });
+  });
+  afterEach(async ({ task }) => {
+    // What the browser showed when a step failed, beside the page screenshots.
+    if (task.result?.state === 'fail')
+      await page
+        ?.screenshot({ path: path.join(SCREENSHOTS, `failed-${task.name.slice(0, 40)}.png`) })
+        .catch(() => {});
   });
   afterAll(async () => {
     await browser?.close();
@@ -113,9 +121,9 @@ describe('the web console in a real browser against the real appliance', () => {
   it('declares a 400-slot library and applies it', async () => {
     await visit(page, 'library');
     const form = page.locator('form', { has: page.getByRole('heading', { name: 'Declare a library' }) });
-    await form.getByLabel('Name').fill('lib-console');
-    await form.getByLabel('Slots').fill('400');
-    await form.getByLabel('Label prefix').fill('CON');
+    await form.getByLabel('Name', { exact: true }).fill('lib-console');
+    await form.getByLabel('Slots', { exact: true }).fill('400');
+    await form.getByLabel('Label prefix', { exact: true }).fill('CON');
     await form.getByRole('button', { name: 'Declare' }).click();
     await page.getByRole('status').filter({ hasText: 'Declared library' }).waitFor();
     await expect.poll(() => page.getByRole('cell', { name: 'pending apply' }).count()).toBe(1);
@@ -132,7 +140,7 @@ describe('the web console in a real browser against the real appliance', () => {
   it('mints cartridges from the Cartridges page', async () => {
     await visit(page, 'cartridges');
     const form = page.locator('form', { has: page.getByRole('heading', { name: 'Mint cartridges' }) });
-    await form.getByLabel('Count').fill('3');
+    await form.getByLabel('Count', { exact: true }).fill('3');
     await form.getByRole('button', { name: 'Mint' }).click();
     await page.getByRole('status').filter({ hasText: 'Minted CON001L8, CON002L8, CON003L8' }).waitFor();
     for (const label of ['CON001L8', 'CON002L8', 'CON003L8'])
@@ -166,24 +174,20 @@ describe('the web console in a real browser against the real appliance', () => {
 
   it('is keyboard-navigable: a cartridge loads with Tab and Enter alone', async () => {
     await visit(page, 'library');
+    await page.reload();
+    await page.locator('.library-grid').waitFor();
     await page.keyboard.press('Tab');
     expect(await page.evaluate('document.activeElement.textContent')).toBe('Skip to content');
-    const focusOn = async (name: RegExp) => {
-      for (let i = 0; i < 60; i++) {
-        await page.keyboard.press('Tab');
-        if (name.test(String(await page.evaluate('document.activeElement.getAttribute("aria-label")'))))
-          return;
-      }
-      throw new Error(`Tab never reached ${name}`);
+    const focused = async () =>
+      String(await page.evaluate('document.activeElement.getAttribute("aria-label")'));
+    const focusOn = async (name: RegExp, key = 'Tab') => {
+      for (let i = 0; i < 80 && !name.test(await focused()); i++) await page.keyboard.press(key);
+      expect(await focused()).toMatch(name);
     };
-    await focusOn(/^Drive 1: empty/); // drives come before slots; go on to the slot, then back
     await focusOn(/^Slot 2: CON002L8/);
     await page.keyboard.press('Enter');
     expect(await page.evaluate('document.activeElement.getAttribute("aria-pressed")')).toBe('true');
-    for (let i = 0; i < 3; i++) await page.keyboard.press('Shift+Tab');
-    expect(await page.evaluate('document.activeElement.getAttribute("aria-label")')).toMatch(
-      /^Drive 1: empty/,
-    );
+    await focusOn(/^Drive 1: empty/, 'Shift+Tab');
     await page.keyboard.press('Enter');
     await page.getByRole('button', { name: /^Drive 1: CON002L8, in drive/ }).waitFor();
   });
@@ -239,7 +243,7 @@ describe('the web console in a real browser against the real appliance', () => {
     }
     expect(violations).toEqual([]);
     expect(cspViolations).toEqual([]);
-  });
+  }, 240_000);
 
   it('shows a read-only user everything and no write control', async () => {
     expect((await app.api.post('/api/users', { ...VIEWER, role: 'read-only' })).status).toBe(201);
