@@ -171,11 +171,11 @@ export function CartridgesPage() {
         <thead>
           <tr>
             <th scope="col">Label</th>
-            <th scope="col">Library</th>
+            <th scope="col" class="opt">Library</th>
             <th scope="col">Location</th>
             <th scope="col">State</th>
-            <th scope="col">Size</th>
-            <th scope="col">Offsite</th>
+            <th scope="col" class="opt">Size</th>
+            <th scope="col" class="opt">Offsite</th>
             {write && <th scope="col">Actions</th>}
           </tr>
         </thead>
@@ -183,11 +183,11 @@ export function CartridgesPage() {
           {rows.map((c) => (
             <tr key={c.label}>
               <td>{c.label}</td>
-              <td>{c.library}</td>
+              <td class="opt">{c.library}</td>
               <td>{c.location}</td>
               <td>{where(c, active)}</td>
-              <td>{bytes(c.size_bytes)}</td>
-              <td>{c.last_export_gen || '—'}</td>
+              <td class="opt">{bytes(c.size_bytes)}</td>
+              <td class="opt">{c.last_export_gen || '—'}</td>
               {write && (
                 <td class="row-actions">
                   <button
