@@ -18,6 +18,21 @@ export function launcherLogger(name: string, tty = process.stdout.isTTY === true
   );
 }
 
+/**
+ * Where a child's output goes besides its log file: at a terminal, through pino-pretty (one
+ * stream per child stream, so lines of two children never interleave mid-line); else unchanged.
+ */
+export function terminalSink(tty = process.stdout.isTTY === true): NodeJS.WritableStream {
+  if (!tty) return process.stdout;
+  return pretty({
+    colorize: true,
+    translateTime: 'SYS:HH:MM:ss',
+    ignore: 'pid,hostname',
+    destination: process.stdout,
+    sync: true,
+  });
+}
+
 /** The node's iSCSI target name, as the emulator's nodeTargetName builds it. */
 export const targetName = (node: string) =>
   `iqn.2026-11.io.vtl:${node.toLowerCase().replace(/[^a-z0-9.-]/g, '-')}`;

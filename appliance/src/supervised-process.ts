@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import type { Logger } from 'pino';
+import { terminalSink } from './banner.js';
 
 /** Restart delays after a crash: doubling from 1 s up to 30 s, reset after a minute of uptime. */
 const RESTART_MIN_MS = 1_000;
@@ -39,7 +40,7 @@ export class SupervisedProcess {
     this.child = child;
     for (const stream of [child.stdout, child.stderr]) {
       stream.pipe(this.log, { end: false });
-      stream.pipe(process.stdout, { end: false });
+      stream.pipe(terminalSink(), { end: false });
     }
     child.on('exit', (code, signal) => {
       this.child = undefined;
