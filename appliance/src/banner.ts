@@ -42,9 +42,11 @@ export interface Banner {
   adminPasswordFile: string | undefined;
   iscsiPortal: string;
   iscsiTarget: string;
+  /** False when the operator gave the apiserver its own certificate (VTL_TLS_CERT_FILE). */
+  selfSigned: boolean;
 }
 
-export function bannerFacts(config: ApplianceConfig): Banner {
+export function bannerFacts(config: ApplianceConfig, env: NodeJS.ProcessEnv = process.env): Banner {
   const host = config.bind === '0.0.0.0' || config.bind === '::' ? os.hostname() : config.bind;
   const file = path.join(config.stateDir, 'initial-admin-password');
   return {
@@ -52,6 +54,7 @@ export function bannerFacts(config: ApplianceConfig): Banner {
     adminPasswordFile: fs.existsSync(file) ? file : undefined,
     iscsiPortal: `${host}:${config.iscsiPort}`,
     iscsiTarget: targetName(config.node),
+    selfSigned: !env.VTL_TLS_CERT_FILE,
   };
 }
 
@@ -63,7 +66,7 @@ export function bannerText(b: Banner): string {
   return [
     '',
     '  VTL appliance ready',
-    `  Web console   ${b.console}  (self-signed certificate)`,
+    `  Web console   ${b.console}${b.selfSigned ? '  (self-signed certificate)' : ''}`,
     `  Log in        ${login}`,
     `  iSCSI portal  ${b.iscsiPortal}`,
     `  iSCSI target  ${b.iscsiTarget}`,
