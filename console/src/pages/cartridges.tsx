@@ -171,11 +171,17 @@ export function CartridgesPage() {
         <thead>
           <tr>
             <th scope="col">Label</th>
-            <th scope="col" class="opt">Library</th>
+            <th scope="col" class="opt">
+              Library
+            </th>
             <th scope="col">Location</th>
             <th scope="col">State</th>
-            <th scope="col" class="opt">Size</th>
-            <th scope="col" class="opt">Offsite</th>
+            <th scope="col" class="opt">
+              Size
+            </th>
+            <th scope="col" class="opt">
+              Offsite
+            </th>
             {write && <th scope="col">Actions</th>}
           </tr>
         </thead>
