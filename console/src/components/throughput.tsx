@@ -32,7 +32,7 @@ export function rates(samples: Sample[], key: 'written' | 'read'): number[] {
   return out;
 }
 
-function Spark({ values, label }: { values: number[]; label: string }) {
+export function Spark({ values, label, unit = 'blk/s' }: { values: number[]; label: string; unit?: string }) {
   const w = 120;
   const h = 28;
   const max = Math.max(1, ...values);
@@ -45,12 +45,12 @@ function Spark({ values, label }: { values: number[]; label: string }) {
         height={h}
         viewBox={`0 0 ${w} ${h}`}
         role="img"
-        aria-label={`${label}: ${last.toFixed(0)} blocks/s`}
+        aria-label={`${label}: ${last.toFixed(0)} ${unit}`}
       >
         <polyline points={points} fill="none" stroke="currentColor" stroke-width="1.5" />
       </svg>
       <figcaption>
-        {label} {last.toFixed(0)} blk/s
+        {label} {last.toFixed(0)} {unit}
       </figcaption>
     </figure>
   );
@@ -75,4 +75,18 @@ export function Throughput({ drives }: { drives: Drive[] }) {
       </div>
     </details>
   );
+}
+
+/** Bytes-done samples per job id, kept across renders, for the per-job chart. */
+const jobHistory = new Map<number, Sample[]>();
+
+/** Bytes per second of one job between successive polls of its row. */
+export function jobRates(id: number, bytesDone: number): number[] {
+  const samples = jobHistory.get(id) ?? [];
+  const last = samples[samples.length - 1];
+  const now = Date.now();
+  if (!last || now - last.t >= 900) samples.push({ t: now, written: bytesDone, read: 0 });
+  if (samples.length > KEEP) samples.splice(0, samples.length - KEEP);
+  jobHistory.set(id, samples);
+  return rates(samples, 'written');
 }

@@ -2,6 +2,7 @@ import { api, unwrap } from '../api/client';
 import { bytes, ErrorLine, Page, Progress } from '../components/common';
 import { useLive } from '../live';
 import { ACTIVE_JOB_STATES, loadJobs } from '../status';
+import { jobRates, Spark } from '../components/throughput';
 
 const load = () => unwrap(api.GET('/api/system'));
 
@@ -45,6 +46,11 @@ export function SystemPage() {
               #{j.id} {j.kind} {j.label}: {bytes(j.bytes_done)}{' '}
               {secs > 0 ? `at ${bytes(j.bytes_done / secs)}/s` : ''}
               <Progress value={j.bytes_done} max={j.logical_bytes} label={`Job ${j.id}`} />
+              <Spark
+                values={jobRates(j.id, j.bytes_done).map((r) => r / 1e6)}
+                label={`Job ${j.id}`}
+                unit="MB/s"
+              />
             </li>
           );
         })}
