@@ -12,7 +12,11 @@ import { VERSION } from './version.js';
 async function main() {
   const config = loadConfig();
   const logger = pino({ name: 'apiserver' });
-  const store = await Store.connect({ endpoints: config.etcdEndpoints, logger });
+  const store = await Store.connect({
+    endpoints: config.etcdEndpoints,
+    logger,
+    deadlineMs: config.storeDeadlineMs,
+  });
   await ensureIdentity(store);
   await ensureInitialAdmin(store, config.stateDir, logger);
   const ctx = {

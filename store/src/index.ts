@@ -6,6 +6,7 @@ export { freePort, freePorts } from './free-port.js';
 export type { Informer, InformerHandler } from './informer.js';
 export { createJob, publishJob, updateJob, type NewJob } from './job-records.js';
 export type { Lease } from './lease.js';
+export { DEFAULT_STORE_DEADLINE_MS, isUnreachable, storeDeadlineFromEnv } from './deadline.js';
 export { Store, type ListOptions } from './store.js';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 export { startTestEtcd, startTestStores, type TestEtcd, type TestStores } from './test-etcd.js';

@@ -10,6 +10,7 @@ import {
 import { pino, type Logger } from 'pino';
 import type { z } from 'zod';
 import { decodeKv, decodeKvOrSkip, encode, type Versioned } from './codec.js';
+import { storeDeadlineFromEnv, unaryDeadlines, withDeadline } from './deadline.js';
 import { campaign, type Leadership } from './election.js';
 import { startInformer, type Informer, type InformerHandler } from './informer.js';
 import { StoreLease, type Lease } from './lease.js';
@@ -42,13 +43,20 @@ export class Store {
   private constructor(
     private readonly client: Etcd3,
     readonly log: Logger,
+    /** The most one store call waits for etcd (VTL_STORE_DEADLINE_MS); past it: 503 unavailable. */
+    readonly deadlineMs: number,
   ) {}
 
-  /** Connects to etcd and checks that it answers. */
-  static async connect(opts: { endpoints: string[]; logger?: Logger }): Promise<Store> {
+  /**
+   * Connects to etcd and checks that it answers. deadlineMs bounds every later call (default:
+   * VTL_STORE_DEADLINE_MS or 5 s), so a stalled etcd gives 'unavailable' instead of a hang.
+   */
+  static async connect(opts: { endpoints: string[]; logger?: Logger; deadlineMs?: number }): Promise<Store> {
     const log = (opts.logger ?? pino({ level: 'silent' })).child({ component: 'store' });
+    const deadlineMs = opts.deadlineMs ?? storeDeadlineFromEnv();
     const client = new Etcd3({
       hosts: opts.endpoints,
+      defaultCallOptions: unaryDeadlines(deadlineMs),
       grpcOptions: {
         'grpc.max_receive_message_length': 64 * 1024 * 1024,
         // gRPC's default reconnect backoff grows to 2 minutes; an etcd restart should be noticed in seconds.
@@ -65,7 +73,7 @@ export class Store {
         `etcd at ${opts.endpoints.join(', ')} does not answer: ${String(err)}`,
       );
     }
-    return new Store(client, log);
+    return new Store(client, log, deadlineMs);
   }
 
   /** Reads one record; throws VtlError('internal') naming the key when it fails the schema. */
@@ -80,7 +88,7 @@ export class Store {
     schema: z.ZodType<T>,
     opts: ListOptions = {},
   ): Promise<{ items: Versioned<T>[]; revision: string }> {
-    const { kvs, revision } = await scan(this.client, prefix, opts);
+    const { kvs, revision } = await this.bounded(`listing ${prefix}`, () => scan(this.client, prefix, opts));
     const items: Versioned<T>[] = [];
     for (const kv of kvs) {
       const item = decodeKvOrSkip(kv, schema, this.log);
@@ -91,13 +99,15 @@ export class Store {
 
   /** The keys under prefix, sorted. */
   async listKeys(prefix: string): Promise<string[]> {
-    const { kvs } = await scan(this.client, prefix, { keysOnly: true });
+    const { kvs } = await this.bounded(`listing ${prefix}`, () =>
+      scan(this.client, prefix, { keysOnly: true }),
+    );
     return kvs.map((kv) => kv.key.toString());
   }
 
   /** How many keys are under prefix. */
   async count(prefix: string): Promise<number> {
-    return this.client.getAll().prefix(prefix).count();
+    return this.bounded(`counting ${prefix}`, () => this.client.getAll().prefix(prefix).count());
   }
 
   /** Creates the record if the key is absent; undefined when it exists. */
@@ -176,7 +186,7 @@ export class Store {
   /** Deletes a key (only at modRevision when given); false when nothing was deleted. */
   async delete(key: string, opts: { modRevision?: string } = {}): Promise<boolean> {
     if (opts.modRevision === undefined) {
-      const res = await this.client.delete().key(key).exec();
+      const res = await this.bounded(`deleting ${key}`, () => this.client.delete().key(key).exec());
       return Number(res.deleted) > 0;
     }
     const res = await this.txn({
@@ -190,7 +200,7 @@ export class Store {
   async deletePrefix(prefix: string): Promise<number> {
     if (prefix === '')
       throw new VtlError('internal', 'Refusing to delete the whole key space: give a prefix.');
-    const res = await this.client.delete().prefix(prefix).exec();
+    const res = await this.bounded(`deleting ${prefix}`, () => this.client.delete().prefix(prefix).exec());
     return Number(res.deleted);
   }
 
@@ -269,13 +279,15 @@ export class Store {
 
   private async grantLease(ttlSec: number): Promise<StoreLease> {
     this.assertOpen();
-    const lease = await StoreLease.grant(this.client, ttlSec, this.log, (l) => this.leases.delete(l));
+    const lease = await this.bounded('granting a lease', () =>
+      StoreLease.grant(this.client, ttlSec, this.log, (l) => this.leases.delete(l)),
+    );
     this.leases.add(lease);
     return lease;
   }
 
   private async getKv(key: string): Promise<IKeyValue | undefined> {
-    const res = await this.client.get(key).exec();
+    const res = await this.bounded(`reading ${key}`, () => this.client.get(key).exec());
     return res.kvs[0];
   }
 
@@ -285,7 +297,9 @@ export class Store {
     ...leases: (Lease | undefined)[]
   ): Promise<ITxnResponse> {
     try {
-      return await runTxn(this.client, req);
+      const first = req.success[0];
+      const key = first ? Object.values(first)[0]?.key?.toString() : undefined;
+      return await this.bounded(`writing ${key ?? 'a transaction'}`, () => runTxn(this.client, req));
     } catch (err) {
       if (err instanceof EtcdLeaseInvalidError) {
         for (const lease of leases)
@@ -293,6 +307,26 @@ export class Store {
       }
       throw err;
     }
+  }
+
+  /**
+   * Whether etcd answers within the deadline (or timeoutMs); /healthz asks this. Never throws.
+   */
+  async ping(timeoutMs = this.deadlineMs): Promise<boolean> {
+    if (this.closed) return false;
+    try {
+      await withDeadline(timeoutMs, 'checking health', () =>
+        this.client.maintenance.status().then(() => undefined),
+      );
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** One etcd call under the store deadline: 503 unavailable instead of a hang (deadline.ts). */
+  private bounded<R>(what: string, fn: () => Promise<R>): Promise<R> {
+    return withDeadline(this.deadlineMs, what, fn);
   }
 
   private track<W extends Watch>(w: W): W {
