@@ -1,23 +1,26 @@
 import type { FastifyInstance } from 'fastify';
 import {
   CARTRIDGE_LABEL,
+  CartridgeSpec,
   EvictRequest,
   ExportRequest,
   ImportRequest,
   Job,
   badRequest,
   conflict,
+  keys,
   notFound,
-  type CartridgeSpec,
 } from '@vtl/api';
 import {
-  createJob,
+  admitJob,
   liveLibraryIds,
   loadSnapshot,
   nodeOfLibrary,
   observedCartridges,
   observedLibrary,
   type Snapshot,
+  type Store,
+  type Txn,
 } from '@vtl/store';
 import type { AppContext } from '../context.js';
 import { parse } from '../plugins/validate.js';
@@ -40,6 +43,28 @@ function libraryOf(s: Snapshot, spec: CartridgeSpec) {
   if (!lib) throw notFound(`Cartridge ${spec.label} belongs to no library here.`);
   return lib;
 }
+
+/**
+ * What job admission compares in its transaction besides the label's claim: the cartridge
+ * record as it is now (present, not being deleted), so a delete and an export cannot both win.
+ */
+const cartridgeUnchanged = (store: Store, label: string) => async () => {
+  const key = keys.cartridges.one(label);
+  const found = await store.get(key, CartridgeSpec);
+  if (!found || found.value.deleting)
+    throw notFound(`No cartridge ${label}; GET /api/cartridges lists them.`);
+  return (txn: Txn) => void txn.ifModRevision(key, found.modRevision);
+};
+
+/** For an import under a new label: the label is still free of a cartridge. */
+const cartridgeAbsent = (store: Store, label: string) => async () => {
+  const key = keys.cartridges.one(label);
+  if (await store.get(key, CartridgeSpec))
+    throw conflict(
+      `${label} exists here and is not an evicted stub; delete it first or import another label.`,
+    );
+  return (txn: Txn) => void txn.ifAbsent(key);
+};
 
 /** §4.5 rules 3–7: export, evict and import jobs. */
 export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) {
@@ -81,20 +106,25 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
         throw conflict(
           `Generation ${generation} of ${label} exists in remote ${body.remote_id}; omit generation to mint a new one.`,
         );
-      const job = await createJob(store, journal, {
-        kind: 'export',
-        state: 'detected',
-        label,
-        library: lib.id,
-        remote_id: body.remote_id,
-        generation,
-        system_name: system,
-        library_serial: lib.serial,
-        node: nodeOfLibrary(s, lib) ?? '',
-        logical_bytes: observedCartridges(s).get(label)?.size_bytes ?? 0,
-        detail: 'waiting for the controller',
-        requested_by: principalName(request),
-      });
+      const job = await admitJob(
+        store,
+        journal,
+        {
+          kind: 'export',
+          state: 'detected',
+          label,
+          library: lib.id,
+          remote_id: body.remote_id,
+          generation,
+          system_name: system,
+          library_serial: lib.serial,
+          node: nodeOfLibrary(s, lib) ?? '',
+          logical_bytes: observedCartridges(s).get(label)?.size_bytes ?? 0,
+          detail: 'waiting for the controller',
+          requested_by: principalName(request),
+        },
+        cartridgeUnchanged(store, label),
+      );
       request.auditSubject = `${label} job:${job.id}`;
       reply.code(201);
       return job;
@@ -139,20 +169,25 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
         throw badRequest(
           `Generation ${generation} of ${label} is not in the catalog of remote ${body.remote_id}; export first, or rebuild the catalog (POST /api/catalog/rebuild).`,
         );
-      const job = await createJob(store, journal, {
-        kind: 'evict',
-        state: 'queued',
-        label,
-        library: lib.id,
-        remote_id: body.remote_id,
-        generation,
-        system_name: system,
-        library_serial: lib.serial,
-        node: nodeOfLibrary(s, lib) ?? '',
-        logical_bytes: seen?.size_bytes ?? 0,
-        detail: 'queued',
-        requested_by: principalName(request),
-      });
+      const job = await admitJob(
+        store,
+        journal,
+        {
+          kind: 'evict',
+          state: 'queued',
+          label,
+          library: lib.id,
+          remote_id: body.remote_id,
+          generation,
+          system_name: system,
+          library_serial: lib.serial,
+          node: nodeOfLibrary(s, lib) ?? '',
+          logical_bytes: seen?.size_bytes ?? 0,
+          detail: 'queued',
+          requested_by: principalName(request),
+        },
+        cartridgeUnchanged(store, label),
+      );
       request.auditSubject = `${label} job:${job.id}`;
       reply.code(201);
       return job;
@@ -208,14 +243,19 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
           throw badRequest(
             `Generation ${body.generation} of ${label} (system ${system}) is not in the catalog of remote ${body.remote_id}; GET /api/catalog?remote_id=${body.remote_id} lists what is.`,
           );
-        job = await createJob(store, journal, {
-          ...common,
-          library: lib.id,
-          system_name: system,
-          library_serial: entry.library_serial,
-          node: nodeOfLibrary(s, lib) ?? '',
-          logical_bytes: entry.logical_bytes,
-        });
+        job = await admitJob(
+          store,
+          journal,
+          {
+            ...common,
+            library: lib.id,
+            system_name: system,
+            library_serial: entry.library_serial,
+            node: nodeOfLibrary(s, lib) ?? '',
+            logical_bytes: entry.logical_bytes,
+          },
+          cartridgeUnchanged(store, label),
+        );
       } else {
         // §4.5 rule 6: into a library through its import/export slot.
         if (!body.system_name)
@@ -233,15 +273,20 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
             `Generation ${body.generation} of ${label} (system ${body.system_name}) is not in the catalog of remote ${body.remote_id}; rebuild it (POST /api/catalog/rebuild) or check the names.`,
           );
         refuseBusyLabel(s.jobs, label);
-        job = await createJob(store, journal, {
-          ...common,
-          library: lib.id,
-          system_name: body.system_name,
-          library_serial: entry.library_serial,
-          target_library: lib.id,
-          node: nodeOfLibrary(s, lib) ?? '',
-          logical_bytes: entry.logical_bytes,
-        });
+        job = await admitJob(
+          store,
+          journal,
+          {
+            ...common,
+            library: lib.id,
+            system_name: body.system_name,
+            library_serial: entry.library_serial,
+            target_library: lib.id,
+            node: nodeOfLibrary(s, lib) ?? '',
+            logical_bytes: entry.logical_bytes,
+          },
+          cartridgeAbsent(store, label),
+        );
       }
       request.auditSubject = `${label} job:${job.id}`;
       reply.code(201);
