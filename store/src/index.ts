@@ -7,6 +7,7 @@ export type { Informer, InformerHandler } from './informer.js';
 export { createJob, publishJob, updateJob, type NewJob } from './job-records.js';
 export { admitJob, busyLabel, JobLabelClaim, readLabelClaim, type LabelClaim } from './job-admission.js';
 export type { Lease } from './lease.js';
+export type { RenewingLease } from './renewing-lease.js';
 export { DEFAULT_STORE_DEADLINE_MS, isUnreachable, storeDeadlineFromEnv } from './deadline.js';
 export { Store, type ListOptions } from './store.js';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.js';

@@ -15,6 +15,7 @@ import { campaign, type Leadership } from './election.js';
 import { startInformer, type Informer, type InformerHandler } from './informer.js';
 import { StoreLease, type Lease } from './lease.js';
 import { scan } from './range.js';
+import { RenewingLease } from './renewing-lease.js';
 import { absent, atModRevision, getOp, putOp, runTxn, StoreTxn, type Txn } from './txn.js';
 import { startWatch, type Watch, type WatchEvent, type WatchOptions } from './watch.js';
 
@@ -249,6 +250,14 @@ export class Store {
     return this.grantLease(ttlSec);
   }
 
+  /**
+   * A lease that is granted anew after a stall made it expire (RenewingLease): for records a
+   * process republishes anyway (node and pool status), so a stall never forces an exit.
+   */
+  renewingLease(ttlSec: number): Promise<RenewingLease> {
+    return RenewingLease.start(() => this.grantLease(ttlSec), this.log);
+  }
+
   /** Resolves once this candidate leads the election; opts.signal abandons the campaign. */
   campaign(
     electionName: string,
@@ -303,7 +312,8 @@ export class Store {
     } catch (err) {
       if (err instanceof EtcdLeaseInvalidError) {
         for (const lease of leases)
-          if (lease instanceof StoreLease) lease.markLost('etcd refused a write: lease expired');
+          if (lease instanceof StoreLease || lease instanceof RenewingLease)
+            lease.markLost('etcd refused a write: lease expired');
       }
       throw err;
     }
