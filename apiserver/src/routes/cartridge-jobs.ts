@@ -17,7 +17,8 @@ import {
   loadSnapshot,
   nodeOfLibrary,
   observedCartridges,
-  observedLibrary,
+  refuseWhileLivenessUnknown,
+  requireLive,
   type Snapshot,
   type Store,
   type Txn,
@@ -264,8 +265,9 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
           );
         const target = body.target_library ?? soleLiveLibrary(s);
         const lib = s.libraries.find((l) => l.id === target && !l.deleting);
-        if (!lib || !observedLibrary(s, lib.id))
-          throw badRequest(`target_library ${target} is not live; apply it first or pick a live library.`);
+        const notLive = `target_library ${target} is not live; apply it first or pick a live library.`;
+        if (!lib) throw badRequest(notLive);
+        requireLive(s, lib, notLive);
         const known = await catalogGenerations(store, body.remote_id, label, body.system_name);
         const entry = known.find((e) => e.generation === body.generation);
         if (!entry)
@@ -297,6 +299,7 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
 
 /** `target_library` may be omitted when exactly one library is live (§4.5 rule 6). */
 function soleLiveLibrary(s: Snapshot): number {
+  refuseWhileLivenessUnknown(s);
   const live = liveLibraryIds(s);
   if (live.length !== 1)
     throw badRequest(

@@ -27,6 +27,8 @@ import {
   observedCartridges,
   observedLibrary,
   readLabelClaim,
+  refuseWhileLivenessUnknown,
+  requireLive,
   type Snapshot,
   type Store,
 } from '@vtl/store';
@@ -44,6 +46,7 @@ const REALISE_WAIT_MS = 30_000;
 /** `library` 0 means the only live library. */
 function mintTarget(s: Snapshot, library: number): LibrarySpec {
   if (library === 0) {
+    refuseWhileLivenessUnknown(s);
     const live = liveLibraryIds(s);
     if (live.length !== 1)
       throw badRequest(
@@ -55,8 +58,7 @@ function mintTarget(s: Snapshot, library: number): LibrarySpec {
   }
   const lib = s.libraries.find((l) => l.id === library && !l.deleting);
   if (!lib) throw badRequest(`library ${library} does not exist; GET /api/libraries lists them.`);
-  if (!observedLibrary(s, lib.id))
-    throw badRequest(`Library ${lib.id} is not live; apply it first (POST /api/libraries/apply).`);
+  requireLive(s, lib, `Library ${lib.id} is not live; apply it first (POST /api/libraries/apply).`);
   return lib;
 }
 

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { LoadRequest, LoadResponse, UnloadResponse, badRequest } from '@vtl/api';
 import type { AppContext } from '../context.js';
 import { idParam, indexParam, parse } from '../plugins/validate.js';
-import { loadSnapshot, nodeOfLibrary, observedLibrary } from '@vtl/store';
+import { loadSnapshot, nodeOfLibrary, requireLive } from '@vtl/store';
 import { runOp } from '../services/ops.js';
 import { findLibrary } from './libraries.js';
 
@@ -16,8 +16,11 @@ export async function driveRoutes(app: FastifyInstance, ctx: AppContext) {
     const s = await loadSnapshot(store);
     const lib = findLibrary(s, idParam(params.lib, 'library'));
     const index = indexParam(params.index, 'drive index');
-    const live = observedLibrary(s, lib.id);
-    if (!live) throw badRequest(`Library ${lib.id} is not live; apply it first (POST /api/libraries/apply).`);
+    const live = requireLive(
+      s,
+      lib,
+      `Library ${lib.id} is not live; apply it first (POST /api/libraries/apply).`,
+    );
     const drive = live.drives.find((d) => d.index === index);
     if (!drive)
       throw badRequest(
