@@ -17,6 +17,10 @@ export const ErrorCode = z.enum([
   'timeout',
   'internal',
   'unavailable',
+  /** An S3 remote refused the connection or answered with an error (access, bucket, 5xx). */
+  'remote_refused',
+  /** An S3 remote did not answer in time (timeout, host or network unreachable). */
+  'remote_unreachable',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;
 
@@ -33,6 +37,8 @@ export const statusForCode: Record<ErrorCode, number> = {
   internal: 500,
   timeout: 504,
   unavailable: 503,
+  remote_refused: 502,
+  remote_unreachable: 504,
 };
 
 /** The one error body of every 4xx/5xx response (docs/errors.md). */
