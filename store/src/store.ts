@@ -233,8 +233,14 @@ export class Store {
   /** Watches a prefix from a revision (default: from now); survives reconnects without gaps. */
   async watch(prefix: string, opts: WatchOptions, onEvent: (e: WatchEvent) => void): Promise<Watch> {
     this.assertOpen();
-    const watch = await startWatch(this.client, this.log, prefix, opts, onEvent);
-    return this.track(watch);
+    const starting = startWatch(this.client, this.log, prefix, opts, onEvent);
+    try {
+      return this.track(await this.bounded(`starting a watch of ${prefix}`, () => starting));
+    } catch (err) {
+      // A watch that comes up after its caller gave up would run unowned: close it then.
+      starting.then((w) => w.close()).catch(() => undefined);
+      throw err;
+    }
   }
 
   /** A cached list+watch of a prefix that hands every change to handler. */
