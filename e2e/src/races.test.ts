@@ -176,6 +176,45 @@ describe('racing writes: exactly one wins', () => {
     expect(carts).toHaveLength(1);
   });
 
+  it('exports to a remote and deletes of that remote at once: never a job without its remote', async () => {
+    const label = labels[4]!;
+    const other = await app.api.post('/api/remotes', {
+      name: 'doomed',
+      endpoint: `127.0.0.1:${silent.port}`,
+      bucket: 'b2',
+      access_key: 'k',
+      secret_key: 'secret-key-never-used',
+      use_ssl: false,
+      path_style: true,
+    });
+    expect(other.status, other.text).toBe(201);
+    const id = other.body.id;
+    const calls = [
+      ...times(N, () => app.api.post(`/api/cartridges/${label}/export`, { remote_id: id })),
+      ...times(N, () => app.api.delete(`/api/remotes/${id}`)),
+    ];
+    const b = await burst(calls.map((c, i) => calls[(i % 2) * N + Math.floor(i / 2)]!));
+    const exported = b.responses.filter((r) => r.status === 201);
+    expect(exported.length, JSON.stringify(b.statuses)).toBeLessThanOrEqual(1);
+    const remoteLeft = (await app.api.get(`/api/remotes/${id}`)).status;
+    const jobs = (await jobsOf(label)).filter((j) => j.remote_id === id);
+    expect(jobs).toHaveLength(exported.length);
+    // A job for the remote exists exactly when the remote does: the delete waited or was refused.
+    if (jobs.length === 1) expect(remoteLeft).toBe(200);
+    else expect(remoteLeft).toBe(404);
+    for (const r of b.responses) expect([200, 201, 400, 404, 409]).toContain(r.status);
+  });
+
+  it(`${N} loads into one drive, then ${N} unloads: one 200 each, the rest 400`, async () => {
+    const label = labels[5]!;
+    const loads = await burst(
+      times(N, () => app.api.post(`/api/libraries/${libId}/drives/0/load`, { label })),
+    );
+    expect(loads.statuses, JSON.stringify(loads.statuses)).toEqual({ 200: 1, 400: N - 1 });
+    const unloads = await burst(times(N, () => app.api.post(`/api/libraries/${libId}/drives/0/unload`, {})));
+    expect(unloads.statuses, JSON.stringify(unloads.statuses)).toEqual({ 200: 1, 400: N - 1 });
+  });
+
   it(`${N} creates of one user: one 201, ${N - 1} × 409`, async () => {
     const body = { username: 'racer', password: 'a-long-enough-password', role: 'read-only' };
     const b = await burst(times(N, () => app.api.post('/api/users', body)));

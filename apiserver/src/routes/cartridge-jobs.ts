@@ -10,6 +10,7 @@ import {
   conflict,
   keys,
   notFound,
+  RemoteRecord,
 } from '@vtl/api';
 import {
   admitJob,
@@ -49,22 +50,38 @@ function libraryOf(s: Snapshot, spec: CartridgeSpec) {
  * What job admission compares in its transaction besides the label's claim: the cartridge
  * record as it is now (present, not being deleted), so a delete and an export cannot both win.
  */
-const cartridgeUnchanged = (store: Store, label: string) => async () => {
+const cartridgeUnchanged = (store: Store, label: string, remoteId: number) => async () => {
   const key = keys.cartridges.one(label);
   const found = await store.get(key, CartridgeSpec);
   if (!found || found.value.deleting)
     throw notFound(`No cartridge ${label}; GET /api/cartridges lists them.`);
-  return (txn: Txn) => void txn.ifModRevision(key, found.modRevision);
+  const remote = await remoteUnchanged(store, remoteId)();
+  return (txn: Txn) => {
+    txn.ifModRevision(key, found.modRevision);
+    remote(txn);
+  };
 };
 
 /** For an import under a new label: the label is still free of a cartridge. */
-const cartridgeAbsent = (store: Store, label: string) => async () => {
+const cartridgeAbsent = (store: Store, label: string, remoteId: number) => async () => {
   const key = keys.cartridges.one(label);
   if (await store.get(key, CartridgeSpec))
     throw conflict(
       `${label} exists here and is not an evicted stub; delete it first or import another label.`,
     );
-  return (txn: Txn) => void txn.ifAbsent(key);
+  const remote = await remoteUnchanged(store, remoteId)();
+  return (txn: Txn) => {
+    txn.ifAbsent(key);
+    remote(txn);
+  };
+};
+
+/** The job's remote still exists as read: a remote delete racing the admission cannot both win. */
+const remoteUnchanged = (store: Store, remoteId: number) => async () => {
+  const key = keys.remotes.one(remoteId);
+  const found = await store.get(key, RemoteRecord);
+  if (!found) throw badRequest(`remote_id ${remoteId}: no such remote; GET /api/remotes lists them.`);
+  return (txn: Txn) => void txn.ifModRevision(key, found.modRevision);
 };
 
 /** §4.5 rules 3–7: export, evict and import jobs. */
@@ -124,7 +141,7 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
           detail: 'waiting for the controller',
           requested_by: principalName(request),
         },
-        cartridgeUnchanged(store, label),
+        cartridgeUnchanged(store, label, body.remote_id),
       );
       request.auditSubject = `${label} job:${job.id}`;
       reply.code(201);
@@ -187,7 +204,7 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
           detail: 'queued',
           requested_by: principalName(request),
         },
-        cartridgeUnchanged(store, label),
+        cartridgeUnchanged(store, label, body.remote_id),
       );
       request.auditSubject = `${label} job:${job.id}`;
       reply.code(201);
@@ -255,7 +272,7 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
             node: nodeOfLibrary(s, lib) ?? '',
             logical_bytes: entry.logical_bytes,
           },
-          cartridgeUnchanged(store, label),
+          cartridgeUnchanged(store, label, body.remote_id),
         );
       } else {
         // §4.5 rule 6: into a library through its import/export slot.
@@ -287,7 +304,7 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
             node: nodeOfLibrary(s, lib) ?? '',
             logical_bytes: entry.logical_bytes,
           },
-          cartridgeAbsent(store, label),
+          cartridgeAbsent(store, label, body.remote_id),
         );
       }
       request.auditSubject = `${label} job:${job.id}`;

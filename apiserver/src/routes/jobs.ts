@@ -37,9 +37,11 @@ export async function jobRoutes(app: FastifyInstance, ctx: AppContext) {
         doc: { summary: 'Retry a failed or interrupted job', response: Job },
       },
     },
-    async (request) => {
+    async (request, reply) => {
+      // When the request arrived (elapsedTime runs from onRequest, before the auth lookups).
+      const receivedAt = Date.now() - reply.elapsedTime;
       await refuseWhileDraining(store, 'Retrying a job');
-      return retryJob(store, journal, idParam(request.params.id, 'job'));
+      return retryJob(store, journal, idParam(request.params.id, 'job'), receivedAt);
     },
   );
 

@@ -89,7 +89,7 @@ async function transition(
   allowed: readonly JobState[],
   verb: string,
   next: (job: Job) => Job,
-  opts: { retry?: boolean } = {},
+  opts: { retry?: boolean; receivedAt?: number } = {},
 ): Promise<Job> {
   const key = keys.jobs.one(id);
   let firstAttempt: number | undefined;
@@ -102,6 +102,13 @@ async function transition(
       throw conflict(`Job ${id} was retried meanwhile (now attempt ${cur.attempts}); GET /api/jobs/${id}.`, {
         state: cur.state,
       });
+    // A retry asks about the failure its sender saw: a job that changed after the request arrived
+    // (another retry ran and failed again meanwhile) is not the one it meant.
+    if (opts.retry && opts.receivedAt !== undefined && Date.parse(cur.updated_at) > opts.receivedAt)
+      throw conflict(
+        `Job ${id} changed after this request arrived (now ${cur.state}, attempt ${cur.attempts}); GET /api/jobs/${id} and retry if still wanted.`,
+        { state: cur.state },
+      );
     if (!allowed.includes(cur.state))
       throw conflict(`Job ${id} is ${cur.state}; only ${allowed.join(' or ')} jobs can be ${verb}.`, {
         state: cur.state,
@@ -124,7 +131,7 @@ async function transition(
 }
 
 /** POST /api/jobs/{id}/retry: a failed or interrupted job starts over from its first state (an export keeps its ledger). */
-export function retryJob(store: Store, journal: EventJournal, id: number): Promise<Job> {
+export function retryJob(store: Store, journal: EventJournal, id: number, receivedAt?: number): Promise<Job> {
   return transition(
     store,
     journal,
@@ -139,7 +146,7 @@ export function retryJob(store: Store, journal: EventJournal, id: number): Promi
       detail: `retry ${j.attempts} requested`,
       finished_at: '',
     }),
-    { retry: true },
+    { retry: true, receivedAt },
   );
 }
 
