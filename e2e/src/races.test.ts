@@ -26,7 +26,7 @@ describe('racing writes: exactly one wins', () => {
   beforeAll(async () => {
     silent = await startSilentServer();
     app = await Appliance.start();
-    store = await Store.connect({ endpoints: [`http://127.0.0.1:${app.ports.etcdClient}`] });
+    store = await app.connectStore();
     const pool = (await app.api.get('/api/pools')).body[0];
     const lib = await app.api.post('/api/libraries', {
       name: 'races',

@@ -32,7 +32,12 @@ const DATAPLANE_KEY = 'dataplane';
 runProcess('nodeagent', async (rootLogger) => {
   const config = loadConfig();
   const logger = rootLogger.child({ node: config.node });
-  const store = await Store.connect({ endpoints: config.etcdEndpoints, logger });
+  const store = await Store.connect({
+    endpoints: config.etcdEndpoints,
+    tls: config.etcdTls,
+    sealingKeyFile: config.sealingKeyFile,
+    logger,
+  });
   const journal = new EventJournal(store);
   // Status records vanish with this lease when the node dies. A store stall longer than its TTL
   // loses it too: a new one is granted once etcd answers and the status is written again, so
