@@ -26,10 +26,11 @@ export function retryAfterSec(deadlineMs: number): number {
 }
 
 /** The answer for "the store is unreachable or stalled": 503 unavailable with Retry-After. */
-export function storeUnavailable(what: string, why: string, deadlineMs: number): VtlError {
+export function storeUnavailable(why: string, deadlineMs: number): VtlError {
+  // No key names or addresses: 5xx bodies carry no internals (the store logs what it was doing).
   return new VtlError(
     'unavailable',
-    `The store (etcd) ${why} while ${what}. Retry shortly (after a change, re-read first: it may have taken effect); if this persists, check that etcd runs (GET /healthz names what is down).`,
+    `The store (etcd) ${why}. Retry shortly (after a change, re-read first: it may have taken effect); if this persists, check that etcd runs (GET /healthz names what is down).`,
     { retry_after_sec: retryAfterSec(deadlineMs), down: ['store'] },
   );
 }
@@ -51,18 +52,25 @@ export function isUnreachable(err: unknown): boolean {
  * unaryDeadlines cancels the call itself, this timer bounds what the caller waits even across
  * etcd3's internal retries.
  */
-export async function withDeadline<T>(deadlineMs: number, what: string, fn: () => Promise<T>): Promise<T> {
+export async function withDeadline<T>(
+  deadlineMs: number,
+  fn: () => Promise<T>,
+  onUnreachable?: (err: unknown) => void,
+): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(
-      () => reject(storeUnavailable(what, `did not answer within ${deadlineMs} ms`, deadlineMs)),
+      () => reject(storeUnavailable(`did not answer within ${deadlineMs} ms`, deadlineMs)),
       deadlineMs,
     );
   });
   try {
     return await Promise.race([fn(), expired]);
   } catch (err) {
-    if (isUnreachable(err)) throw storeUnavailable(what, `is unreachable (${String(err)})`, deadlineMs);
+    if (isUnreachable(err)) {
+      onUnreachable?.(err);
+      throw storeUnavailable('is unreachable', deadlineMs);
+    }
     throw err;
   } finally {
     clearTimeout(timer);
@@ -72,4 +80,9 @@ export async function withDeadline<T>(deadlineMs: number, what: string, fn: () =
 /** gRPC call options giving every unary etcd call a deadline; streams (watch, keepalive) have none. */
 export function unaryDeadlines(deadlineMs: number): CallOptionsFactory {
   return (ctx: CallContext) => (ctx.isStream ? {} : { deadline: Date.now() + deadlineMs });
+}
+
+/** A store call's description for logs, with record ids cut off (a session key holds a token hash). */
+export function coarse(what: string): string {
+  return what.replace(/(\/vtl\/(?:[^/\s]+\/)*)[^/\s]+(?=\s|$)/g, '$1…');
 }

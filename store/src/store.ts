@@ -10,7 +10,7 @@ import {
 import { pino, type Logger } from 'pino';
 import type { z } from 'zod';
 import { decodeKv, decodeKvOrSkip, encode, type Versioned } from './codec.js';
-import { storeDeadlineFromEnv, unaryDeadlines, withDeadline } from './deadline.js';
+import { coarse, storeDeadlineFromEnv, unaryDeadlines, withDeadline } from './deadline.js';
 import { campaign, type Leadership } from './election.js';
 import { startInformer, type Informer, type InformerHandler } from './informer.js';
 import { StoreLease, type Lease } from './lease.js';
@@ -405,9 +405,7 @@ export class Store {
   async ping(timeoutMs = this.deadlineMs): Promise<boolean> {
     if (this.closed) return false;
     try {
-      await withDeadline(timeoutMs, 'checking health', () =>
-        this.client.maintenance.status().then(() => undefined),
-      );
+      await withDeadline(timeoutMs, () => this.client.maintenance.status().then(() => undefined));
       return true;
     } catch {
       return false;
@@ -415,8 +413,15 @@ export class Store {
   }
 
   /** One etcd call under the store deadline: 503 unavailable instead of a hang (deadline.ts). */
-  private bounded<R>(what: string, fn: () => Promise<R>): Promise<R> {
-    return withDeadline(this.deadlineMs, what, fn);
+  private async bounded<R>(what: string, fn: () => Promise<R>): Promise<R> {
+    let cause: unknown;
+    try {
+      return await withDeadline(this.deadlineMs, fn, (err) => (cause = err));
+    } catch (err) {
+      if (err instanceof VtlError && err.code === 'unavailable')
+        this.log.warn({ during: coarse(what), err: String(cause ?? err.message) }, 'store call failed');
+      throw err;
+    }
   }
 
   private track<W extends Watch>(w: W): W {
