@@ -127,7 +127,12 @@ describe('racing writes: exactly one wins', () => {
       }),
     );
     const b = await burst(times(20, () => app.api.post(`/api/jobs/${id}/retry`, {})));
-    expect(b.statuses, JSON.stringify(b.statuses)).toEqual({ 200: 1, 409: 19 });
+    const why = JSON.stringify({
+      statuses: b.statuses,
+      wins: b.wins.map((r) => r.body),
+      job: (await app.api.get(`/api/jobs/${id}`)).body,
+    });
+    expect(b.statuses, why).toEqual({ 200: 1, 409: 19 });
     expect((b.wins[0]!.body as Job).attempts).toBe(2);
     // Whatever the controller does with the new attempt meanwhile, it stays attempt 2.
     await new Promise((r) => setTimeout(r, 1_500));

@@ -73,6 +73,20 @@ export async function getJob(store: Store, id: number): Promise<Job> {
   return found.value;
 }
 
+/**
+ * When this apiserver last retried each job, in milliseconds (updated_at has whole seconds).
+ * A retry sent before that moment is refused: of a burst of retries only one counts.
+ */
+const lastRetryAt = new Map<number, number>();
+/** Entries older than this cannot matter: no request waits that long to be decided. */
+const RETRY_MEMORY_MS = 10 * 60_000;
+
+function noteRetry(id: number): void {
+  const now = Date.now();
+  for (const [job, at] of lastRetryAt) if (now - at > RETRY_MEMORY_MS) lastRetryAt.delete(job);
+  lastRetryAt.set(id, now);
+}
+
 /** Transaction attempts of a retry or cancel; a lost one re-reads and re-checks the job. */
 const TRANSITION_ATTEMPTS = 8;
 
@@ -89,7 +103,7 @@ async function transition(
   allowed: readonly JobState[],
   verb: string,
   next: (job: Job) => Job,
-  opts: { retry?: boolean; receivedAt?: number } = {},
+  opts: { retry?: boolean; sentAt?: number } = {},
 ): Promise<Job> {
   const key = keys.jobs.one(id);
   let firstAttempt: number | undefined;
@@ -102,11 +116,13 @@ async function transition(
       throw conflict(`Job ${id} was retried meanwhile (now attempt ${cur.attempts}); GET /api/jobs/${id}.`, {
         state: cur.state,
       });
-    // A retry asks about the failure its sender saw: a job that changed after the request arrived
-    // (another retry ran and failed again meanwhile) is not the one it meant.
-    if (opts.retry && opts.receivedAt !== undefined && Date.parse(cur.updated_at) > opts.receivedAt)
+    // A retry asks about the failure its sender saw: a job retried after the request was sent
+    // (another request of the same burst won, and its attempt may have failed again already)
+    // is not the one it meant.
+    const retriedAt = lastRetryAt.get(id);
+    if (opts.retry && opts.sentAt !== undefined && retriedAt !== undefined && retriedAt > opts.sentAt)
       throw conflict(
-        `Job ${id} changed after this request arrived (now ${cur.state}, attempt ${cur.attempts}); GET /api/jobs/${id} and retry if still wanted.`,
+        `Job ${id} changed after this request was sent (now ${cur.state}, attempt ${cur.attempts}); GET /api/jobs/${id} and retry if still wanted.`,
         { state: cur.state },
       );
     if (!allowed.includes(cur.state))
@@ -123,6 +139,7 @@ async function transition(
     const job = { ...next(cur), updated_at: isoNow() };
     txn.put(key, job);
     if (await txn.commit()) {
+      if (opts.retry) noteRetry(id);
       await publishJob(journal, job);
       return job;
     }
@@ -131,7 +148,7 @@ async function transition(
 }
 
 /** POST /api/jobs/{id}/retry: a failed or interrupted job starts over from its first state (an export keeps its ledger). */
-export function retryJob(store: Store, journal: EventJournal, id: number, receivedAt?: number): Promise<Job> {
+export function retryJob(store: Store, journal: EventJournal, id: number, sentAt?: number): Promise<Job> {
   return transition(
     store,
     journal,
@@ -146,7 +163,7 @@ export function retryJob(store: Store, journal: EventJournal, id: number, receiv
       detail: `retry ${j.attempts} requested`,
       finished_at: '',
     }),
-    { retry: true, receivedAt },
+    { retry: true, sentAt },
   );
 }
 
