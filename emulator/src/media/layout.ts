@@ -40,7 +40,7 @@ export function cartridgeDir(mediaDir: string, label: string): string {
 
 export function ltoGeneration(gen: number): LtoGeneration {
   const found = LTO_GENERATIONS.find((g) => g.gen === gen);
-  if (!found) throw new MediaError('invalid', `unknown LTO generation ${gen}; use one of 3..9`);
+  if (!found) throw new MediaError('invalid', `unknown LTO generation ${gen}; use one of 3..10`);
   return found;
 }
 

@@ -13,7 +13,7 @@ import { buildVol1, volumeIdOf } from './vol1.js';
 export interface MintOptions {
   mediaDir: string;
   label: string;
-  /** LTO generation of the medium (3..9). */
+  /** LTO generation of the medium (3..10). */
   generation: number;
   /** Overrides the generation's native capacity; tests use a few KB to reach end of medium. */
   capacityBytes?: number;

@@ -97,6 +97,34 @@ describe('LTO generation rules', () => {
     const h = await withCartridge(9, 'PRV008L8', 8);
     ok(await h.exec(DRIVE, Cdb.write6(4), { dataOut: Buffer.from('data') }));
   });
+
+  it('runs LTO-10 as ULT3580-TDA on LA media: density 62h, medium type A8h, 30 TB', async () => {
+    const h = await withCartridge(10, 'TEN001LA', 10);
+    ok(await h.exec(DRIVE, Cdb.tur()));
+    const inq = await h.exec(DRIVE, Cdb.inquiry(), { allocation: 36 });
+    expect(inq.data.toString('ascii', 16, 32).trim()).toBe('ULT3580-TDA');
+    const mode = await h.exec(DRIVE, Cdb.modeSense6(0), { allocation: 12 });
+    expect(mode.data[1]).toBe(0xa8);
+    expect(mode.data[4]).toBe(0x62);
+    // REPORT DENSITY SUPPORT: LTO-10 alone, writable, default, 30 000 000 MB.
+    const rds = await h.exec(DRIVE, Cdb.reportDensity(), { allocation: 4096 });
+    ok(rds);
+    expect(rds.data.readUInt16BE(0)).toBe(52 + 2);
+    expect(rds.data[4]).toBe(0x62);
+    expect(rds.data[6]).toBe(0xa0);
+    expect(rds.data.readUInt32BE(4 + 12)).toBe(30_000_000);
+    ok(await h.exec(DRIVE, Cdb.write6(4), { dataOut: Buffer.from('data') }));
+  });
+
+  it('LTO-10 reads no older generation: an LTO-9 cartridge is an incompatible medium', async () => {
+    const h = await withCartridge(10, 'OLD009L9', 9);
+    expect((await h.exec(DRIVE, Cdb.tur())).sense).toMatchObject({ key: 3, asc: 0x30, ascq: 0x00 });
+  });
+
+  it('an LTO-9 drive refuses LTO-10 media', async () => {
+    const h = await withCartridge(9, 'NEW010LA', 10);
+    expect((await h.exec(DRIVE, Cdb.tur())).sense).toMatchObject({ key: 3, asc: 0x30, ascq: 0x00 });
+  });
 });
 
 describe('evicted stub cartridges', () => {

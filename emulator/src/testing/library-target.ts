@@ -52,7 +52,7 @@ export function libraryConfig(spec: LibrarySpec, mediaRoot: string): EmulatorLib
     serial: `LIB${String(spec.id).padStart(4, '0')}X1`,
     product: spec.product ?? '3573-TL',
     vendor: 'IBM',
-    drive_product: spec.driveProduct ?? `ULT3580-TD${gen}`,
+    drive_product: spec.driveProduct ?? `ULT3580-TD${gen === 10 ? 'A' : gen}`,
     drive_serials: Array.from(
       { length: drives },
       (_, i) => `10${String(spec.id).padStart(2, '0')}00000${i + 1}`,
