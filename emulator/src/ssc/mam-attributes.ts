@@ -63,19 +63,26 @@ function formatOf(id: number): number {
 
 const ServiceAction = { VALUES: 0, LIST: 1, VOLUME_LIST: 2, PARTITION_LIST: 3, SUPPORTED: 5 } as const;
 
-/** MAM as the drive reports it: the chip's stored values plus the device attributes it computes. */
-async function attributesOf(drive: TapeDrive): Promise<MamAttributes> {
+/**
+ * MAM as the drive reports it for one partition: the chip's stored values (the partition's own
+ * host attributes) plus the device attributes it computes, among them that partition's
+ * remaining and maximum capacity.
+ */
+async function attributesOf(drive: TapeDrive, partition = 0): Promise<MamAttributes> {
   const m = drive.medium;
   if (m.state === 'empty') throw new ScsiError(Sense.mediumNotPresent());
   if (m.state === 'loading') throw new ScsiError(Sense.notReady([0x04, 0x01]));
-  const stored = await readMam(cartridgeDir(drive.options.mediaDir, m.label)).catch((err: unknown) =>
-    mediaErrorToScsi(err),
+  const count = m.state === 'mounted' ? m.tape.partitionCount : 1;
+  if (partition >= count) throw new ScsiError(Sense.invalidFieldInCdb(7));
+  const stored = await readMam(cartridgeDir(drive.options.mediaDir, m.label), partition).catch(
+    (err: unknown) => mediaErrorToScsi(err),
   );
   const attrs: MamAttributes = new Map(stored);
   if (m.state === 'mounted') {
     // SPC-4 counts partition capacities in MiB (1,048,576 bytes).
-    attrs.set(0x0000, binaryField((m.tape.capacityBytes - m.tape.sizeBytes) / MIB));
-    attrs.set(0x0001, binaryField(m.tape.capacityBytes / MIB));
+    const total = m.tape.partitionCapacity(partition);
+    attrs.set(0x0000, binaryField((total - m.tape.partitionUsed(partition)) / MIB));
+    attrs.set(0x0001, binaryField(total / MIB));
     attrs.set(0x0006, Buffer.from([m.format.density]));
     if (m.cartridge) withCurrentLoad(attrs, drive.loadBytes);
   }
@@ -106,23 +113,24 @@ function idList(ids: number[]): Buffer {
   return withLength(out, 4);
 }
 
-function checkVolumeAndPartition(cdb: Buffer): void {
+/** One volume (0); the partition (byte 7) is checked against the cartridge's partitions. */
+function checkVolume(cdb: Buffer): number {
   if (cdb[5] !== 0) throw new ScsiError(Sense.invalidFieldInCdb(5));
-  if (cdb[7] !== 0) throw new ScsiError(Sense.invalidFieldInCdb(7));
+  return cdb[7]!;
 }
 
 /** READ ATTRIBUTE (SPC-4 6.17) from the cartridge memory; works on stubs, whose chip is kept. */
 export async function readAttribute(drive: TapeDrive, ctx: CommandContext): Promise<ScsiResult> {
   const { cdb } = ctx;
   const action = cdb[1]! & 0x1f;
-  checkVolumeAndPartition(cdb);
+  const partition = checkVolume(cdb);
   const first = cdb.readUInt16BE(8);
   const allocation = cdb.readUInt32BE(10);
   let data: Buffer;
   switch (action) {
     case ServiceAction.VALUES:
     case ServiceAction.LIST: {
-      const attrs = await attributesOf(drive);
+      const attrs = await attributesOf(drive, partition);
       const ids = [...attrs.keys()].filter((id) => id >= first).sort((a, b) => a - b);
       data =
         action === ServiceAction.LIST
@@ -131,10 +139,15 @@ export async function readAttribute(drive: TapeDrive, ctx: CommandContext): Prom
       break;
     }
     case ServiceAction.VOLUME_LIST:
-    case ServiceAction.PARTITION_LIST:
-      // One volume, one partition, both numbered 0.
+      // One volume, numbered 0.
       data = withLength(Buffer.from([0, 1]), 2);
       break;
+    case ServiceAction.PARTITION_LIST: {
+      // First partition number and how many there are.
+      const m = drive.medium;
+      data = withLength(Buffer.from([0, m.state === 'mounted' ? m.tape.partitionCount : 1]), 2);
+      break;
+    }
     case ServiceAction.SUPPORTED: {
       await attributesOf(drive);
       const ids = Object.keys(KNOWN)
@@ -158,10 +171,11 @@ export function writeAttributeDataOutLength(cdb: Buffer): number {
 export async function writeAttribute(drive: TapeDrive, ctx: CommandContext): Promise<ScsiResult> {
   const { cdb } = ctx;
   requireZeroBits(cdb, 1, 0xfe);
-  checkVolumeAndPartition(cdb);
+  const partition = checkVolume(cdb);
   const list = (ctx.cmd.dataOut ?? Buffer.alloc(0)).subarray(0, cdb.readUInt32BE(10));
   const m = drive.requireMounted();
   if (!m.cartridge) throw new ScsiError(TapeSense.stubMedium());
+  if (partition >= m.tape.partitionCount) throw new ScsiError(Sense.invalidFieldInCdb(7));
   if (list.length < 4 || list.readUInt32BE(0) + 4 > list.length) {
     throw new ScsiError(Sense.parameterListLengthError());
   }
@@ -182,6 +196,6 @@ export async function writeAttribute(drive: TapeDrive, ctx: CommandContext): Pro
     changes.set(id, length === 0 ? null : Buffer.from(list.subarray(at + 5, at + 5 + length)));
     at += 5 + length;
   }
-  await m.cartridge.writeMam(changes).catch((err: unknown) => mediaErrorToScsi(err));
+  await m.cartridge.writeMam(changes, partition).catch((err: unknown) => mediaErrorToScsi(err));
   return good();
 }

@@ -223,7 +223,7 @@ describe('LOG SENSE', () => {
   it('lists its pages and counts bytes and capacity', async () => {
     const h = await withCartridge(8, 'LOG001L8', 8);
     const pages = await h.exec(DRIVE, Cdb.logSense(0x00), { allocation: 64 });
-    expect([...pages.data.subarray(4)]).toEqual([0x00, 0x02, 0x03, 0x0c, 0x2e, 0x31]);
+    expect([...pages.data.subarray(4)]).toEqual([0x00, 0x02, 0x03, 0x0c, 0x17, 0x2e, 0x31]);
     ok(await h.exec(DRIVE, Cdb.write6(1000), { dataOut: Buffer.alloc(1000, 7) }));
     const seq = await h.exec(DRIVE, Cdb.logSense(0x0c), { allocation: 4096 });
     expect(seq.data[0]).toBe(0x0c);
@@ -239,7 +239,7 @@ describe('LOG SENSE', () => {
     const reset = await h.exec(DRIVE, Cdb.logSense(0x0c), { allocation: 4096 });
     expect(Number(reset.data.readBigUInt64BE(8))).toBe(0);
     expect(errorCounters(await h.exec(DRIVE, Cdb.logSense(0x02), { allocation: 4096 })).bytes).toBe(0);
-    const unknown = await h.exec(DRIVE, Cdb.logSense(0x17), { allocation: 64 });
+    const unknown = await h.exec(DRIVE, Cdb.logSense(0x18), { allocation: 64 });
     expect(unknown.sense).toMatchObject({ key: 5, asc: 0x24, fieldPointer: { byte: 2 } });
   });
 
@@ -265,7 +265,7 @@ describe('MODE SENSE and MODE SELECT', () => {
     const codes: number[] = [];
     for (let at = 8 + all.data.readUInt16BE(6); at < all.data.length; at += 2 + all.data[at + 1]!)
       codes.push(all.data[at]!);
-    expect(codes).toEqual([0x0a, 0x0f, 0x10, 0x11, 0x1d]);
+    expect(codes).toEqual([0x0a, 0x0f, 0x10, 0x11, 0x1d, 0x24, 0x25]);
 
     const dc = await h.exec(DRIVE, Cdb.modeSense6(0x0f, { dbd: true }), { allocation: 255 });
     expect(dc.data[4]).toBe(0x0f);
@@ -282,7 +282,7 @@ describe('MODE SENSE and MODE SELECT', () => {
     expect(changeable.data[12 + 2]).toBe(0x80);
     const saved = await h.exec(DRIVE, Cdb.modeSense6(0x0f, { pc: 3 }), { allocation: 255 });
     expect(saved.sense).toMatchObject({ key: 5, asc: 0x39 });
-    const unknown = await h.exec(DRIVE, Cdb.modeSense6(0x25), { allocation: 255 });
+    const unknown = await h.exec(DRIVE, Cdb.modeSense6(0x26), { allocation: 255 });
     expect(unknown.sense).toMatchObject({ key: 5, asc: 0x24, fieldPointer: { byte: 2 } });
   });
 
