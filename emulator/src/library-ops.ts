@@ -67,7 +67,9 @@ export async function mint(
   const generation = mediumGeneration(label, lib);
   const dir = cartridgeDir(lib.config.media_dir, label);
   try {
-    await mintCartridge({ mediaDir: lib.config.media_dir, label, generation });
+    // The media identifier says WORM (LT..LZ): the cartridge is minted write-once.
+    const worm = parseMediaSuffix(label.slice(6))?.worm === true;
+    await mintCartridge({ mediaDir: lib.config.media_dir, label, generation, worm });
   } catch (err) {
     if (!isMediaError(err, 'exists')) throw err;
     const meta = await readMeta(dir);

@@ -236,6 +236,8 @@ export class Cartridge {
     return this.exclusive(
       async () => {
         this.assertWritable();
+        // Behind other issued blocks the position is end of data already.
+        if (this.unindexed === 0) this.assertAppending();
         if (block.length === 0) throw new MediaError('invalid', 'a data block needs at least one byte');
         // Behind other issued blocks the position is end of data, where the next block goes.
         const end = this.unindexed > 0 ? this.dataEnd : await this.writeOffset();
@@ -273,6 +275,7 @@ export class Cartridge {
     return this.exclusive(async () => {
       this.assertWritable();
       if (!Number.isInteger(n) || n < 0) throw new MediaError('invalid', `filemark count ${n} is invalid`);
+      if (n > 0) this.assertAppending();
       if (n === 0) return this.writeResult();
       const start = await this.writeOffset();
       await this.cutAtPosition(start);
@@ -362,6 +365,7 @@ export class Cartridge {
   erase(): Promise<void> {
     return this.exclusive(async () => {
       this.assertWritable();
+      this.assertAppending();
       await this.cutAtPosition(await this.writeOffset(), { release: true });
     });
   }
@@ -563,6 +567,20 @@ export class Cartridge {
   /** Writes to the data file, telling write-back of the bytes that went through the page cache. */
   private blockWriter(direct: DirectWriter): BlockWriter {
     return new BlockWriter(this.data, direct, (bytes) => this.noteWritten(bytes));
+  }
+
+  get worm(): boolean {
+    return this.meta.worm === true;
+  }
+
+  /** A WORM tape takes new objects only at end of data: what is written stays. */
+  private assertAppending(): void {
+    if (this.meta.worm && this.pos !== this.index.count) {
+      throw new MediaError(
+        'worm_overwrite',
+        `${this.label} is a WORM cartridge: object ${this.pos} and after are written and cannot be overwritten`,
+      );
+    }
   }
 
   private assertWritable(): void {

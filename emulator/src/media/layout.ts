@@ -53,6 +53,8 @@ export interface CartridgeMeta {
    */
   partitions?: number[];
   write_protected: boolean;
+  /** A WORM cartridge (media identifier LT..LZ): data once written stays; appending is allowed. */
+  worm?: boolean;
   /** Evicted: data and index were deleted after a verified bucket copy. */
   stub: boolean;
   created: string;

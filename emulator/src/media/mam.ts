@@ -57,7 +57,12 @@ export function binaryField(n: number): Buffer {
 }
 
 /** The chip contents of a freshly minted data cartridge. */
-export function defaultMam(opts: { label: string; density: number; created: Date }): MamAttributes {
+export function defaultMam(opts: {
+  label: string;
+  density: number;
+  created: Date;
+  worm?: boolean;
+}): MamAttributes {
   const date = opts.created.toISOString().slice(0, 10).replaceAll('-', '');
   return new Map<number, Buffer>([
     [MAM.MEDIUM_MANUFACTURER, asciiField('IBM', 8)],
@@ -66,7 +71,7 @@ export function defaultMam(opts: { label: string; density: number; created: Date
     [MAM.MEDIUM_DENSITY_CODE, Buffer.from([opts.density])],
     [MAM.MEDIUM_MANUFACTURE_DATE, asciiField(date, 8)],
     // 0x00: data medium (0x01 would be a cleaning cartridge, 0x80 WORM).
-    [MAM.MEDIUM_TYPE, Buffer.from([0x00])],
+    [MAM.MEDIUM_TYPE, Buffer.from([opts.worm ? 0x80 : 0x00])],
     [MAM.BARCODE, asciiField(opts.label, 32)],
   ]);
 }

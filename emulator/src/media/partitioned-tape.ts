@@ -67,6 +67,10 @@ export class PartitionedTape {
   partitionUsed(p: number): number {
     return this.parts[p]?.sizeBytes ?? 0;
   }
+  /** Blocks and filemarks in partition p. */
+  partitionObjects(p: number): number {
+    return this.parts[p]?.objectCount ?? 0;
+  }
 
   // The tape operations, at the head's partition.
   get capacityBytes(): number {
@@ -80,6 +84,9 @@ export class PartitionedTape {
   }
   get writeProtected(): boolean {
     return this.meta.write_protected;
+  }
+  get worm(): boolean {
+    return this.meta.worm === true;
   }
   position(): TapePosition {
     return this.head.position();
@@ -160,6 +167,12 @@ export class PartitionedTape {
     }
     if (this.meta.write_protected)
       throw new MediaError('write_protected', `${this.label} is write-protected`);
+    if (this.meta.worm && this.parts.some((p) => p.objectCount > 0)) {
+      throw new MediaError(
+        'worm_overwrite',
+        `${this.label} is a WORM cartridge with data: it cannot be formatted`,
+      );
+    }
     for (const part of this.parts) await part.close();
     this.parts = [];
     for (let p = 0; p < MAX_PARTITIONS; p++) {

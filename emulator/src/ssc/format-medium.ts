@@ -97,8 +97,9 @@ export function readBuffer(_drive: TapeDrive, ctx: CommandContext): ScsiResult {
   const id = cdb[2]!;
   const offset = (cdb[3]! << 16) | cdb.readUInt16BE(4);
   const allocation = (cdb[6]! << 16) | cdb.readUInt16BE(7);
+  // Buffer 0 on enterprise drives, 1 (the dump) on LTO: both name the same dump area here.
+  if (id > 1) throw new ScsiError(Sense.invalidFieldInCdb(2));
   if (mode === READ_BUFFER_DESCRIPTOR || mode === ECHO_DESCRIPTOR) {
-    if (id !== 0) throw new ScsiError(Sense.invalidFieldInCdb(2));
     const out = Buffer.alloc(4);
     out[0] = 0; // offset boundary 2^0: any offset
     out[1] = (DUMP_BUFFER_SIZE >> 16) & 0xff;
@@ -106,9 +107,28 @@ export function readBuffer(_drive: TapeDrive, ctx: CommandContext): ScsiResult {
     return good(truncateToAllocation(out, allocation));
   }
   if (mode === READ_BUFFER_DATA) {
-    if (id !== 0) throw new ScsiError(Sense.invalidFieldInCdb(2));
     if (offset > DUMP_BUFFER_SIZE) throw new ScsiError(Sense.invalidFieldInCdb(3));
     return good(Buffer.alloc(Math.min(allocation, DUMP_BUFFER_SIZE - offset)));
   }
   throw new ScsiError(Sense.invalidFieldInCdb(1, 4));
+}
+
+/** Data-out length of SEND DIAGNOSTIC. */
+export function sendDiagnosticDataOutLength(cdb: Buffer): number {
+  return cdb.readUInt16BE(3);
+}
+
+/**
+ * SEND DIAGNOSTIC (SPC-4 6.32): the default self-test passes (an image has no mechanism to
+ * test), and a diagnostic page, such as the "force dump" LTFS sends after a failure, is taken
+ * and has nothing to do: READ BUFFER then reads the (blank) dump.
+ */
+export function sendDiagnostic(_drive: TapeDrive, ctx: CommandContext): ScsiResult {
+  const { cdb } = ctx;
+  const selfTest = (cdb[1]! & 0x04) !== 0;
+  const pf = (cdb[1]! & 0x10) !== 0;
+  if ((cdb[1]! & 0xe0) !== 0) throw new ScsiError(Sense.invalidFieldInCdb(1, 5));
+  if (selfTest && cdb.readUInt16BE(3) !== 0) throw new ScsiError(Sense.invalidFieldInCdb(3));
+  if (!selfTest && !pf && cdb.readUInt16BE(3) !== 0) throw new ScsiError(Sense.invalidFieldInCdb(1, 4));
+  return good();
 }

@@ -6,7 +6,7 @@ import type { ScsiResult } from '../scsi/types.js';
 import { cartridgeDir } from '../media/layout.js';
 import { binaryField, readMam, type MamAttributes } from '../media/mam.js';
 import { withCurrentLoad } from './medium-usage.js';
-import type { TapeDrive } from './tape-drive.js';
+import type { MountedTape, TapeDrive } from './tape-drive.js';
 import { TapeSense, mediaErrorToScsi } from './tape-sense.js';
 
 const MIB = 1_048_576;
@@ -22,6 +22,7 @@ const KNOWN: Record<number, { format: number; length: number }> = {
   0x0003: { format: BINARY, length: 8 },
   0x0005: { format: ASCII, length: 8 },
   0x0006: { format: BINARY, length: 1 },
+  0x0009: { format: BINARY, length: 4 },
   0x020a: { format: ASCII, length: 40 },
   0x020b: { format: ASCII, length: 40 },
   0x020c: { format: ASCII, length: 40 },
@@ -84,6 +85,7 @@ async function attributesOf(drive: TapeDrive, partition = 0): Promise<MamAttribu
     attrs.set(0x0000, binaryField((total - m.tape.partitionUsed(partition)) / MIB));
     attrs.set(0x0001, binaryField(total / MIB));
     attrs.set(0x0006, Buffer.from([m.format.density]));
+    attrs.set(0x0009, volumeChangeReference(m));
     if (m.cartridge) withCurrentLoad(attrs, drive.loadBytes);
   }
   attrs.set(0x0002, drive.alerts.asBitmap());
@@ -91,6 +93,26 @@ async function attributesOf(drive: TapeDrive, partition = 0): Promise<MamAttribu
   const density = stored.get(0x0405)?.[0];
   if (density !== undefined && !attrs.has(0x0006)) attrs.set(0x0006, Buffer.from([density]));
   return attrs;
+}
+
+/**
+ * VOLUME CHANGE REFERENCE (0009h): a value that changes whenever what is on the tape changes, so
+ * a host (LTFS) can tell whether anyone wrote since it last looked. Derived from each partition's
+ * object count and written bytes, which every write, erase and format moves; never FFFFFFFFh,
+ * which says "not usable".
+ */
+function volumeChangeReference(m: MountedTape): Buffer {
+  let v = 0;
+  for (let p = 0; p < m.tape.partitionCount; p++) {
+    v =
+      (Math.imul(v ^ (p + 1), 0x9e3779b1) +
+        m.tape.partitionUsed(p) +
+        m.tape.partitionObjects(p) * 0x10001) >>>
+      0;
+  }
+  const out = Buffer.alloc(4);
+  out.writeUInt32BE(v === 0xffffffff ? 0 : v);
+  return out;
 }
 
 function encodeAttribute(id: number, value: Buffer): Buffer {
@@ -131,6 +153,11 @@ export async function readAttribute(drive: TapeDrive, ctx: CommandContext): Prom
     case ServiceAction.VALUES:
     case ServiceAction.LIST: {
       const attrs = await attributesOf(drive, partition);
+      // Values from an attribute the chip does not hold: INVALID FIELD IN CDB, as IBM drives
+      // answer (LTFS reads its optional attributes, such as the volume lock, that way).
+      if (action === ServiceAction.VALUES && first !== 0 && !attrs.has(first)) {
+        throw new ScsiError(Sense.invalidFieldInCdb(8));
+      }
       const ids = [...attrs.keys()].filter((id) => id >= first).sort((a, b) => a - b);
       data =
         action === ServiceAction.LIST
@@ -176,10 +203,10 @@ export async function writeAttribute(drive: TapeDrive, ctx: CommandContext): Pro
   const m = drive.requireMounted();
   if (!m.cartridge) throw new ScsiError(TapeSense.stubMedium());
   if (partition >= m.tape.partitionCount) throw new ScsiError(Sense.invalidFieldInCdb(7));
-  if (list.length < 4 || list.readUInt32BE(0) + 4 > list.length) {
-    throw new ScsiError(Sense.parameterListLengthError());
-  }
-  const end = 4 + list.readUInt32BE(0);
+  if (list.length < 4) throw new ScsiError(Sense.parameterListLengthError());
+  // LTFS counts the 4-byte header in PARAMETER DATA LENGTH; IBM drives take the attributes
+  // that are there, and so does this one.
+  const end = Math.min(list.length, 4 + list.readUInt32BE(0));
   const changes = new Map<number, Buffer | null>();
   for (let at = 4; at < end;) {
     if (at + 5 > end) throw new ScsiError(Sense.parameterListLengthError());

@@ -5,7 +5,13 @@ import { readBlockLimits, reportDensitySupport } from './density-support.js';
 import { loadUnload, preventAllow } from './load-unload.js';
 import { readAttribute, writeAttribute, writeAttributeDataOutLength } from './mam-attributes.js';
 import { erase, locate, readPosition, rewind, space } from './positioning.js';
-import { formatMedium, readBuffer, setCapacity } from './format-medium.js';
+import {
+  formatMedium,
+  readBuffer,
+  sendDiagnostic,
+  sendDiagnosticDataOutLength,
+  setCapacity,
+} from './format-medium.js';
 import { read6, write6, write6DataOutLength, writeFilemarks6 } from './read-write.js';
 import type { TapeDrive } from './tape-drive.js';
 import { tapeLogSelect, tapeLogSense } from './tape-log-pages.js';
@@ -29,6 +35,7 @@ export const SscOpcode = {
   LOCATE_10: 0x2b,
   READ_POSITION: 0x34,
   READ_BUFFER: 0x3c,
+  SEND_DIAGNOSTIC: 0x1d,
   REPORT_DENSITY_SUPPORT: 0x44,
   LOG_SELECT: 0x4c,
   LOG_SENSE: 0x4d,
@@ -123,6 +130,15 @@ export function installSscCommands(drive: TapeDrive): void {
     [
       SscOpcode.SET_CAPACITY,
       { name: 'SET CAPACITY', handler: (c) => setCapacity(drive, c), timeouts: FORMAT },
+    ],
+    [
+      SscOpcode.SEND_DIAGNOSTIC,
+      {
+        name: 'SEND DIAGNOSTIC',
+        handler: (c) => sendDiagnostic(drive, c),
+        dataOutLength: sendDiagnosticDataOutLength,
+        timeouts: MOTION,
+      },
     ],
     [
       SscOpcode.READ_BUFFER,

@@ -9,6 +9,7 @@ export type TapeIo = Pick<
   | 'partitionCount'
   | 'partitionCapacity'
   | 'partitionUsed'
+  | 'partitionObjects'
   | 'changePartition'
   | 'writeBlock'
   | 'issueBlock'
@@ -27,6 +28,7 @@ export type TapeIo = Pick<
   | 'sizeBytes'
   | 'capacityBytes'
   | 'writeProtected'
+  | 'worm'
 >;
 
 const AT_BOP: TapePosition = { partition: 0, object: 0, filemarksBefore: 0, bop: true, eod: true };
@@ -40,6 +42,8 @@ export class StubTape implements TapeIo {
   constructor(
     private readonly label: string,
     readonly capacityBytes: number,
+    /** The cartridge is WORM (its chip says so even while the data is in the bucket). */
+    readonly worm = false,
   ) {}
 
   readonly objectCount = 0;
@@ -52,6 +56,9 @@ export class StubTape implements TapeIo {
     return p === 0 ? this.capacityBytes : 0;
   }
   partitionUsed(): number {
+    return 0;
+  }
+  partitionObjects(): number {
     return 0;
   }
   changePartition(p: number): Promise<void> {

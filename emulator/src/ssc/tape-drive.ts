@@ -352,7 +352,14 @@ export class TapeDrive extends ScsiDeviceBase {
     if (meta.stub) {
       this.alerts.raise(TapeAlertFlag.MEDIA);
       this.pendingMediumError = TapeSense.stubMedium();
-      return { state: 'mounted', label, dir, access, format, tape: new StubTape(label, meta.capacity_bytes) };
+      return {
+        state: 'mounted',
+        label,
+        dir,
+        access,
+        format,
+        tape: new StubTape(label, meta.capacity_bytes, meta.worm === true),
+      };
     }
     const cartridge = await PartitionedTape.open(dir);
     await recordLoad(dir, this.identity).catch((err: unknown) =>

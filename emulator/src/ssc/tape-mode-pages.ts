@@ -79,7 +79,10 @@ function modePage(drive: TapeDrive, code: number, mode: TapeModeState, changeabl
     case TapePage.MEDIUM_CONFIGURATION:
       return page(code, 0x1e, (p) => {
         if (changeable) return;
-        // WORM label and filemark restrictions as IBM reports them for a data cartridge.
+        // WORMM: a WORM cartridge is threaded; then the WORM label and filemark restrictions
+        // as IBM reports them.
+        const m = drive.medium;
+        if (m.state === 'mounted' && m.tape.worm) p[2] = 0x01;
         p[4] = 0x01;
         p[5] = 0x02;
       });
@@ -145,7 +148,8 @@ export function tapeModeSense(drive: TapeDrive, ctx: CommandContext): ScsiResult
   const m = drive.medium;
   const protectedMedium = m.state === 'mounted' && (m.tape.writeProtected || m.access === 'read-only');
   const header = {
-    mediumType: m.state === 'mounted' ? m.format.mediumType : 0,
+    // A WORM cartridge's medium type is its generation's data type with bit 2 set (8Ch: LTO-8 WORM).
+    mediumType: m.state === 'mounted' ? m.format.mediumType | (m.tape.worm ? 0x04 : 0) : 0,
     deviceSpecific: changeable
       ? BUFFERED_MODE
       : (mode.buffered ? BUFFERED_MODE : 0) | (protectedMedium ? WRITE_PROTECT : 0),

@@ -34,7 +34,7 @@ export interface LibraryTarget {
     library: number,
     label: string,
     slot: number,
-    opts?: { generation?: number; capacityBytes?: number },
+    opts?: { generation?: number; capacityBytes?: number; worm?: boolean },
   ): Promise<void>;
   /** Evicts a cartridge's data, leaving the labelled stub. */
   evict(library: number, label: string): Promise<void>;
@@ -104,6 +104,7 @@ export async function startLibraryTarget(
         label,
         generation: opts.generation ?? lib.config.generation,
         ...(opts.capacityBytes ? { capacityBytes: opts.capacityBytes } : {}),
+        ...(opts.worm ? { worm: true } : {}),
       });
       await lib.inventory.place(label, slot);
     },
