@@ -19,4 +19,8 @@ export * from './resources/auth.js';
 export * from './resources/audit.js';
 export * from './resources/maintenance.js';
 export * from './resources/initiator.js';
+export * from './resources/chap.js';
+export * from './resources/initiator-requests.js';
 export * from './resources/targets.js';
+export * from './text.js';
+export * from './endpoint.js';

@@ -3,7 +3,7 @@ import { EventJournal, Store } from '@vtl/store';
 import { exitOnRestartRequest } from '@vtl/reconcile';
 import { buildApp, buildPlainApp } from './app.js';
 import { loadConfig } from './config.js';
-import { ensureCertificate } from './tls.js';
+import { httpsOptions, loadCertificate } from './tls.js';
 import { ensureIdentity } from './services/identity.js';
 import { ensureInitialAdmin } from './services/users.js';
 import { VERSION } from './version.js';
@@ -12,7 +12,12 @@ import { VERSION } from './version.js';
 async function main() {
   const config = loadConfig();
   const logger = pino({ name: 'apiserver' });
-  const store = await Store.connect({ endpoints: config.etcdEndpoints, logger });
+  const store = await Store.connect({
+    endpoints: config.etcdEndpoints,
+    tls: config.etcdTls,
+    sealingKeyFile: config.sealingKeyFile,
+    logger,
+  });
   await ensureIdentity(store);
   await ensureInitialAdmin(store, config.stateDir, logger);
   const ctx = {
@@ -23,8 +28,8 @@ async function main() {
     version: VERSION,
     startedAt: new Date(),
   };
-  const https = await ensureCertificate(config.stateDir, ['localhost', '127.0.0.1', config.bind]);
-  const app = await buildApp(ctx, { https });
+  const pair = await loadCertificate(config, ['localhost', '127.0.0.1', config.bind]);
+  const app = await buildApp(ctx, { https: httpsOptions(pair) });
   await app.listen({ host: config.bind, port: config.httpsPort });
   const plain = config.plainPort === 0 ? undefined : await buildPlainApp(ctx);
   await plain?.listen({ host: config.bind, port: config.plainPort });

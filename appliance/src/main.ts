@@ -1,9 +1,10 @@
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pino } from 'pino';
 import { startEtcd, type EtcdProcess } from '@vtl/store';
 import { loadConfig } from './config.js';
+import { prepareStoreAccess } from './store-access.js';
 import { SupervisedProcess } from './supervised-process.js';
+import { prepareLogDir, prepareLogFile } from './log-files.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const entry = (pkg: string, file: string) => path.join(root, pkg, 'dist', file);
@@ -16,10 +17,13 @@ async function main() {
   const config = loadConfig();
   const logger = pino({ name: 'appliance' });
   const logs = path.join(config.stateDir, 'logs');
-  await fs.mkdir(logs, { recursive: true });
+  await prepareLogDir(logs);
+  for (const name of ['etcd', 'apiserver', 'controller', 'nodeagent'])
+    await prepareLogFile(path.join(logs, `${name}.log`));
 
   let etcd: EtcdProcess | undefined;
   let endpoints = config.etcdEndpoints;
+  const access = await prepareStoreAccess({ ...config, external: endpoints.length > 0, logger });
   if (endpoints.length === 0) {
     etcd = await startEtcd({
       dataDir: path.join(config.stateDir, 'etcd'),
@@ -28,6 +32,7 @@ async function main() {
       host: '127.0.0.1',
       logFile: path.join(logs, 'etcd.log'),
       detached: true,
+      tls: access.etcdTls,
     });
     endpoints = [etcd.endpoint];
     logger.info({ endpoint: etcd.endpoint }, 'local etcd running');
@@ -53,21 +58,21 @@ async function main() {
     new SupervisedProcess(
       'apiserver',
       entry('apiserver', 'server.js'),
-      env,
+      { ...env, ...access.envFor('apiserver') },
       path.join(logs, 'apiserver.log'),
       logger,
     ),
     new SupervisedProcess(
       'controller',
       entry('controller', 'main.js'),
-      env,
+      { ...env, ...access.envFor('controller') },
       path.join(logs, 'controller.log'),
       logger,
     ),
     new SupervisedProcess(
       'nodeagent',
       entry('nodeagent', 'main.js'),
-      nodeagentEnv,
+      { ...nodeagentEnv, ...access.envFor('nodeagent') },
       path.join(logs, 'nodeagent.log'),
       logger,
     ),
@@ -79,7 +84,9 @@ async function main() {
       plain: config.plainPort ? `http://${config.bind}:${config.plainPort}` : 'disabled',
       stateDir: config.stateDir,
     },
-    'appliance starting (the HTTPS certificate is self-signed)',
+    process.env.VTL_TLS_CERT_FILE
+      ? `appliance starting (HTTPS certificate ${process.env.VTL_TLS_CERT_FILE})`
+      : 'appliance starting (the HTTPS certificate is self-signed)',
   );
 
   let stopping = false;

@@ -24,7 +24,8 @@ export class SupervisedProcess {
     logFile: string,
     private readonly logger: Logger,
   ) {
-    this.log = createWriteStream(logFile, { flags: 'a' });
+    // 0600 when created here; main.ts tightens files that exist already (log-files.ts).
+    this.log = createWriteStream(logFile, { flags: 'a', mode: 0o600 });
   }
 
   start(): void {

@@ -32,7 +32,12 @@ const DATAPLANE_KEY = 'dataplane';
 runProcess('nodeagent', async (rootLogger) => {
   const config = loadConfig();
   const logger = rootLogger.child({ node: config.node });
-  const store = await Store.connect({ endpoints: config.etcdEndpoints, logger });
+  const store = await Store.connect({
+    endpoints: config.etcdEndpoints,
+    tls: config.etcdTls,
+    sealingKeyFile: config.sealingKeyFile,
+    logger,
+  });
   const journal = new EventJournal(store);
   const lease = await store.lease(STATUS_LEASE_TTL_SEC);
   lease.onLost(() => {

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { TEXT_LIMITS, displayText } from '../text.js';
 import { normalizeWwpn } from '../identifiers.js';
+import { ChapStatus, InitiatorChap } from './chap.js';
 
 /**
  * The WWPN input forms `normalizeWwpn` accepts (`naa.`-prefixed, colon-separated bytes, bare 16
@@ -41,7 +43,7 @@ export const InitiatorSpec = z.strictObject({
       'wwpn: naa.<16 hex>, colon-separated bytes or 16 hex digits (FC), or an iqn./eui. name (iSCSI)',
     )
     .describe('Initiator WWPN in any accepted form (stored as naa.<16 hex>); the IQN for fabric iscsi'),
-  alias: z.string().max(64).optional().describe('Display name'),
+  alias: displayText('alias', TEXT_LIMITS.name).optional().describe('Display name'),
   fabric: Fabric.optional().describe('fc (default) or iscsi'),
   ports: scopePorts,
   libraries: scopeLibraries,
@@ -50,7 +52,7 @@ export type InitiatorSpec = z.infer<typeof InitiatorSpec>;
 
 /** Body of PUT /api/targets/acls/{wwpn}: any of alias and the two scopes, same rules as create. */
 export const InitiatorUpdate = z.strictObject({
-  alias: z.string().max(64).optional(),
+  alias: displayText('alias', TEXT_LIMITS.name).optional(),
   ports: scopePorts,
   libraries: scopeLibraries,
 });
@@ -68,6 +70,8 @@ export const InitiatorRecord = z.object({
   ports: z.string(),
   libraries: z.string(),
   created_at: z.string(),
+  /** iSCSI CHAP usernames (beyond the spec); the secrets live under keys.initiatorSecrets. */
+  chap: InitiatorChap.optional(),
 });
 export type InitiatorRecord = z.infer<typeof InitiatorRecord>;
 
@@ -76,6 +80,7 @@ export const InitiatorView = InitiatorRecord.extend({
   logged_in: z.boolean(),
   port_state: z.string(),
   applied: z.boolean(),
+  chap: ChapStatus,
 });
 export type InitiatorView = z.infer<typeof InitiatorView>;
 
