@@ -143,6 +143,16 @@ describe.skipIf(!qemu || !ltfsBuild)(
       expect(passed('worm')).toBe('medium=0x8c appended=yes overwrite=refused');
     });
 
+    it('refuses a WORM mint whose label has the data media suffix', async () => {
+      const refused = await app.api.post('/api/cartridges', {
+        library: libId,
+        label: 'LTF009L8',
+        worm: true,
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.text).toContain('LY');
+    });
+
     it('writes the same files with tar for comparison, and logs out', async () => {
       expect(passed('tar')).toMatch(/^kib=\d+ seconds=/);
       passed('logout');
