@@ -2,6 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cartridgeDir } from '../media/layout.js';
+import { crc32c } from '../util/crc32c.js';
 import { startLibraryTarget, type LibraryTarget } from '../testing/library-target.js';
 import { Cdb, attributeList } from '../testing/scsi-cdbs.js';
 import type { HostResult, ScsiHost } from '../testing/scsi-host.js';
@@ -322,6 +323,22 @@ describe('the pages LTFS reads', () => {
     ok(await h.exec(DRIVE, Cdb.modeSelect10(page.length), { dataOut: page }));
     const after = await h.exec(DRIVE, modeSense10(0x0a, 0xf0, 48), { allocation: 48 });
     expect([after.data[20], after.data[21], after.data[22]]).toEqual([0x02, 0x04, 0xc0]);
+    // Blocks now carry their CRC32C (least significant byte first): a good one is written and
+    // read back with it, a bad one is refused with LOGICAL BLOCK GUARD CHECK FAILED.
+    const payload = Buffer.from('protected block');
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32LE(crc32c(payload));
+    const good = Buffer.concat([payload, crc]);
+    ok(await h.exec(DRIVE, Cdb.write6(good.length), { dataOut: good }));
+    const bad = Buffer.from(good);
+    bad[0] = bad[0]! ^ 1;
+    expect((await h.exec(DRIVE, Cdb.write6(bad.length), { dataOut: bad })).sense).toMatchObject({
+      key: 0x0b,
+      asc: 0x10,
+      ascq: 0x01,
+    });
+    ok(await h.exec(DRIVE, Cdb.space6(0, -1)));
+    expect((await h.exec(DRIVE, Cdb.read6(80), { allocation: 80 })).data).toEqual(good);
     const ext = await h.exec(DRIVE, modeSense10(0x10, 0x01, 48), { allocation: 48 });
     ok(ext);
     expect(ext.data.length).toBe(48);
