@@ -5,6 +5,7 @@ import { readBlockLimits, reportDensitySupport } from './density-support.js';
 import { loadUnload, preventAllow } from './load-unload.js';
 import { readAttribute, writeAttribute, writeAttributeDataOutLength } from './mam-attributes.js';
 import { erase, locate, readPosition, rewind, space } from './positioning.js';
+import { verify6 } from './verify.js';
 import {
   formatMedium,
   readBuffer,
@@ -27,6 +28,7 @@ export const SscOpcode = {
   SET_CAPACITY: 0x0b,
   WRITE_FILEMARKS_6: 0x10,
   SPACE_6: 0x11,
+  VERIFY_6: 0x13,
   MODE_SELECT_6: 0x15,
   ERASE_6: 0x19,
   MODE_SENSE_6: 0x1a,
@@ -91,6 +93,10 @@ export function installSscCommands(drive: TapeDrive): void {
     [
       SscOpcode.SPACE_6,
       { name: 'SPACE(6)', handler: (c) => space(drive, c), readOnly: true, timeouts: MOTION },
+    ],
+    [
+      SscOpcode.VERIFY_6,
+      { name: 'VERIFY(6)', handler: (c) => verify6(drive, c), readOnly: true, timeouts: MOTION },
     ],
     [
       SscOpcode.SPACE_16,

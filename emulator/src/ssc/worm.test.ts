@@ -64,7 +64,20 @@ describe('WORM cartridges', () => {
     expect((await h.exec(DRIVE, Cdb.write6(4), { dataOut: Buffer.from('over') })).sense).toMatchObject(
       WORM_OVERWRITE,
     );
-    // Everything written is still there.
+    // Everything written is still there, and VERIFY with VBF reads it back through two files:
+    // the label's and "first"'s, stopping after the second filemark.
+    ok(await h.exec(DRIVE, Cdb.rewind()));
+    ok(await h.exec(DRIVE, [0x13, 0x08, 0, 0, 2, 0]));
+    const at = await h.exec(DRIVE, Cdb.readPosition(0x06), { allocation: 32 });
+    expect(Number(at.data.readBigUInt64BE(8))).toBe(4);
+    // A third filemark is not there: BLANK CHECK at end of data, one filemark short.
+    expect((await h.exec(DRIVE, [0x13, 0x08, 0, 0, 1, 0])).sense).toMatchObject({
+      key: 8,
+      ascq: 5,
+      information: 1,
+    });
+    // Comparing with host data is not offered.
+    expect((await h.exec(DRIVE, [0x13, 0x02, 0, 0, 1, 0])).sense).toMatchObject({ key: 5, asc: 0x24 });
     ok(await h.exec(DRIVE, Cdb.rewind()));
     ok(await h.exec(DRIVE, Cdb.space6(1, 1)));
     expect((await h.exec(DRIVE, Cdb.read6(80), { allocation: 80 })).data.toString()).toBe('first');
