@@ -4,19 +4,29 @@ import { pino } from 'pino';
 import { startEtcd, type EtcdProcess } from '@vtl/store';
 import { loadConfig } from './config.js';
 import { SupervisedProcess } from './supervised-process.js';
+import { takeStateDir } from './run-state.js';
+import { stopEmulatorIfRunning } from './emulator-stop.js';
+
+/** The appliance exits this long after SIGTERM whatever its children and etcd do. */
+const HARD_EXIT_MS = 9_500;
+/** The share of etcd and a leftover emulator: the children go first, then these two. */
+const LAST_STOP_MS = 1_000;
 
 const root = path.resolve(import.meta.dirname, '../..');
 const entry = (pkg: string, file: string) => path.join(root, pkg, 'dist', file);
 
 /**
  * The single-node appliance: its own etcd, then the apiserver, the controller and one nodeagent
- * (which starts the tape emulator). SIGINT/SIGTERM stops everything; state stays on disk.
+ * (which starts the tape emulator). SIGINT/SIGTERM stops everything within 10 s; state stays on
+ * disk. One appliance per state directory (a lock there); if this process is killed, its
+ * children exit by themselves and the next start stops whatever is left (pid files there).
  */
 async function main() {
   const config = loadConfig();
   const logger = pino({ name: 'appliance' });
   const logs = path.join(config.stateDir, 'logs');
   await fs.mkdir(logs, { recursive: true });
+  const run = await takeStateDir(config.stateDir, logger);
 
   let etcd: EtcdProcess | undefined;
   let endpoints = config.etcdEndpoints;
@@ -28,7 +38,9 @@ async function main() {
       host: '127.0.0.1',
       logFile: path.join(logs, 'etcd.log'),
       detached: true,
+      dieWithParent: true,
     });
+    await run.pids.write('etcd', etcd.pid, 'etcd');
     endpoints = [etcd.endpoint];
     logger.info({ endpoint: etcd.endpoint }, 'local etcd running');
   }
@@ -56,6 +68,7 @@ async function main() {
       env,
       path.join(logs, 'apiserver.log'),
       logger,
+      (pid) => void run.pids.write('apiserver', pid, 'apiserver/dist/server.js'),
     ),
     new SupervisedProcess(
       'controller',
@@ -63,6 +76,7 @@ async function main() {
       env,
       path.join(logs, 'controller.log'),
       logger,
+      (pid) => void run.pids.write('controller', pid, 'controller/dist/main.js'),
     ),
     new SupervisedProcess(
       'nodeagent',
@@ -70,6 +84,7 @@ async function main() {
       nodeagentEnv,
       path.join(logs, 'nodeagent.log'),
       logger,
+      (pid) => void run.pids.write('nodeagent', pid, 'nodeagent/dist/main.js'),
     ),
   ];
   processes.forEach((p) => p.start());
@@ -87,8 +102,17 @@ async function main() {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'appliance stopping');
-    await Promise.all(processes.map((p) => p.stop()));
-    await etcd?.stop();
+    setTimeout(() => {
+      logger.error('appliance did not stop in time; exiting anyway');
+      process.exit(1);
+    }, HARD_EXIT_MS);
+    await Promise.all(processes.map((p) => p.stop(HARD_EXIT_MS - LAST_STOP_MS - 1_000)));
+    await Promise.all([
+      stopEmulatorIfRunning(config.stateDir, logger, LAST_STOP_MS),
+      etcd?.stop(LAST_STOP_MS),
+    ]);
+    for (const name of ['apiserver', 'controller', 'nodeagent', 'etcd']) await run.pids.remove(name);
+    await run.lock.release();
     logger.info('appliance stopped');
     process.exit(0);
   };
