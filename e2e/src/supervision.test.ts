@@ -168,13 +168,13 @@ describe('supervision: the appliance cleans up after itself', () => {
     }
   });
 
-  it('SIGTERM to the process scripts/start.sh started stops everything, and the state dir starts again', async () => {
+  it('SIGTERM to `npm start` (what a service manager sends) stops everything, and the state dir starts again', async () => {
+    // npm forwards SIGTERM to its child, which `exec bash scripts/start.sh` + `exec node` make the
+    // appliance itself; without the execs it reached only a shell and the appliance kept running.
+    app.command = ['npm', 'start'];
     await app.boot();
-    expect(census(await processesOf(app.stateDir))).toMatchObject({
-      appliance: 1,
-      nodeagent: 1,
-      emulator: 1,
-    });
+    const now = await processesOf(app.stateDir);
+    expect(census(now)).toMatchObject({ appliance: 1, nodeagent: 1, emulator: 1 });
     expect((await app.api.get('/api/cartridges')).body.map((c: { label: string }) => c.label)).toContain(
       'SRV001L9',
     );
@@ -182,6 +182,8 @@ describe('supervision: the appliance cleans up after itself', () => {
     expect(ms).toBeLessThan(10_000);
     await waitFor(async () => Object.values(await processesOf(app.stateDir)).flat().length === 0, {
       timeoutMs: 5_000,
+    }).catch(async () => {
+      throw new Error(`left running: ${JSON.stringify(census(await processesOf(app.stateDir)))}`);
     });
   });
 });
