@@ -52,6 +52,7 @@ runProcess('nodeagent', async (rootLogger) => {
   const supervisor = new EmulatorSupervisor({
     stateDir: config.stateDir,
     entry: config.emulatorEntry,
+    unit: config.emulatorUnit,
     logger,
     onEvent: (e) => {
       void journal.emit(e).catch((err) => logger.warn({ err }, 'event not recorded'));
