@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
 import os from 'node:os';
 import { pino } from 'pino';
 import { z } from 'zod';
@@ -9,6 +10,7 @@ import { startTestStores, type TestStores } from '@vtl/store';
 import { claimNode } from './node-claim.js';
 
 const logger = pino({ level: 'silent' });
+const pidns = await fs.readlink('/proc/self/ns/pid');
 
 describe('one nodeagent per node (a leased claim in etcd)', () => {
   let t: TestStores;
@@ -28,7 +30,7 @@ describe('one nodeagent per node (a leased claim in etcd)', () => {
       const lease = await store.lease(10);
       await store.put(
         keys.nodeagentClaim('n1'),
-        { pid: who.pid, host: os.hostname(), started: who.started, since: new Date().toISOString() },
+        { pid: who.pid, host: os.hostname(), started: who.started, since: new Date().toISOString(), pidns },
         { lease },
       );
       let claimed = false;
@@ -57,7 +59,7 @@ describe('one nodeagent per node (a leased claim in etcd)', () => {
     const lease = await store.lease(60);
     await store.put(
       keys.nodeagentClaim('n2'),
-      { pid: who.pid, host: os.hostname(), started: who.started, since: new Date().toISOString() },
+      { pid: who.pid, host: os.hostname(), started: who.started, since: new Date().toISOString(), pidns },
       { lease },
     );
     const t0 = Date.now();

@@ -1,3 +1,4 @@
+import fs from 'node:fs/promises';
 import os from 'node:os';
 import { keys } from '@vtl/api';
 import type { Lease, Store } from '@vtl/store';
@@ -9,7 +10,14 @@ import { z } from 'zod';
 export const CLAIM_TTL_SEC = 10;
 const POLL_MS = 500;
 
-const Holder = z.object({ pid: z.number(), host: z.string(), started: z.string(), since: z.string() });
+const Holder = z.object({
+  pid: z.number(),
+  host: z.string(),
+  started: z.string(),
+  since: z.string(),
+  /** The pid namespace: a pid means something only inside it (containers share host names). */
+  pidns: z.string().default(''),
+});
 type Holder = z.infer<typeof Holder>;
 
 /** This node's claim, held under its own lease until release(). */
@@ -20,8 +28,8 @@ export interface NodeClaim {
 /**
  * Makes this process the one nodeagent of `node`: a leased record that a second nodeagent for
  * the same node finds and waits on (two would fight over the emulator, the iSCSI port and the
- * node's status). A holder on this host that no longer runs (same pid, other start time, or
- * gone) is taken over at once instead of after its lease runs out.
+ * node's status). A holder on this host (and pid namespace) that no longer runs (same pid,
+ * other start time, or gone) is taken over at once instead of after its lease runs out.
  */
 export async function claimNode(
   store: Store,
@@ -36,6 +44,7 @@ export async function claimNode(
     host: os.hostname(),
     started: me?.started ?? '',
     since: new Date().toISOString(),
+    pidns: await fs.readlink('/proc/self/ns/pid').catch(() => ''),
   };
   let lease = await store.lease(CLAIM_TTL_SEC);
   let released = false;
@@ -53,7 +62,8 @@ export async function claimNode(
         if (await store.casPut(key, holder, current.modRevision, { lease })) return;
         continue;
       }
-      if (other.host === holder.host && !(await stillRuns({ pid: other.pid, started: other.started }))) {
+      const sameHost = other.host === holder.host && other.pidns === holder.pidns && holder.pidns !== '';
+      if (sameHost && !(await stillRuns({ pid: other.pid, started: other.started }))) {
         logger.warn({ holder: other }, 'the nodeagent that held this node is gone; taking over');
         await store.delete(key, { modRevision: current.modRevision });
         continue;
