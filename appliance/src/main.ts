@@ -23,7 +23,11 @@ const entry = (pkg: string, file: string) => path.join(root, pkg, 'dist', file);
  */
 async function main() {
   const config = loadConfig();
-  const logger = pino({ name: 'appliance' });
+  // Synchronous: pino's default exit-time flush retries a failed write forever, so an appliance
+  // whose stdout reader went away first (npm, a closed terminal) would never exit.
+  const logger = pino({ name: 'appliance' }, pino.destination({ dest: 1, sync: true }));
+  // Children's output is copied to stdout: a reader that went away must not crash the appliance.
+  process.stdout.on('error', () => undefined);
   const logs = path.join(config.stateDir, 'logs');
   await fs.mkdir(logs, { recursive: true });
   const run = await takeStateDir(config.stateDir, logger);
