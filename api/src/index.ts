@@ -18,4 +18,6 @@ export * from './resources/auth.js';
 export * from './resources/audit.js';
 export * from './resources/maintenance.js';
 export * from './resources/initiator.js';
+export * from './resources/chap.js';
+export * from './resources/initiator-requests.js';
 export * from './resources/targets.js';

@@ -40,6 +40,11 @@ export const keys = {
     prefix: `${ROOT}secrets/remotes/`,
     one: (id: number) => `${ROOT}secrets/remotes/${pad(id)}`,
   },
+  /** An iSCSI initiator's CHAP secrets, apart from its record so listing initiators never reads them. */
+  initiatorSecrets: {
+    prefix: `${ROOT}secrets/initiators/`,
+    one: (name: string) => `${ROOT}secrets/initiators/${name}`,
+  },
   /** The host boot a node's jobs last ran under: a different one at start means the host rebooted. */
   jobBoot: (node: string) => `${ROOT}system/job-boot/${node}`,
   /** Verified chunks of an export job (its resumable ledger). */

@@ -241,6 +241,17 @@ describe('who may call what: sessions, API keys, roles and the audit log', () =>
     expect(remote.status).toBe(201);
     expect((await app.api.put(`/api/remotes/${remote.body.id}`, { secret_key: s3Secret2 })).status).toBe(200);
     expect((await app.api.post(`/api/remotes/${remote.body.id}/test`, {})).body.ok).toBe(false);
+    // iSCSI CHAP secrets are write-only too (the login side: e2e/src/iscsi-chap.test.ts).
+    const chapSecret = 'CHAPsecret-never-shown-1';
+    const chapMutual = 'CHAPmutual-never-shown-2';
+    secrets.push(chapSecret, chapMutual);
+    const chap = { username: 'host', secret: chapSecret, mutual_username: 'vtl', mutual_secret: chapMutual };
+    const iqn = 'iqn.2026-11.test.secret:host';
+    expect((await app.api.post('/api/targets/acls', { wwpn: iqn, fabric: 'iscsi', chap })).status).toBe(200);
+    expect(
+      (await app.api.put(`/api/targets/acls/${iqn}`, { chap: { ...chap, username: 'host2' } })).status,
+    ).toBe(200);
+    await app.api.get('/api/targets');
     await app.api.get('/api/remotes');
     await app.api.get('/api/events/search?limit=5000');
     await app.api.get('/api/audit');

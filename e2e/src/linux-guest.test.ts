@@ -6,6 +6,13 @@ import { guestScript } from './guest/guest-script.js';
 import { GUEST_PORTAL, runGuest, type GuestRun } from './guest/qemu-runner.js';
 
 const GUEST_IQN = 'iqn.2026-11.test.guest:linux1';
+/** Mutual CHAP, as a careful admin sets it up: the guest and the target each prove themselves. */
+const CHAP = {
+  username: 'linux1',
+  secret: 'Guest-Chap-Secret1',
+  targetUsername: 'vtl-node1',
+  targetSecret: 'Target-Chap-Secret',
+};
 const LOAD_SLOT = 1;
 const FROM_SLOT = 2;
 const TO_SLOT = 6;
@@ -22,7 +29,7 @@ interface Cartridge {
 
 /**
  * The strongest host check: a Linux guest under QEMU logs in with the kernel's own iSCSI
- * initiator (open-iscsi) and drives the library with the tools a backup admin uses: mtx on
+ * initiator (open-iscsi, mutual CHAP) and drives the library with the tools a backup admin uses: mtx on
  * the changer, mt-st and GNU tar on the st driver's non-rewinding tape device.
  */
 describe.skipIf(!qemu)('a Linux host drives the library with mtx, mt-st and tar', () => {
@@ -59,7 +66,16 @@ describe.skipIf(!qemu)('a Linux host drives the library with mtx, mt-st and tar'
       expect(lib.status, lib.text).toBe(201);
       libId = lib.body.library;
       expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
-      const acl = await app.api.post('/api/targets/acls', { wwpn: GUEST_IQN, fabric: 'iscsi' });
+      const acl = await app.api.post('/api/targets/acls', {
+        wwpn: GUEST_IQN,
+        fabric: 'iscsi',
+        chap: {
+          username: CHAP.username,
+          secret: CHAP.secret,
+          mutual_username: CHAP.targetUsername,
+          mutual_secret: CHAP.targetSecret,
+        },
+      });
       expect(acl.status, acl.text).toBe(200);
       const minted = await app.api.post('/api/cartridges', { library: libId, count: CARTRIDGES });
       expect(minted.status, minted.text).toBe(200);
@@ -81,6 +97,7 @@ describe.skipIf(!qemu)('a Linux host drives the library with mtx, mt-st and tar'
         loadSlot: LOAD_SLOT,
         fromSlot: FROM_SLOT,
         toSlot: TO_SLOT,
+        chap: CHAP,
       });
       const startedAt = Date.now();
       guest = await runGuest({
@@ -130,9 +147,11 @@ describe.skipIf(!qemu)('a Linux host drives the library with mtx, mt-st and tar'
       .map(([slot, label]) => `${slot}=${label}`)
       .join(',');
 
-  it('logs in with open-iscsi and finds the changer and the drive the API names', () => {
+  it('logs in with open-iscsi and mutual CHAP and finds the changer and the drive the API names', () => {
     expect(guest.finished, guest.console.slice(-3000)).toBe(true);
     expect(passed('discovery')).toBe('iqn.2026-11.io.vtl:node1');
+    // open-iscsi's exit code for a login the target refused as an authentication failure.
+    expect(passed('chap-refused')).toBe('exit=24');
     passed('login');
     expect(passed('devices')).toMatch(/changer=\/dev\/sg\d+ sch=\/dev\/sch0 tape=\/dev\/nst\d+ tapes=2/);
   });

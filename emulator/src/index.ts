@@ -43,6 +43,7 @@ export {
   startIscsiTarget,
 } from './transport/iscsi/target.js';
 export { DEFAULT_TARGET_LIMITS, type TargetLimits } from './transport/iscsi/negotiation.js';
+export type { ChapCredentials } from './transport/iscsi/chap.js';
 export { crc32c } from './util/crc32c.js';
 export { RamDisk } from './testing/ram-disk.js';
 export * from './dataplane-luns.js';

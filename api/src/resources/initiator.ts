@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { normalizeWwpn } from '../identifiers.js';
+import { ChapStatus, InitiatorChap } from './chap.js';
 
 /**
  * The WWPN input forms `normalizeWwpn` accepts (`naa.`-prefixed, colon-separated bytes, bare 16
@@ -68,6 +69,8 @@ export const InitiatorRecord = z.object({
   ports: z.string(),
   libraries: z.string(),
   created_at: z.string(),
+  /** iSCSI CHAP usernames (beyond the spec); the secrets live under keys.initiatorSecrets. */
+  chap: InitiatorChap.optional(),
 });
 export type InitiatorRecord = z.infer<typeof InitiatorRecord>;
 
@@ -76,6 +79,7 @@ export const InitiatorView = InitiatorRecord.extend({
   logged_in: z.boolean(),
   port_state: z.string(),
   applied: z.boolean(),
+  chap: ChapStatus,
 });
 export type InitiatorView = z.infer<typeof InitiatorView>;
 

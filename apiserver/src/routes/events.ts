@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { Event } from '@vtl/api';
+import { Event, EVENT_JOURNAL_BOUND } from '@vtl/api';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { parse } from '../plugins/validate.js';
@@ -10,7 +10,13 @@ const SEARCH_DEFAULT_LIMIT = 500;
 const SearchQuery = z.object({
   q: z.string().default(''),
   kind: z.string().default('all'),
-  limit: z.coerce.number().int().min(1).max(10_000).default(SEARCH_DEFAULT_LIMIT),
+  // The spec sets no maximum: a client asking for more than the journal can hold gets all it holds.
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(SEARCH_DEFAULT_LIMIT)
+    .transform((n) => Math.min(n, EVENT_JOURNAL_BOUND)),
 });
 
 const toEvent = (e: unknown) => Event.parse(e);

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import {
+  CreateInitiatorRequest,
   DeleteInitiatorQuery,
-  InitiatorSpec,
-  InitiatorUpdate,
   PortServingRequest,
+  UpdateInitiatorRequest,
   TargetsView,
 } from '@vtl/api';
 import type { AppContext } from '../context.js';
@@ -41,13 +41,13 @@ export async function targetRoutes(app: FastifyInstance, ctx: AppContext) {
         action: 'targets.acl.create',
         doc: {
           summary: 'Register an initiator and apply it live; 400 if malformed or already registered',
-          body: InitiatorSpec,
+          body: CreateInitiatorRequest,
           response: TargetsView,
         },
       },
     },
     async (request) => {
-      const body = parse(InitiatorSpec, request.body);
+      const body = parse(CreateInitiatorRequest, request.body);
       request.auditSubject = body.wwpn;
       return createInitiator(store, body);
     },
@@ -60,15 +60,15 @@ export async function targetRoutes(app: FastifyInstance, ctx: AppContext) {
         role: 'admin',
         action: 'targets.acl.update',
         doc: {
-          summary: 'Change alias and scope and apply it live; 404 unknown initiator',
-          body: InitiatorUpdate,
+          summary: 'Change alias, scope and CHAP and apply it live; 404 unknown initiator',
+          body: UpdateInitiatorRequest,
           response: TargetsView,
         },
       },
     },
     async (request) => {
       request.auditSubject = request.params.wwpn;
-      return updateInitiator(store, request.params.wwpn, parse(InitiatorUpdate, request.body));
+      return updateInitiator(store, request.params.wwpn, parse(UpdateInitiatorRequest, request.body));
     },
   );
 

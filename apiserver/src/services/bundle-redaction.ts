@@ -25,12 +25,17 @@ function strings(value: unknown, out: Set<string>, onlySecretFields = false, fie
 /**
  * The support bundle must never carry a credential (§4.2 rule 5, §5.5). Rather than trusting
  * every log line, it learns the secret values (auth records and their keys, remote credentials,
- * the initial admin password) and drops any line holding one of them or a bearer token.
+ * iSCSI CHAP secrets, the initial admin password) and drops any line holding one of them or a bearer token.
  */
 export async function secretRedactor(store: Store, stateDir: string): Promise<(text: string) => string> {
   const secrets = new Set<string>();
   // Secret-named fields only: usernames and timestamps in the same records are not secrets.
-  for (const prefix of [`${ROOT}auth/`, keys.remotes.prefix, keys.remoteSecrets.prefix])
+  for (const prefix of [
+    `${ROOT}auth/`,
+    keys.remotes.prefix,
+    keys.remoteSecrets.prefix,
+    keys.initiatorSecrets.prefix,
+  ])
     for (const item of (await store.list(prefix, z.unknown())).items) strings(item.value, secrets, true);
   // Sessions are keyed by their token's hash.
   for (const key of await store.listKeys(keys.sessions.prefix)) strings(nameFromKey(key), secrets);

@@ -11,13 +11,19 @@ import {
   normalizeWwpn,
   notFound,
   scopeString,
-  type InitiatorSpec,
-  type InitiatorUpdate,
+  type CreateInitiatorRequest,
+  type UpdateInitiatorRequest,
   type TargetsView,
 } from '@vtl/api';
 import { waitFor } from '@vtl/reconcile';
 import { loadSnapshot, type Store } from '@vtl/store';
 import { targetsView } from './targets-view.js';
+import {
+  chapChange,
+  createInitiatorRecord,
+  deleteInitiatorRecord,
+  updateInitiatorWithChap,
+} from './initiator-chap.js';
 
 /** How long a write waits for every nodeagent to apply it before answering with `error`. */
 export const LIVE_APPLY_WAIT_MS = 15_000;
@@ -79,7 +85,7 @@ async function afterWrite(store: Store, revision: string): Promise<TargetsView> 
 }
 
 /** POST /api/targets/acls: 400 on a malformed or registered name; nothing written on refusal. */
-export async function createInitiator(store: Store, body: InitiatorSpec): Promise<TargetsView> {
+export async function createInitiator(store: Store, body: CreateInitiatorRequest): Promise<TargetsView> {
   const parsed = normalizeInitiatorName(body.wwpn);
   const fabric = body.fabric ?? parsed?.fabric ?? 'fc';
   if (!parsed || parsed.fabric !== fabric)
@@ -88,6 +94,7 @@ export async function createInitiator(store: Store, body: InitiatorSpec): Promis
         ? `wwpn "${body.wwpn}" is not a WWPN: use naa.<16 hex>, colon-separated bytes or 16 hex digits.`
         : `wwpn "${body.wwpn}" is not an iSCSI initiator name: use iqn.YYYY-MM.<domain>[:<id>] or eui.<16 hex>.`,
     );
+  const chap = chapChange(body.chap, fabric);
   const record: InitiatorRecord = {
     wwpn: parsed.name,
     alias: body.alias ?? '',
@@ -96,7 +103,7 @@ export async function createInitiator(store: Store, body: InitiatorSpec): Promis
     libraries: scopeString(body.libraries),
     created_at: isoNow(),
   };
-  const created = await store.create(keys.initiators.one(record.wwpn), record);
+  const created = await createInitiatorRecord(store, record, chap);
   if (!created)
     throw badRequest(
       `Initiator ${record.wwpn} is already registered; change it with PUT /api/targets/acls/${record.wwpn}.`,
@@ -108,7 +115,7 @@ export async function createInitiator(store: Store, body: InitiatorSpec): Promis
 export async function updateInitiator(
   store: Store,
   wwpn: string,
-  body: InitiatorUpdate,
+  body: UpdateInitiatorRequest,
 ): Promise<TargetsView> {
   const name = registryName(wwpn);
   const key = keys.initiators.one(name);
@@ -116,16 +123,21 @@ export async function updateInitiator(
   if (!current)
     throw notFound(`No initiator ${name} is registered; register it with POST /api/targets/acls.`);
   const ports = 'ports' in body ? portScope(body.ports, current.value.fabric) : undefined;
-  const updated = await store.update(key, InitiatorRecord, (cur) => {
-    if (!cur) throw notFound(`Initiator ${name} was deregistered meanwhile.`);
-    return {
-      ...cur,
-      ...(body.alias !== undefined ? { alias: body.alias } : {}),
-      ...(ports !== undefined ? { ports } : {}),
-      ...('libraries' in body ? { libraries: scopeString(body.libraries) } : {}),
-    };
+  const chap = chapChange(body.chap, current.value.fabric);
+  const next = (cur: InitiatorRecord): InitiatorRecord => ({
+    ...cur,
+    ...(body.alias !== undefined ? { alias: body.alias } : {}),
+    ...(ports !== undefined ? { ports } : {}),
+    ...('libraries' in body ? { libraries: scopeString(body.libraries) } : {}),
   });
-  return afterWrite(store, updated!.modRevision);
+  const updated = chap
+    ? await updateInitiatorWithChap(store, name, next, chap)
+    : await store.update(key, InitiatorRecord, (cur) => {
+        if (!cur) throw notFound(`Initiator ${name} was deregistered meanwhile.`);
+        return next(cur);
+      });
+  if (!updated) throw notFound(`Initiator ${name} was deregistered meanwhile.`);
+  return afterWrite(store, updated.modRevision);
 }
 
 /** DELETE /api/targets/acls/{wwpn}: 400 while logged in unless `force`. */
@@ -142,7 +154,7 @@ export async function deleteInitiator(store: Store, wwpn: string, force: boolean
         { wwpn: name },
       );
   }
-  if (!(await store.delete(key, { modRevision: current.modRevision })))
+  if (!(await deleteInitiatorRecord(store, name, current.modRevision)))
     throw new VtlError('conflict', `Initiator ${name} changed while deleting it; retry.`);
   const { revision } = await store.list(keys.initiators.prefix, InitiatorRecord);
   return afterWrite(store, revision);

@@ -1,4 +1,5 @@
 import {
+  chapStatus,
   scopeIncludes,
   type FcPort,
   type InitiatorRecord,
@@ -49,7 +50,7 @@ function fcInitiator(rec: InitiatorRecord, nodes: FabricNode[]): InitiatorView {
       portState ||= ports.find((p) => p.wwpn === session.port)?.state ?? '';
     }
   }
-  return { ...rec, logged_in: loggedIn, port_state: portState, applied };
+  return { ...rec, logged_in: loggedIn, port_state: portState, applied, chap: chapStatus(undefined) };
 }
 
 function iscsiInitiator(rec: InitiatorRecord, nodes: FabricNode[]): InitiatorView {
@@ -65,7 +66,13 @@ function iscsiInitiator(rec: InitiatorRecord, nodes: FabricNode[]): InitiatorVie
         ? !told || told.libraries.length === 0
         : !!told && sameNumbers(told.libraries, want);
     });
-  return { ...rec, logged_in: loggedIn, port_state: loggedIn ? 'Online' : '', applied };
+  return {
+    ...rec,
+    logged_in: loggedIn,
+    port_state: loggedIn ? 'Online' : '',
+    applied,
+    chap: chapStatus(rec.chap),
+  };
 }
 
 /** §2.3a: the registry joined with what every node's kernel and emulator hold now. */

@@ -17,6 +17,8 @@ export interface GuestScriptParams {
   /** `mtx transfer fromSlot toSlot`. */
   fromSlot: number;
   toSlot: number;
+  /** Mutual CHAP for discovery and login (open-iscsi's auth.username/password and *_in). */
+  chap?: { username: string; secret: string; targetUsername: string; targetSecret: string };
 }
 
 const quote = (v: string | number) => `'${String(v).replaceAll("'", `'\\''`)}'`;
@@ -31,6 +33,10 @@ export function guestScript(p: GuestScriptParams): string {
     LOAD_SLOT: p.loadSlot,
     FROM_SLOT: p.fromSlot,
     TO_SLOT: p.toSlot,
+    CHAP_USER: p.chap?.username ?? '',
+    CHAP_SECRET: p.chap?.secret ?? '',
+    CHAP_TARGET_USER: p.chap?.targetUsername ?? '',
+    CHAP_TARGET_SECRET: p.chap?.targetSecret ?? '',
   };
   const header = Object.entries(vars).map(([k, v]) => `${k}=${quote(v)}`);
   return `#!/bin/sh\n${header.join('\n')}\n${fs.readFileSync(steps, 'utf8')}`;

@@ -1,6 +1,6 @@
 # The backup host's session, run by the guest's /init as /test.sh (busybox sh). guest-script.ts
 # puts the parameters in front: IQN, PORTAL, DRIVE_SERIAL, NUM_DRIVES, LOAD_SLOT, FROM_SLOT,
-# TO_SLOT. Every step prints one `RESULT <step> ok|fail <detail>` line for the host to assert;
+# TO_SLOT, and CHAP_USER, CHAP_SECRET, CHAP_TARGET_USER, CHAP_TARGET_SECRET (empty: no CHAP). Every step prints one `RESULT <step> ok|fail <detail>` line for the host to assert;
 # `LOG <step> <line>` lines carry tool output for failure messages.
 set -u
 # Busybox sh runs its own applets before anything on PATH: name the packaged tools by path.
@@ -53,7 +53,19 @@ slot_tags() {
 mkdir -p /run/lock/iscsi /etc/iscsi/nodes /etc/iscsi/send_targets /etc/iscsi/ifaces
 echo "InitiatorName=$IQN" >/etc/iscsi/initiatorname.iscsi
 step_run iscsid iscsid || exit 0
-disc=$(iscsiadm -m discovery -t sendtargets -p "$PORTAL" -o nonpersistent 2>&1)
+# Values below go through word splitting: CHAP names and secrets hold no spaces (the API refuses them).
+dauth() { iscsiadm -m discoverydb -t sendtargets -p "$PORTAL" -o update -n "discovery.sendtargets.auth.$1" -v "$2"; }
+if [ -n "$CHAP_USER" ]; then
+  # The target asks a discovery session for the same CHAP as a normal one.
+  step_run discovery iscsiadm -m discoverydb -t sendtargets -p "$PORTAL" -o new || exit 0
+  for kv in "authmethod CHAP" "username $CHAP_USER" "password $CHAP_SECRET" \
+    "username_in $CHAP_TARGET_USER" "password_in $CHAP_TARGET_SECRET"; do
+    step_run discovery dauth $kv || exit 0
+  done
+  disc=$(iscsiadm -m discoverydb -t sendtargets -p "$PORTAL" --discover 2>&1)
+else
+  disc=$(iscsiadm -m discovery -t sendtargets -p "$PORTAL" -o nonpersistent 2>&1)
+fi
 TARGET=$(echo "$disc" | awk '/iqn\./ {print $2; exit}')
 if [ -z "$TARGET" ]; then
   log discovery "$disc"
@@ -63,6 +75,26 @@ fi
 ok discovery "$TARGET"
 # Discovery answers with the target's own portal (the host's loopback): log in through ours.
 step_run login iscsiadm -m node -o new -T "$TARGET" -p "$PORTAL" || exit 0
+nauth() { iscsiadm -m node -T "$TARGET" -p "$PORTAL" -o update -n "node.session.auth.$1" -v "$2"; }
+if [ -n "$CHAP_USER" ]; then
+  # First a secret the target does not know: the login must be refused.
+  for kv in "authmethod CHAP" "username $CHAP_USER" "password Wrong-Chap-Secret-0"; do
+    step_run chap-refused nauth $kv || exit 0
+  done
+  out=$(iscsiadm -m node -T "$TARGET" -p "$PORTAL" --login 2>&1)
+  rc=$?
+  log chap-refused "exit $rc" "$out"
+  if [ $rc -eq 0 ]; then
+    fail chap-refused "a login with a wrong CHAP secret got in"
+    iscsiadm -m node -T "$TARGET" -p "$PORTAL" --logout >/dev/null 2>&1
+  else
+    ok chap-refused "exit=$rc"
+  fi
+  # Then the right one, and mutual CHAP: open-iscsi checks the target's answer too.
+  for kv in "password $CHAP_SECRET" "username_in $CHAP_TARGET_USER" "password_in $CHAP_TARGET_SECRET"; do
+    step_run login nauth $kv || exit 0
+  done
+fi
 step_run login iscsiadm -m node -T "$TARGET" -p "$PORTAL" --login || exit 0
 ok login "$TARGET"
 

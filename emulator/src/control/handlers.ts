@@ -1,6 +1,7 @@
 import { badRequest } from '@vtl/api';
 import type { DataPlane } from '../dataplane.js';
 import { evict, mint, placeInIe, remove, returnToSlot, swapIn } from '../library-ops.js';
+import type { ChapCredentials } from '../transport/iscsi/chap.js';
 import type {
   HelloResult,
   LoadResult,
@@ -29,6 +30,23 @@ function str(params: unknown, name: string): string {
   const v = field(params, name);
   if (typeof v !== 'string') throw badRequest(`params.${name} must be a string`);
   return v;
+}
+
+/** Checks pushed CHAP credentials; messages name the field, never its value (a secret). */
+function chapOf(value: unknown, where: string): ChapCredentials | undefined {
+  if (value === undefined || value === null) return undefined;
+  const text = (name: string, required: boolean) => {
+    const v = field(value, name);
+    if (v === undefined && !required) return undefined;
+    if (typeof v !== 'string' || v === '') throw badRequest(`${where}.${name} must be a non-empty string`);
+    return v;
+  };
+  const creds: ChapCredentials = { username: text('username', true)!, secret: text('secret', true)! };
+  const mutualName = text('mutual_username', false);
+  const mutualSecret = text('mutual_secret', false);
+  if ((mutualName === undefined) !== (mutualSecret === undefined))
+    throw badRequest(`${where}: mutual_username and mutual_secret come together`);
+  return mutualName ? { ...creds, mutual_username: mutualName, mutual_secret: mutualSecret! } : creds;
 }
 
 /**
@@ -83,7 +101,8 @@ export function createHandlers(dp: DataPlane, requestShutdown: () => void): Hand
         const libraries = field(entry, 'libraries');
         if (!Array.isArray(libraries) || libraries.some((l) => !Number.isInteger(l)))
           throw badRequest(`params.initiators[${i}].libraries must be library ids`);
-        return { name: str(entry, 'name'), libraries: libraries as number[] };
+        const chap = chapOf(field(entry, 'chap'), `params.initiators[${i}].chap`);
+        return { name: str(entry, 'name'), libraries: libraries as number[], ...(chap ? { chap } : {}) };
       });
       if (!dp.transport?.setAccess)
         throw badRequest('this data plane has no iSCSI target to apply access to');

@@ -3,6 +3,7 @@
  * Unix socket. Requests carry an id; each gets one Response with that id. Notifications
  * (no id) are pushed to every connected client. Error codes are @vtl/api ErrorCode values.
  */
+import type { ChapCredentials } from '../transport/iscsi/chap.js';
 
 export interface EmulatorLibraryConfig {
   id: number;
@@ -127,6 +128,8 @@ export interface UnloadResult {
 export interface InitiatorAccess {
   name: string;
   libraries: number[];
+  /** CHAP credentials: with them the initiator must log in with CHAP (mutual when both mutual_* are set). */
+  chap?: ChapCredentials;
 }
 export interface SetAccessResult {
   /** Sessions dropped because their initiator left the registry. */

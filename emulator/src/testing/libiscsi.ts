@@ -39,6 +39,8 @@ interface Lib {
   setIsidRandom: (ctx: Ptr, rnd: number, qualifier: number) => number;
   setNoAutoReconnect: (ctx: Ptr, state: number) => number;
   setTimeout: (ctx: Ptr, seconds: number) => number;
+  setInitiatorChap: (ctx: Ptr, user: string, password: string) => number;
+  setTargetChap: (ctx: Ptr, user: string, password: string) => number;
   getError: (ctx: Ptr) => string;
   fullConnect: AsyncFn;
   connect: AsyncFn;
@@ -73,6 +75,12 @@ function load(): Lib {
       'void iscsi_set_noautoreconnect(void *iscsi, int state)',
     ) as Lib['setNoAutoReconnect'],
     setTimeout: f('int iscsi_set_timeout(void *iscsi, int seconds)') as Lib['setTimeout'],
+    setInitiatorChap: f(
+      'int iscsi_set_initiator_username_pwd(void *iscsi, const char *user, const char *passwd)',
+    ) as Lib['setInitiatorChap'],
+    setTargetChap: f(
+      'int iscsi_set_target_username_pwd(void *iscsi, const char *user, const char *passwd)',
+    ) as Lib['setTargetChap'],
     getError: f('const char *iscsi_get_error(void *iscsi)') as Lib['getError'],
     fullConnect: f('int iscsi_full_connect_sync(void *iscsi, const char *portal, int lun)') as AsyncFn,
     connect: f('int iscsi_connect_sync(void *iscsi, const char *portal)') as AsyncFn,
@@ -107,6 +115,10 @@ export interface ConnectOptions {
   headerDigest?: boolean;
   /** libiscsi's per-command timeout in seconds (default 10). */
   timeoutSeconds?: number;
+  /** Log in with CHAP as this user (libiscsi then offers AuthMethod=CHAP,None). */
+  chap?: { username: string; secret: string };
+  /** Mutual CHAP: the name and secret the target must answer libiscsi's challenge with. */
+  targetChap?: { username: string; secret: string };
 }
 
 export interface CommandOptions {
@@ -140,6 +152,8 @@ function context(initiatorIqn: string, opts: ConnectOptions): Ptr {
   l.setNoAutoReconnect(ctx, 1);
   l.setTimeout(ctx, opts.timeoutSeconds ?? 10);
   l.setHeaderDigest(ctx, opts.headerDigest ? HEADER_DIGEST_CRC32C : HEADER_DIGEST_NONE);
+  if (opts.chap) l.setInitiatorChap(ctx, opts.chap.username, opts.chap.secret);
+  if (opts.targetChap) l.setTargetChap(ctx, opts.targetChap.username, opts.targetChap.secret);
   return ctx;
 }
 
@@ -172,9 +186,13 @@ export class LibIscsiSession {
   }
 
   /** A discovery session: SendTargets=All, then logout. */
-  static async discover(portal: string, initiatorIqn: string): Promise<DiscoveredTarget[]> {
+  static async discover(
+    portal: string,
+    initiatorIqn: string,
+    opts: ConnectOptions = {},
+  ): Promise<DiscoveredTarget[]> {
     const l = load();
-    const ctx = context(initiatorIqn, {});
+    const ctx = context(initiatorIqn, opts);
     try {
       l.setSessionType(ctx, SESSION_DISCOVERY);
       if ((await call<number>(l.connect, ctx, portal)) !== 0 || (await call<number>(l.login, ctx)) !== 0) {

@@ -1,6 +1,7 @@
 import type { InitiatorAccess } from '../control/protocol.js';
 import type { LunAssignment } from '../dataplane-luns.js';
 import type { LunMap, ScsiDevice } from '../scsi/types.js';
+import type { ChapCredentials } from './iscsi/chap.js';
 
 const EMPTY: LunMap = new Map();
 
@@ -12,6 +13,7 @@ const EMPTY: LunMap = new Map();
  */
 export class IscsiAccessTable {
   private access = new Map<string, ReadonlySet<number>>();
+  private chap = new Map<string, ChapCredentials>();
   private cache = new Map<string, LunMap>();
 
   constructor(
@@ -30,6 +32,8 @@ export class IscsiAccessTable {
     const next = new Map(initiators.map((i) => [i.name.toLowerCase(), new Set(i.libraries)] as const));
     const removed = [...this.access.keys()].filter((name) => !next.has(name));
     this.access = next;
+    // Read at each login: a CHAP change applies to the next login, live sessions go on.
+    this.chap = new Map(initiators.flatMap((i) => (i.chap ? [[i.name.toLowerCase(), i.chap] as const] : [])));
     this.cache.clear();
     return removed;
   }
@@ -37,6 +41,11 @@ export class IscsiAccessTable {
   /** Login decision: registered (even with no library in scope) or the demo switch is on. */
   allows(initiatorName: string): boolean {
     return this.open || this.access.has(initiatorName.toLowerCase());
+  }
+
+  /** The CHAP credentials an initiator must log in with; undefined: none (AuthMethod=None). */
+  chapFor(initiatorName: string): ChapCredentials | undefined {
+    return this.chap.get(initiatorName.toLowerCase());
   }
 
   /** The LUNs an initiator sees now: only those of libraries in its scope. */

@@ -34,6 +34,7 @@ export function iscsiTransport(logger: Logger): TransportStarter {
         targetName,
         luns: (name) => access.lunsFor(name),
         authorize: (name) => access.allows(name),
+        chap: (name) => access.chapFor(name),
         logger: logger.child({ component: 'iscsi' }),
         tcpCongestion: iscsi.tcp_congestion ?? DEFAULT_TCP_CONGESTION,
       });
@@ -66,6 +67,10 @@ export function iscsiTransport(logger: Logger): TransportStarter {
         const removed = access.replace(initiators);
         const dropped = removed.reduce((n, name) => n + target.disconnect(name), 0);
         if (removed.length > 0) logger.info({ removed, dropped }, 'iSCSI initiators deregistered');
+        logger.debug(
+          { initiators: initiators.length, chap: initiators.filter((i) => i.chap).length },
+          'iSCSI initiator registry applied',
+        );
         return dropped;
       },
       stop: async () => {

@@ -1,11 +1,12 @@
 import { InitiatorRecord, Settings, isoNow, keys, scopeIncludes, type NodeFabricStatus } from '@vtl/api';
-import type { InitiatorAccess } from '@vtl/emulator';
+import { createHash } from 'node:crypto';
 import { Requeue, startController, watchInto } from '@vtl/reconcile';
 import type { EventJournal, Informer, Store } from '@vtl/store';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { EmulatorSupervisor } from '../dataplane/emulator-supervisor.js';
 import type { LioFcDriver } from './lio-driver.js';
+import { iscsiAccessList, readChapSecrets } from './iscsi-access-list.js';
 import { lunTable } from './lun-table.js';
 
 const KEY = 'fabric';
@@ -55,6 +56,8 @@ export async function startFabricReconciler(opts: {
   const pass = async () => {
     // The list's revision covers every registry and settings write this pass can see.
     const records = await store.list(keys.initiators.prefix, InitiatorRecord);
+    // Read after the registry: every secret written at or before its revision is in here.
+    const secrets = await readChapSecrets(store);
     const settings = (await store.get(keys.settings, Settings))?.value ?? {};
     const emulator = supervisor.emulator;
     const seen = emulator ? await emulator.status() : undefined;
@@ -81,15 +84,18 @@ export async function startFabricReconciler(opts: {
       if (rebuild) builtGeneration = generation;
       verifyProblems = await driver.verify(plan);
 
-      const access: InitiatorAccess[] = initiators
-        .filter((r) => r.fabric === 'iscsi')
-        .map((r) => ({ name: r.wwpn, libraries: served.filter((id) => scopeIncludes(r.libraries, id)) }));
-      const key = `${supervisor.status.pid}:${JSON.stringify(access)}`;
+      const { access, problems: chapProblems } = iscsiAccessList(initiators, secrets, served);
+      problems.push(...chapProblems);
+      // Hashed: the pushed list holds CHAP secrets, which stay out of anything kept around.
+      const key = createHash('sha256')
+        .update(`${supervisor.status.pid}:${JSON.stringify(access)}`)
+        .digest('hex');
       if (key !== pushed) {
         await emulator.setAccess({ initiators: access }).then(
           () => {
             pushed = key;
-            status.iscsi_access = access;
+            // The node status shows who has access to what, never the credentials.
+            status.iscsi_access = access.map(({ name, libraries }) => ({ name, libraries }));
           },
           (err: Error) => problems.push(`iSCSI registry not pushed to the emulator: ${err.message}`),
         );
@@ -153,6 +159,7 @@ export async function startFabricReconciler(opts: {
   const watches: Informer<unknown>[] = [
     await watchInto(store, keys.initiators.prefix, z.unknown(), controller.queue, () => KEY),
     await watchInto(store, keys.settings, z.unknown(), controller.queue, () => KEY),
+    await watchInto(store, keys.initiatorSecrets.prefix, z.unknown(), controller.queue, () => KEY),
   ];
   controller.queue.add(KEY);
   return {

@@ -150,7 +150,12 @@ export class IscsiConnection {
     this.writer.send(loginResponse(fields, sn), step.data);
     if (step.failed) {
       this.logger.warn(
-        { opcode: opcodeName(opcodeOf(pdu.bhs)), status: step.status.toString(16) },
+        {
+          opcode: opcodeName(opcodeOf(pdu.bhs)),
+          status: step.status.toString(16),
+          ...(this.login.initiator ? { initiator: this.login.initiator } : {}),
+          ...(step.reason ? { reason: step.reason } : {}),
+        },
         'login refused',
       );
       this.close('login refused');

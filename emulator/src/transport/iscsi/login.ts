@@ -1,5 +1,7 @@
+import type { ChapCredentials } from './chap.js';
 import { type SessionParams, Negotiator, type TargetLimits } from './negotiation.js';
 import { FINAL, type IncomingPdu, Op, flagsOf, ittOf, opcodeOf } from './pdu.js';
+import { SecurityStage, isSecurityKey } from './security-stage.js';
 import { type KeyValue, parseKeys, serializeKeys } from './text-keys.js';
 
 /** Login status class and detail (RFC 7143 11.13.5), as one 16-bit value. */
@@ -17,6 +19,12 @@ export const LoginStatus = {
   INVALID_DURING_LOGIN: 0x020b,
   TARGET_ERROR: 0x0300,
 } as const;
+
+/** What the log says about a refusal decided on the first request. */
+const REFUSALS: Record<number, string> = {
+  [LoginStatus.AUTHORIZATION_FAILURE]: 'the initiator is not in the initiator registry',
+  [LoginStatus.TARGET_NOT_FOUND]: 'the initiator asked for another target name',
+};
 
 const STAGE_SECURITY = 0;
 const STAGE_OPERATIONAL = 1;
@@ -36,6 +44,8 @@ export interface LoginPolicy {
   limits: TargetLimits;
   /** undefined: refuse with AUTHORIZATION FAILURE. */
   authorize(initiatorName: string): Promise<LunAccess | undefined>;
+  /** The initiator's CHAP credentials, read at its login; undefined: AuthMethod=None. */
+  chap?(initiatorName: string): ChapCredentials | undefined;
   /** Whether a session with this TSIH exists (a connection trying to join it). */
   sessionExists(tsih: number): boolean;
   allocateTsih(): number;
@@ -67,17 +77,20 @@ export interface LoginStep {
   cmdSn: number;
   done?: LoginOutcome;
   failed?: boolean;
+  /** Why the login failed, for the log (never a secret). */
+  reason?: string;
 }
 
 /**
- * The login phase of one connection (RFC 7143 6): security stage with AuthMethod=None, then
- * operational negotiation, then full feature phase. Authorization is decided on the first
- * request so a refused initiator learns nothing else.
+ * The login phase of one connection (RFC 7143 6): security stage (AuthMethod=None, or CHAP for
+ * an initiator with credentials), then operational negotiation, then full feature phase.
+ * Authorization is decided on the first request so a refused initiator learns nothing else.
  */
 export class LoginPhase {
   private stage = -1;
   private partial: Buffer = Buffer.alloc(0);
   private negotiator: Negotiator | undefined;
+  private security = new SecurityStage(undefined);
   private initiatorName = '';
   private initiatorAlias: string | undefined;
   private type: SessionType = 'Normal';
@@ -85,6 +98,11 @@ export class LoginPhase {
   private sentPortalGroupTag = false;
 
   constructor(private readonly policy: LoginPolicy) {}
+
+  /** The InitiatorName the first request declared ('' before it). */
+  get initiator(): string {
+    return this.initiatorName;
+  }
 
   async handle(pdu: IncomingPdu): Promise<LoginStep> {
     const { bhs } = pdu;
@@ -95,12 +113,13 @@ export class LoginPhase {
     const isid = bhs.subarray(8, 14);
     const tsih = bhs.readUInt16BE(14);
     const base = { itt: ittOf(bhs), isid, tsih, cmdSn: bhs.readUInt32BE(24) };
-    const fail = (status: number): LoginStep => ({
+    const fail = (status: number, reason?: string): LoginStep => ({
       ...base,
       flags: csg << 2,
       status,
       data: Buffer.alloc(0),
       failed: true,
+      ...(reason ? { reason } : {}),
     });
 
     if (opcodeOf(bhs) !== Op.LOGIN_REQUEST) return fail(LoginStatus.INVALID_DURING_LOGIN);
@@ -119,18 +138,31 @@ export class LoginPhase {
     const reply: KeyValue[] = [];
     if (this.stage < 0) {
       const refused = await this.first(pairs, tsih);
-      if (refused !== undefined) return fail(refused);
+      if (refused !== undefined) return fail(refused, REFUSALS[refused]);
       this.negotiator = new Negotiator(this.policy.limits, this.type === 'Discovery');
+      // Discovery sessions authenticate like normal ones: same IQN, same credentials.
+      this.security = new SecurityStage(this.policy.chap?.(this.initiatorName));
     }
     this.stage = csg;
+    const security = this.security;
     if (csg === STAGE_SECURITY) {
-      const auth = pairs.find(([k]) => k === 'AuthMethod');
-      if (auth) {
-        if (!auth[1].split(',').includes('None')) return fail(LoginStatus.AUTHENTICATION_FAILURE);
-        reply.push(['AuthMethod', 'None']);
-      }
+      const answer = security.respond(pairs.filter(isSecurityKey));
+      if (answer.failure !== undefined) return fail(LoginStatus.AUTHENTICATION_FAILURE, answer.failure);
+      reply.push(...answer.reply);
+    } else if (!security.complete) {
+      return fail(
+        LoginStatus.AUTHENTICATION_FAILURE,
+        'the initiator skipped the CHAP exchange it is required to do',
+      );
     }
-    reply.push(...this.negotiator!.respond(pairs.filter(([k]) => k !== 'AuthMethod')));
+    // The initiator asks to move on before CHAP is done: it stays in this stage (RFC 7143 6.2).
+    const leaving = transit && security.complete;
+    const operational = pairs.filter((p) => !isSecurityKey(p));
+    // With CHAP the security stage carries security keys only (what open-iscsi and LIO expect);
+    // the declarations wait for the operational stage.
+    if (!security.usesChap || csg !== STAGE_SECURITY || (leaving && nsg === STAGE_FULL_FEATURE))
+      reply.push(...this.negotiator!.respond(operational));
+    else if (operational.length > 0) reply.push(...this.negotiator!.respond(operational, false));
     if (!this.sentPortalGroupTag) {
       this.sentPortalGroupTag = true;
       // RFC 7143 13.9: returned in the first login response of a normal session.
@@ -142,7 +174,7 @@ export class LoginPhase {
 
     let responseFlags = csg << 2;
     let done: LoginOutcome | undefined;
-    if (transit) {
+    if (leaving) {
       responseFlags |= FINAL | nsg;
       this.stage = nsg;
       if (nsg === STAGE_FULL_FEATURE) {

@@ -164,7 +164,8 @@ export class Negotiator {
     private readonly discovery: boolean,
   ) {}
 
-  respond(pairs: readonly KeyValue[]): KeyValue[] {
+  /** `declare` false holds back our declarations (sent with the next answer that allows them). */
+  respond(pairs: readonly KeyValue[], declare = true): KeyValue[] {
     const out: KeyValue[] = [];
     for (const [key, value] of pairs) {
       if (DECLARATIVE.has(key) || key === 'AuthMethod') continue;
@@ -181,7 +182,7 @@ export class Negotiator {
       if (answer !== undefined) out.push([key, answer]);
     }
     // Declared once: without it the initiator must assume 8192 bytes per data segment.
-    if (!this.declared) {
+    if (declare && !this.declared) {
       this.declared = true;
       out.push(['MaxRecvDataSegmentLength', String(this.limits.maxRecvDataSegmentLength)]);
     }

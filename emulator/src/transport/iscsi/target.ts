@@ -1,6 +1,7 @@
 import { type AddressInfo, type Server, createServer } from 'node:net';
 import { pino, type Logger } from 'pino';
 import type { LunMap, ScsiDevice } from '../../scsi/types.js';
+import type { ChapCredentials } from './chap.js';
 import { IscsiConnection } from './connection.js';
 import type { LoginOutcome, LunAccess } from './login.js';
 import { DEFAULT_TARGET_LIMITS, type TargetLimits } from './negotiation.js';
@@ -26,6 +27,11 @@ export interface IscsiTargetOptions {
    * FAILURE (0x0202). Without a rule only `open` lets anyone in.
    */
   authorize?: (initiatorName: string) => Authorization | Promise<Authorization>;
+  /**
+   * CHAP credentials of an initiator, asked at each login (so changes apply to the next login);
+   * undefined: AuthMethod=None. Applies to discovery sessions too, and also when `open`.
+   */
+  chap?: (initiatorName: string) => ChapCredentials | undefined;
   /** Lets every initiator in with every LUN, ignoring `authorize`. */
   open?: boolean;
   logger?: Logger;
@@ -119,6 +125,7 @@ export async function startIscsiTarget(opts: IscsiTargetOptions): Promise<IscsiT
         portalGroupTag: opts.portalGroupTag ?? 1,
         limits,
         authorize,
+        ...(opts.chap ? { chap: opts.chap } : {}),
         sessionExists: (tsih) => sessions.has(tsih),
         allocateTsih: () => {
           do lastTsih = (lastTsih % 0xffff) + 1;

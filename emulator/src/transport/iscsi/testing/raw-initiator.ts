@@ -1,4 +1,5 @@
 import { type Socket, connect } from 'node:net';
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { crc32c, digestBytes } from '../../../util/crc32c.js';
 import { PduReader } from '../pdu-reader.js';
@@ -14,7 +15,20 @@ export interface RawLoginOptions {
   keys?: KeyValue[];
   /** Run a security stage with AuthMethod first. */
   securityStage?: string;
+  /** Run a CHAP exchange in the security stage (AuthMethod `securityStage`, default CHAP,None). */
+  chap?: RawChap;
   isid?: Buffer;
+}
+
+export interface RawChap {
+  username: string;
+  secret: string;
+  /** CHAP_A offered (default 5). */
+  algorithms?: string;
+  /** Leave out CHAP_N/CHAP_R and ask to move on anyway. */
+  omitResponse?: boolean;
+  /** Mutual CHAP: challenge the target; `reflect` sends the target's own challenge back. */
+  mutual?: { identifier: number; challenge: Buffer | 'reflect' };
 }
 
 export interface RawLoginResult {
@@ -141,21 +155,30 @@ export class RawInitiator {
     const keys = new Map<string, string>();
     let tsih = 0;
     let statSn = 0;
-    const stages: Array<{ csg: number; nsg: number; pairs: KeyValue[] }> = opts.securityStage
-      ? [
-          { csg: 0, nsg: 1, pairs: [...declarations, ['AuthMethod', opts.securityStage]] },
-          { csg: 1, nsg: 3, pairs: opts.keys ?? [] },
-        ]
-      : [{ csg: 1, nsg: 3, pairs: [...declarations, ...(opts.keys ?? [])] }];
+    type Stage = { csg: number; nsg: number; transit: boolean; pairs: () => KeyValue[] };
+    const operational: Stage = { csg: 1, nsg: 3, transit: true, pairs: () => opts.keys ?? [] };
+    const stages: Stage[] = opts.chap
+      ? [...chapStages(opts.chap, declarations, opts.securityStage ?? 'CHAP,None', keys), operational]
+      : opts.securityStage
+        ? [
+            {
+              csg: 0,
+              nsg: 1,
+              transit: true,
+              pairs: () => [...declarations, ['AuthMethod', opts.securityStage!]],
+            },
+            operational,
+          ]
+        : [{ ...operational, pairs: () => [...declarations, ...(opts.keys ?? [])] }];
     for (const stage of stages) {
       const bhs = Buffer.alloc(BHS_LENGTH);
       bhs[0] = Op.LOGIN_REQUEST | IMMEDIATE;
-      bhs[1] = FINAL | (stage.csg << 2) | stage.nsg;
+      bhs[1] = (stage.transit ? FINAL | stage.nsg : 0) | (stage.csg << 2);
       isid.copy(bhs, 8);
       bhs.writeUInt16BE(tsih, 14);
       bhs.writeUInt32BE(this.itt, 16);
       bhs.writeUInt32BE(this.cmdSn, 24);
-      this.send(bhs, serializeKeys(stage.pairs));
+      this.send(bhs, serializeKeys(stage.pairs()));
       const reply = await this.next();
       pdus.push(reply);
       for (const [k, v] of parseKeys(reply.data).pairs) keys.set(k, v);
@@ -234,4 +257,41 @@ export class RawInitiator {
   close(): void {
     this.socket.destroy();
   }
+}
+
+/** The security stage of a CHAP login (RFC 7143 12.1.3): method, algorithm, then the answer. */
+function chapStages(
+  chap: RawChap,
+  declarations: KeyValue[],
+  authMethod: string,
+  received: Map<string, string>,
+): Array<{ csg: number; nsg: number; transit: boolean; pairs: () => KeyValue[] }> {
+  const answer = (): KeyValue[] => {
+    const challenge = Buffer.from((received.get('CHAP_C') ?? '0x').slice(2), 'hex');
+    const id = Number(received.get('CHAP_I'));
+    const md5 = createHash('md5')
+      .update(Buffer.from([id]))
+      .update(chap.secret)
+      .update(challenge)
+      .digest();
+    const pairs: KeyValue[] = chap.omitResponse
+      ? []
+      : [
+          ['CHAP_N', chap.username],
+          ['CHAP_R', `0x${md5.toString('hex')}`],
+        ];
+    if (chap.mutual) {
+      const ours = chap.mutual.challenge === 'reflect' ? challenge : chap.mutual.challenge;
+      pairs.push(['CHAP_I', String(chap.mutual.identifier)], ['CHAP_C', `0x${ours.toString('hex')}`]);
+    }
+    // The target's answer to our challenge (mutual CHAP) arrives under the same key names.
+    received.delete('CHAP_N');
+    received.delete('CHAP_R');
+    return pairs;
+  };
+  return [
+    { csg: 0, nsg: 1, transit: false, pairs: () => [...declarations, ['AuthMethod', authMethod]] },
+    { csg: 0, nsg: 1, transit: false, pairs: () => [['CHAP_A', chap.algorithms ?? '5']] },
+    { csg: 0, nsg: 1, transit: true, pairs: answer },
+  ];
 }
