@@ -2,11 +2,14 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@vtl/reconcile';
+import { Cdb } from '@vtl/emulator';
+import { LibIscsiSession } from '@vtl/emulator/dist/testing/libiscsi.js';
 import { Appliance } from './harness/appliance.js';
 import { census, processesOf, type Role } from './harness/processes.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const CONTROL_PLANE: Role[] = ['apiserver', 'controller', 'nodeagent'];
+const HOST_IQN = 'iqn.2026-11.test.host:supervision';
 
 const alive = (pid: number) => {
   try {
@@ -34,6 +37,7 @@ async function isZombie(pid: number) {
 describe('supervision: the appliance cleans up after itself', () => {
   let app: Appliance;
   let library: number;
+  let session: LibIscsiSession | undefined;
 
   beforeAll(async () => {
     app = await Appliance.start();
@@ -97,6 +101,11 @@ describe('supervision: the appliance cleans up after itself', () => {
     library = declared.body.library;
     expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
     expect((await app.api.post('/api/cartridges', { library, count: 1 })).status).toBe(200);
+    // A backup host's session to the emulator, which is adopted rather than stopped.
+    const portal = `127.0.0.1:${app.ports.iscsi}`;
+    const [target] = await LibIscsiSession.discover(portal, HOST_IQN);
+    session = await LibIscsiSession.connect(portal, target!.targetName, HOST_IQN);
+    await waitFor(async () => (await session!.command(0, Cdb.tur())).status === 0, { timeoutMs: 10_000 });
     const before = await processesOf(app.stateDir);
 
     await app.signalMain('SIGKILL');
@@ -140,21 +149,30 @@ describe('supervision: the appliance cleans up after itself', () => {
     expect(cartridges.map((c: { label: string }) => c.label)).toContain('SRV001L9');
     const status = (await app.api.get('/api/status')).body;
     expect(status.libraries.find((l: any) => l.library.id === library)?.library.live).toBe(true);
+    // The host's session opened before the crash still works.
+    const inquiry = await session!.command(0, Cdb.inquiry(96), { dataInLength: 96 });
+    expect(inquiry.status).toBe(0);
+    expect(inquiry.data.subarray(16, 32).toString()).toContain('03584L32');
+    // Now, while the target still runs: a logout from a stopped one waits on libiscsi's reconnects.
+    await session!.close();
+    session = undefined;
   });
 
   it('with etcd stopped (SIGSTOP), each process exits within 10 s of SIGTERM, the appliance last, leaving nothing', async () => {
-    const [etcd] = (await processesOf(app.stateDir)).etcd;
-    process.kill(etcd!, 'SIGSTOP');
+    const running = await processesOf(app.stateDir);
+    const etcd = running.etcd[0]!;
+    process.kill(etcd, 'SIGSTOP');
     try {
-      for (const role of CONTROL_PLANE) {
-        const [pid] = (await processesOf(app.stateDir))[role];
-        expect(pid, role).toBeDefined();
-        const ms = await timeToExit(pid!, 'SIGTERM', 12_000).catch(() => Infinity);
-        expect(ms, `${role} exit after SIGTERM (ms)`).toBeLessThan(10_000);
-      }
+      // The processes that were fully up when the store stalled, all at once.
+      await Promise.all(
+        CONTROL_PLANE.map(async (role) => {
+          const ms = await timeToExit(running[role][0]!, 'SIGTERM', 12_000).catch(() => Infinity);
+          expect(ms, `${role} exit after SIGTERM (ms)`).toBeLessThan(10_000);
+        }),
+      );
       // The launcher restarts them (they now wait for etcd): it must still stop in time, and stop all.
-      await waitFor(async () => (await processesOf(app.stateDir)).nodeagent.length === 1, {
-        timeoutMs: 20_000,
+      await waitFor(async () => (await processesOf(app.stateDir)).apiserver.length === 1, {
+        timeoutMs: 10_000,
       });
       const ms = await timeToExit(app.pid!, 'SIGTERM', 12_000).catch(() => Infinity);
       expect(ms, 'appliance exit after SIGTERM (ms)').toBeLessThan(10_000);
@@ -164,7 +182,7 @@ describe('supervision: the appliance cleans up after itself', () => {
         throw new Error(`left running: ${JSON.stringify(census(await processesOf(app.stateDir)))}`);
       });
     } finally {
-      if (alive(etcd!)) process.kill(etcd!, 'SIGCONT');
+      if (alive(etcd)) process.kill(etcd, 'SIGCONT');
     }
   });
 
@@ -180,6 +198,28 @@ describe('supervision: the appliance cleans up after itself', () => {
     );
     const ms = await timeToExit(app.pid!, 'SIGTERM', 12_000);
     expect(ms).toBeLessThan(10_000);
+    await waitFor(async () => Object.values(await processesOf(app.stateDir)).flat().length === 0, {
+      timeoutMs: 5_000,
+    }).catch(async () => {
+      throw new Error(`left running: ${JSON.stringify(census(await processesOf(app.stateDir)))}`);
+    });
+  });
+
+  it('with etcd gone (killed), each process and then the appliance exit within 10 s of SIGTERM', async () => {
+    app.command = [process.execPath, path.join(root, 'appliance/dist/main.js')];
+    await app.boot();
+    const running = await processesOf(app.stateDir);
+    process.kill(running.etcd[0]!, 'SIGKILL');
+    // The processes that were fully up when the store went, all at once.
+    await Promise.all(
+      CONTROL_PLANE.map(async (role) => {
+        const ms = await timeToExit(running[role][0]!, 'SIGTERM', 12_000).catch(() => Infinity);
+        expect(ms, `${role} exit after SIGTERM (ms)`).toBeLessThan(10_000);
+      }),
+    );
+    // The launcher keeps restarting them (they cannot reach etcd); it must still stop in time.
+    const ms = await timeToExit(app.pid!, 'SIGTERM', 12_000).catch(() => Infinity);
+    expect(ms, 'appliance exit after SIGTERM (ms)').toBeLessThan(10_000);
     await waitFor(async () => Object.values(await processesOf(app.stateDir)).flat().length === 0, {
       timeoutMs: 5_000,
     }).catch(async () => {

@@ -81,6 +81,11 @@ export class Appliance {
     try {
       await waitFor(async () => (await alive(), await this.login()), { timeoutMs: 60_000, intervalMs: 200 });
       await waitFor(async () => (await alive(), await this.ready()), { timeoutMs: 60_000, intervalMs: 200 });
+      // What answers must be this start, not another appliance still holding the state dir.
+      await waitFor(async () => (await alive(), await this.holdsStateDir()), {
+        timeoutMs: 10_000,
+        intervalMs: 100,
+      });
     } catch (err) {
       throw new Error(`appliance did not come up: ${(err as Error).message}\n${this.output.slice(-5000)}`);
     }
@@ -119,6 +124,18 @@ export class Appliance {
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     child.kill(signal);
     await exited;
+  }
+
+  /** True when the state dir's lock is held by the started process or its child (npm start). */
+  private async holdsStateDir(): Promise<boolean> {
+    const lock = await fs
+      .readFile(path.join(this.stateDir, 'run', 'appliance.lock'), 'utf8')
+      .then((t) => JSON.parse(t) as { pid: number })
+      .catch(() => undefined);
+    if (!lock || !this.child?.pid) return false;
+    if (lock.pid === this.child.pid) return true;
+    const stat = await fs.readFile(`/proc/${lock.pid}/stat`, 'utf8').catch(() => '');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === this.child.pid;
   }
 
   /** Logs in as admin once the apiserver answers and has written the initial password. */
