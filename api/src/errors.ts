@@ -10,6 +10,7 @@ export const ErrorCode = z.enum([
   'unauthorized',
   'forbidden',
   'not_found',
+  'method_not_allowed',
   'conflict',
   'draining',
   'precondition_failed',
@@ -17,6 +18,10 @@ export const ErrorCode = z.enum([
   'timeout',
   'internal',
   'unavailable',
+  'payload_too_large',
+  'uri_too_long',
+  'unsupported_media_type',
+  'headers_too_large',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;
 
@@ -27,12 +32,17 @@ export const statusForCode: Record<ErrorCode, number> = {
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  method_not_allowed: 405,
   conflict: 409,
   draining: 409,
   rate_limited: 429,
   internal: 500,
   timeout: 504,
   unavailable: 503,
+  payload_too_large: 413,
+  uri_too_long: 414,
+  unsupported_media_type: 415,
+  headers_too_large: 431,
 };
 
 /** The one error body of every 4xx/5xx response (docs/errors.md). */

@@ -1,7 +1,10 @@
+import type { ServerOptions } from 'node:https';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AppContext } from './context.js';
 import './plugins/route-config.js';
 import { registerErrorHandler } from './plugins/errors.js';
+import { hygieneOptions, registerHygiene } from './plugins/hygiene.js';
+import { requestLogger } from './plugins/request-log.js';
 import { registerAudit, registerAuth } from './plugins/auth.js';
 import { healthRoutes } from './routes/health.js';
 import { systemRoutes } from './routes/system.js';
@@ -49,12 +52,14 @@ async function metricsRoute(app: FastifyInstance, ctx: AppContext) {
 }
 
 /** What both listeners share: the error body, role enforcement and the audit log. */
-function base(ctx: AppContext, opts: { https?: { key: string; cert: string } }): FastifyInstance {
+function base(ctx: AppContext, opts: { https?: ServerOptions }): FastifyInstance {
   // The pino instance is typed more narrowly than Fastify's logger; the cast only widens it.
   const app = Fastify({
-    loggerInstance: ctx.logger,
+    loggerInstance: requestLogger(ctx.logger),
     ...(opts.https ? { https: opts.https } : {}),
+    ...hygieneOptions(opts.https),
   }) as unknown as FastifyInstance;
+  registerHygiene(app, opts.https);
   registerErrorHandler(app);
   registerAuth(app, ctx.store);
   registerAudit(app, new AuditLog(ctx.store));
@@ -64,7 +69,7 @@ function base(ctx: AppContext, opts: { https?: { key: string; cert: string } }):
 /** The HTTPS application: every route of the control API. */
 export async function buildApp(
   ctx: AppContext,
-  opts: { https?: { key: string; cert: string } } = {},
+  opts: { https?: ServerOptions } = {},
 ): Promise<FastifyInstance> {
   const app = base(ctx, opts);
   openApiRoutes(app, ctx); // first: it collects every route registered after it

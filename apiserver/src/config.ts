@@ -1,9 +1,14 @@
 import path from 'node:path';
+import { storeSettingsFromEnv, type StoreTls } from '@vtl/store';
 
 /** Apiserver settings, from the environment (README lists every variable). */
 export interface ApiserverConfig {
   stateDir: string;
   etcdEndpoints: string[];
+  /** Client certificate for the store (VTL_ETCD_CA_FILE / _CERT_FILE / _KEY_FILE). */
+  etcdTls: StoreTls | undefined;
+  /** Seals and opens the secrets it writes (VTL_SEALING_KEY_FILE). */
+  sealingKeyFile: string;
   bind: string;
   httpsPort: number;
   /** 0 disables the plaintext listener. */
@@ -14,6 +19,9 @@ export interface ApiserverConfig {
   sseKeepaliveMs: number;
   /** How long a login session lasts. */
   sessionTtlSec: number;
+  /** An operator's own HTTPS certificate and key (PEM); both or neither. Default: the self-signed pair. */
+  tlsCertFile?: string;
+  tlsKeyFile?: string;
   /** Files holding this machine's durable identity (the support fingerprint), first readable wins. */
   machineIdFiles: string[];
 }
@@ -26,15 +34,21 @@ const int = (value: string | undefined, fallback: number) => {
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiserverConfig {
+  const stateDir = path.resolve(env.VTL_STATE_DIR ?? 'var');
+  const store = storeSettingsFromEnv(env, stateDir);
   return {
-    stateDir: path.resolve(env.VTL_STATE_DIR ?? 'var'),
-    etcdEndpoints: (env.VTL_ETCD_ENDPOINTS ?? 'http://127.0.0.1:2379').split(','),
+    stateDir,
+    etcdEndpoints: store.endpoints,
+    etcdTls: store.tls,
+    sealingKeyFile: store.sealingKeyFile,
     bind: env.VTL_BIND ?? '127.0.0.1',
     httpsPort: int(env.VTL_HTTPS_PORT, 8443),
     plainPort: int(env.VTL_PLAIN_PORT, 8080),
     opTimeoutMs: int(env.VTL_OP_TIMEOUT_MS, 120_000),
     sseKeepaliveMs: Math.max(1, int(env.VTL_SSE_KEEPALIVE_MS, 20_000)),
     sessionTtlSec: Math.max(1, int(env.VTL_SESSION_TTL_SEC, 12 * 3600)),
+    ...(env.VTL_TLS_CERT_FILE ? { tlsCertFile: path.resolve(env.VTL_TLS_CERT_FILE) } : {}),
+    ...(env.VTL_TLS_KEY_FILE ? { tlsKeyFile: path.resolve(env.VTL_TLS_KEY_FILE) } : {}),
     machineIdFiles: env.VTL_MACHINE_ID_FILE
       ? [env.VTL_MACHINE_ID_FILE]
       : ['/etc/machine-id', '/var/lib/dbus/machine-id', '/sys/class/dmi/id/product_uuid'],

@@ -3,7 +3,7 @@ import { EventJournal, Store } from '@vtl/store';
 import { boundedStep, exitOnRestartRequest, onShutdown, watchSupervisor } from '@vtl/reconcile';
 import { buildApp, buildPlainApp } from './app.js';
 import { loadConfig } from './config.js';
-import { ensureCertificate } from './tls.js';
+import { httpsOptions, loadCertificate } from './tls.js';
 import { ensureIdentity } from './services/identity.js';
 import { ensureInitialAdmin } from './services/users.js';
 import { VERSION } from './version.js';
@@ -14,7 +14,12 @@ async function main() {
   const logger = pino({ name: 'apiserver' });
   // Before anything waits on the store: a launcher that died must not leave this process behind.
   watchSupervisor(logger);
-  const store = await Store.connect({ endpoints: config.etcdEndpoints, logger });
+  const store = await Store.connect({
+    endpoints: config.etcdEndpoints,
+    tls: config.etcdTls,
+    sealingKeyFile: config.sealingKeyFile,
+    logger,
+  });
   await ensureIdentity(store);
   await ensureInitialAdmin(store, config.stateDir, logger);
   const ctx = {
@@ -25,8 +30,8 @@ async function main() {
     version: VERSION,
     startedAt: new Date(),
   };
-  const https = await ensureCertificate(config.stateDir, ['localhost', '127.0.0.1', config.bind]);
-  const app = await buildApp(ctx, { https });
+  const pair = await loadCertificate(config, ['localhost', '127.0.0.1', config.bind]);
+  const app = await buildApp(ctx, { https: httpsOptions(pair) });
   await app.listen({ host: config.bind, port: config.httpsPort });
   const plain = config.plainPort === 0 ? undefined : await buildPlainApp(ctx);
   await plain?.listen({ host: config.bind, port: config.plainPort });

@@ -13,6 +13,8 @@ export interface ApplianceConfig {
   etcdEndpoints: string[];
   etcdClientPort: number;
   etcdPeerPort: number;
+  /** Seals the secrets in the store (VTL_SEALING_KEY_FILE, default <stateDir>/pki/sealing.key). */
+  sealingKeyFile: string;
 }
 
 const port = (value: string | undefined, fallback: number, name: string) => {
@@ -24,8 +26,9 @@ const port = (value: string | undefined, fallback: number, name: string) => {
 };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApplianceConfig {
+  const stateDir = path.resolve(env.VTL_STATE_DIR ?? 'var');
   return {
-    stateDir: path.resolve(env.VTL_STATE_DIR ?? 'var'),
+    stateDir,
     bind: env.VTL_BIND ?? '127.0.0.1',
     node: env.VTL_NODE ?? os.hostname(),
     httpsPort: port(env.VTL_HTTPS_PORT, 8443, 'VTL_HTTPS_PORT'),
@@ -34,5 +37,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApplianceConfi
     etcdEndpoints: env.VTL_ETCD_ENDPOINTS ? env.VTL_ETCD_ENDPOINTS.split(',') : [],
     etcdClientPort: port(env.VTL_ETCD_CLIENT_PORT, 2379, 'VTL_ETCD_CLIENT_PORT'),
     etcdPeerPort: port(env.VTL_ETCD_PEER_PORT, 2380, 'VTL_ETCD_PEER_PORT'),
+    sealingKeyFile: path.resolve(env.VTL_SEALING_KEY_FILE || path.join(stateDir, 'pki', 'sealing.key')),
   };
 }

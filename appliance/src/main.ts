@@ -1,9 +1,10 @@
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pino } from 'pino';
 import { startEtcd, type EtcdProcess } from '@vtl/store';
 import { loadConfig } from './config.js';
+import { prepareStoreAccess } from './store-access.js';
 import { SupervisedProcess } from './supervised-process.js';
+import { prepareLogDir, prepareLogFile } from './log-files.js';
 import { takeStateDir } from './run-state.js';
 import { stopEmulatorIfRunning } from './emulator-stop.js';
 
@@ -29,11 +30,14 @@ async function main() {
   // Children's output is copied to stdout: a reader that went away must not crash the appliance.
   process.stdout.on('error', () => undefined);
   const logs = path.join(config.stateDir, 'logs');
-  await fs.mkdir(logs, { recursive: true });
+  await prepareLogDir(logs);
+  for (const name of ['etcd', 'apiserver', 'controller', 'nodeagent'])
+    await prepareLogFile(path.join(logs, `${name}.log`));
   const run = await takeStateDir(config.stateDir, logger);
 
   let etcd: EtcdProcess | undefined;
   let endpoints = config.etcdEndpoints;
+  const access = await prepareStoreAccess({ ...config, external: endpoints.length > 0, logger });
   if (endpoints.length === 0) {
     etcd = await startEtcd({
       dataDir: path.join(config.stateDir, 'etcd'),
@@ -43,6 +47,7 @@ async function main() {
       logFile: path.join(logs, 'etcd.log'),
       detached: true,
       dieWithParent: true,
+      tls: access.etcdTls,
     });
     await run.pids.write('etcd', etcd.pid, 'etcd');
     endpoints = [etcd.endpoint];
@@ -69,7 +74,7 @@ async function main() {
     new SupervisedProcess(
       'apiserver',
       entry('apiserver', 'server.js'),
-      env,
+      { ...env, ...access.envFor('apiserver') },
       path.join(logs, 'apiserver.log'),
       logger,
       (pid) => void run.pids.write('apiserver', pid, 'apiserver/dist/server.js'),
@@ -77,7 +82,7 @@ async function main() {
     new SupervisedProcess(
       'controller',
       entry('controller', 'main.js'),
-      env,
+      { ...env, ...access.envFor('controller') },
       path.join(logs, 'controller.log'),
       logger,
       (pid) => void run.pids.write('controller', pid, 'controller/dist/main.js'),
@@ -85,7 +90,7 @@ async function main() {
     new SupervisedProcess(
       'nodeagent',
       entry('nodeagent', 'main.js'),
-      nodeagentEnv,
+      { ...nodeagentEnv, ...access.envFor('nodeagent') },
       path.join(logs, 'nodeagent.log'),
       logger,
       (pid) => void run.pids.write('nodeagent', pid, 'nodeagent/dist/main.js'),
@@ -98,7 +103,9 @@ async function main() {
       plain: config.plainPort ? `http://${config.bind}:${config.plainPort}` : 'disabled',
       stateDir: config.stateDir,
     },
-    'appliance starting (the HTTPS certificate is self-signed)',
+    process.env.VTL_TLS_CERT_FILE
+      ? `appliance starting (HTTPS certificate ${process.env.VTL_TLS_CERT_FILE})`
+      : 'appliance starting (the HTTPS certificate is self-signed)',
   );
 
   let stopping = false;

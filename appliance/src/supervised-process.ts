@@ -26,7 +26,8 @@ export class SupervisedProcess {
     /** Told each new pid (the launcher records it in a pid file). */
     private readonly onSpawn: (pid: number) => void = () => undefined,
   ) {
-    this.log = createWriteStream(logFile, { flags: 'a' });
+    // 0600 when created here; main.ts tightens files that exist already (log-files.ts).
+    this.log = createWriteStream(logFile, { flags: 'a', mode: 0o600 });
   }
 
   start(): void {

@@ -1,6 +1,6 @@
-import os from 'node:os';
 import { EventJournal, Store } from '@vtl/store';
 import { boundedStep, exitOnRestartRequest, runProcess, runWhileLeader, startOpRunner } from '@vtl/reconcile';
+import { loadConfig } from './config.js';
 import { activate } from './library/activate.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS, startDrainReconciler } from './system/drain.js';
 import { startJobReconciler } from './jobs/job-reconciler.js';
@@ -12,14 +12,17 @@ const LEADER_TTL_SEC = 5;
 
 /** Entry point: campaigns for leadership, then carries out the controller's operations. */
 runProcess('controller', async (logger) => {
+  const config = loadConfig();
   const store = await Store.connect({
-    endpoints: (process.env.VTL_ETCD_ENDPOINTS ?? 'http://127.0.0.1:2379').split(','),
+    endpoints: config.store.endpoints,
+    tls: config.store.tls,
+    sealingKeyFile: config.store.sealingKeyFile,
     logger,
   });
   const journal = new EventJournal(store);
   const restartWatch = await exitOnRestartRequest(store, logger);
-  const drainTimeoutMs = Number(process.env.VTL_DRAIN_TIMEOUT_MS) || DEFAULT_DRAIN_TIMEOUT_MS;
-  const candidateId = `${process.env.VTL_NODE ?? os.hostname()}:${process.pid}`;
+  const drainTimeoutMs = config.drainTimeoutMs || DEFAULT_DRAIN_TIMEOUT_MS;
+  const candidateId = `${config.node}:${process.pid}`;
   const leader = runWhileLeader({
     store,
     election: 'controller',

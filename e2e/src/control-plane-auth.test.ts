@@ -3,9 +3,9 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Store } from '@vtl/store';
 import { z } from 'zod';
 import { Appliance } from './harness/appliance.js';
+import { filesUnder } from './harness/etcdctl.js';
 import type { ApiClient } from './harness/api-client.js';
 
 /** Endpoints of the spec this appliance serves, with the role §4 labels (or docs/api.md gives). */
@@ -258,8 +258,24 @@ describe('who may call what: sessions, API keys, roles and the audit log', () =>
     const bundle = await app.api.get('/api/system/support-bundle');
     expect(bundle.status).toBe(200);
     const bundleText = gunzipSync(bundle.raw).toString('latin1');
+    // The appliance's own keys never leave their files: the sealing key, the etcd CA and client keys.
+    const pki = path.join(app.stateDir, 'pki');
+    for (const name of await fs.readdir(pki)) {
+      if (!name.endsWith('.key')) continue;
+      const text = await fs.readFile(path.join(pki, name), 'utf8');
+      if (name === 'sealing.key')
+        secrets.push(
+          ...text
+            .split('\n')
+            .filter((l) => /^k\w+ /.test(l))
+            .map((l) => l.split(' ')[1]!),
+        );
+      else secrets.push(...text.split('\n').filter((l) => /^[A-Za-z0-9+/=]{40,}$/.test(l)));
+    }
+    // Every secret so far was typed in, handed out or kept in a key file: none may be in the store's files.
+    const typedIn = [...secrets];
     // The stored hashes are secrets too: read them where they live.
-    const store = await Store.connect({ endpoints: [`http://127.0.0.1:${app.ports.etcdClient}`] });
+    const store = await app.connectStore();
     try {
       const users = await store.list('/vtl/auth/users/', z.any());
       for (const u of users.items) secrets.push(u.value.password_hash);
@@ -287,6 +303,13 @@ describe('who may call what: sessions, API keys, roles and the audit log', () =>
           texts.some((t) => t.includes(secret)),
           `a secret appeared in ${where}`,
         ).toBe(false);
+    // At rest: not in any file of etcd's data directory (WAL, snapshots, bolt db with old revisions).
+    const etcdFiles = await filesUnder(path.join(app.stateDir, 'etcd'));
+    // The search sees the store's contents: the remote's access key (not a secret) is in clear.
+    expect(etcdFiles.some((f) => f.bytes.includes('AKIASECRETCHECK'))).toBe(true);
+    for (const secret of typedIn)
+      for (const f of etcdFiles)
+        expect(f.bytes.includes(secret), `a secret appeared in clear in ${f.file}`).toBe(false);
   });
 });
 

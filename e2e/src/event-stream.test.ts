@@ -18,7 +18,7 @@ describe('the event journal and its live stream', () => {
   beforeAll(async () => {
     app = await Appliance.start({ env: { VTL_SSE_KEEPALIVE_MS: String(KEEPALIVE_MS) } });
     // Another process writing the journal (the controller or a nodeagent would).
-    store = await Store.connect({ endpoints: [`http://127.0.0.1:${app.ports.etcdClient}`] });
+    store = await app.connectStore();
     journal = new EventJournal(store);
   });
   afterAll(async () => {
@@ -41,7 +41,7 @@ describe('the event journal and its live stream', () => {
     expect(stream.events).toEqual([]); // nothing from before the connection
     const pools = [];
     for (const name of ['sse-a', 'sse-b']) {
-      const res = await app.api.post('/api/pools', { name, path: path.join(app.stateDir, name) });
+      const res = await app.api.post('/api/pools', { name, path: path.join(app.stateDir, 'pools', name) });
       expect(res.status).toBe(201);
       pools.push(res.body);
     }

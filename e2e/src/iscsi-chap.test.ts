@@ -5,9 +5,9 @@ import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '@vtl/api';
-import { Store } from '@vtl/store';
 import { z } from 'zod';
 import { Appliance } from './harness/appliance.js';
+import { filesUnder } from './harness/etcdctl.js';
 import { LibIscsiSession } from '@vtl/emulator/dist/testing/libiscsi.js';
 
 const run = promisify(execFile);
@@ -139,7 +139,7 @@ describe('CHAP per registered iSCSI initiator (one-way and mutual)', () => {
     // The refusals above are logged, with their reason.
     expect(logs.join('')).toMatch(/"reason":"CHAP_R is wrong[^\n]*"msg":"login refused"/);
     // What the nodeagent reports about the emulator's registry: names and libraries only.
-    const store = await Store.connect({ endpoints: [`http://127.0.0.1:${app.ports.etcdClient}`] });
+    const store = await app.connectStore();
     const nodeStatus = await store.list(keys.nodeStatus.prefix, z.unknown()).finally(() => store.close());
     expect(JSON.stringify(nodeStatus.items)).toContain(HOST);
     const haystacks = {
@@ -156,5 +156,11 @@ describe('CHAP per registered iSCSI initiator (one-way and mutual)', () => {
           texts.some((t) => t.includes(secret)),
           `a CHAP secret appeared in ${where}`,
         ).toBe(false);
+    // At rest: sealed in every file of etcd's data directory (WAL, snapshots, bolt db).
+    const etcdFiles = await filesUnder(path.join(app.stateDir, 'etcd'));
+    expect(etcdFiles.some((f) => f.bytes.includes(HOST))).toBe(true);
+    for (const secret of [SECRET, SECRET2, MUTUAL])
+      for (const f of etcdFiles)
+        expect(f.bytes.includes(secret), `a CHAP secret in clear in ${f.file}`).toBe(false);
   });
 });

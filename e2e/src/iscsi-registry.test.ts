@@ -36,7 +36,10 @@ describe('the initiator registry governs the iSCSI target, live', () => {
     app = await Appliance.start({ env: { VTL_ISCSI_OPEN: '0' } });
     portal = `127.0.0.1:${app.ports.iscsi}`;
     const first = (await app.api.get('/api/pools')).body[0];
-    const second = await app.api.post('/api/pools', { name: 'second', path: path.join(app.stateDir, 'p2') });
+    const second = await app.api.post('/api/pools', {
+      name: 'second',
+      path: path.join(app.stateDir, 'pools', 'p2'),
+    });
     expect(second.status).toBe(201);
     await waitFor(
       async () =>

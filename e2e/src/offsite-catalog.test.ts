@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@vtl/reconcile';
-import { Store } from '@vtl/store';
 import { keys } from '@vtl/api';
 import { Cdb } from '@vtl/emulator';
 import { s3For, startTestRgw, type TestRgw } from '@vtl/offsite';
@@ -214,7 +213,7 @@ describe('catalog, bucket folders, import into a library and the I/E-slot watche
     expect((await api().delete('/api/cartridges/CAT001L8', { confirm: 'CAT001L8' })).status).toBe(200);
     const before = (await api().get(`/api/catalog?remote_id=${remoteId}`)).body;
     expect(before.length).toBeGreaterThanOrEqual(2);
-    const store = await Store.connect({ endpoints: [`http://127.0.0.1:${app.ports.etcdClient}`] });
+    const store = await app.connectStore();
     try {
       expect(await store.deletePrefix(keys.catalog.remote(remoteId))).toBe(before.length);
     } finally {

@@ -14,7 +14,7 @@ describe('pools: a directory on a named node', () => {
   });
 
   it('creates a pool that its nodeagent makes and reports active', async () => {
-    const dir = path.join(app.stateDir, 'second-pool');
+    const dir = path.join(app.stateDir, 'pools', 'second');
     const res = await app.api.post('/api/pools', { name: 'second', path: dir });
     expect(res.status, JSON.stringify(res.body)).toBe(201);
     expect(res.body).toMatchObject({
@@ -36,7 +36,11 @@ describe('pools: a directory on a named node', () => {
     const before = (await app.api.get('/api/pools')).body;
     const cases: Array<[string, unknown, number]> = [
       ['duplicate name', { name: 'second', path: '/tmp/elsewhere-x' }, 409],
-      ['inside another pool', { name: 'third', path: path.join(app.stateDir, 'second-pool', 'sub') }, 400],
+      [
+        'inside another pool',
+        { name: 'third', path: path.join(app.stateDir, 'pools', 'second', 'sub') },
+        400,
+      ],
       ['relative path', { name: 'third', path: 'relative/dir' }, 400],
       ['bad name', { name: 'Third!', path: '/tmp/elsewhere-y' }, 400],
       ['unknown field', { name: 'third', path: '/tmp/elsewhere-z', size: 3 }, 400],

@@ -14,7 +14,7 @@ describe('maintenance is refused while jobs run or the control plane drains', ()
 
   beforeAll(async () => {
     app = await Appliance.start();
-    store = await Store.connect({ endpoints: [`http://127.0.0.1:${app.ports.etcdClient}`] });
+    store = await app.connectStore();
     const pool = (await app.api.get('/api/pools')).body[0];
     const res = await app.api.post('/api/libraries', {
       product: '3573-TL',

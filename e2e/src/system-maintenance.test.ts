@@ -59,7 +59,7 @@ describe('control-plane restart, reboot and the support bundle (§3.5, §4.2)', 
 
   beforeAll(async () => {
     app = await Appliance.start({ env: { VTL_DRAIN_TIMEOUT_MS: String(DRAIN_TIMEOUT_MS) } });
-    store = await Store.connect({ endpoints: [`http://127.0.0.1:${app.ports.etcdClient}`] });
+    store = await app.connectStore();
   });
   afterAll(async () => {
     await store?.close();

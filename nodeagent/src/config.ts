@@ -1,12 +1,17 @@
 import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_TCP_CONGESTION, isCongestionControlName } from '@vtl/emulator';
+import { storeSettingsFromEnv, type StoreTls } from '@vtl/store';
 
 /** Nodeagent settings, from the environment (README lists every variable). */
 export interface NodeagentConfig {
   node: string;
   stateDir: string;
   etcdEndpoints: string[];
+  /** Client certificate for the store (VTL_ETCD_CA_FILE / _CERT_FILE / _KEY_FILE). */
+  etcdTls: StoreTls | undefined;
+  /** Opens the sealed secrets it reads (S3 secret keys; VTL_SEALING_KEY_FILE). */
+  sealingKeyFile: string;
   /** A directory pool created on first start when no pool exists yet (single-node default). */
   defaultPoolPath: string;
   bind: string;
@@ -37,10 +42,13 @@ export interface NodeagentConfig {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): NodeagentConfig {
   const stateDir = path.resolve(env.VTL_STATE_DIR ?? 'var');
+  const store = storeSettingsFromEnv(env, stateDir);
   return {
     node: env.VTL_NODE ?? os.hostname(),
     stateDir,
-    etcdEndpoints: (env.VTL_ETCD_ENDPOINTS ?? 'http://127.0.0.1:2379').split(','),
+    etcdEndpoints: store.endpoints,
+    etcdTls: store.tls,
+    sealingKeyFile: store.sealingKeyFile,
     defaultPoolPath: env.VTL_DEFAULT_POOL ?? '',
     bind: env.VTL_BIND ?? '127.0.0.1',
     iscsiPort: Number.parseInt(env.VTL_ISCSI_PORT ?? '3260', 10),

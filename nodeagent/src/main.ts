@@ -34,7 +34,12 @@ const DATAPLANE_KEY = 'dataplane';
 runProcess('nodeagent', async (rootLogger) => {
   const config = loadConfig();
   const logger = rootLogger.child({ node: config.node });
-  const store = await Store.connect({ endpoints: config.etcdEndpoints, logger });
+  const store = await Store.connect({
+    endpoints: config.etcdEndpoints,
+    tls: config.etcdTls,
+    sealingKeyFile: config.sealingKeyFile,
+    logger,
+  });
   // One nodeagent per node: a second one waits here until the first is gone.
   const claim = await claimNode(store, config.node, logger);
   const journal = new EventJournal(store);

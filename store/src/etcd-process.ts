@@ -1,10 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
+import { request } from 'node:https';
+import { isIP } from 'node:net';
+import type { StoreTls } from './store-tls.js';
 
 /** A running etcd server started by startEtcd(). */
 export interface EtcdProcess {
-  /** Client URL, e.g. http://127.0.0.1:23790. */
+  /** Client URL, e.g. http://127.0.0.1:23790 (https:// with tls). */
   endpoint: string;
   pid: number;
   /** SIGTERM, then SIGKILL if it has not exited after `graceMs` (default 10 s). */
@@ -36,6 +39,11 @@ export interface EtcdOptions {
    * Without setpriv on PATH this is skipped; the appliance's next start stops leftovers anyway.
    */
   dieWithParent?: boolean;
+  /**
+   * Serve client and peer traffic over TLS and admit only clients whose certificate the CA
+   * signed: caFile is the CA, certFile/keyFile etcd's own pair (serverAuth + clientAuth).
+   */
+  tls?: StoreTls;
 }
 
 const HEALTH_TIMEOUT_MS = 20_000;
@@ -52,8 +60,10 @@ process.once('exit', () => {
 export async function startEtcd(opts: EtcdOptions): Promise<EtcdProcess> {
   const host = opts.host ?? '127.0.0.1';
   const name = opts.name ?? 'default';
-  const clientUrl = `http://${host}:${opts.clientPort}`;
-  const peerUrl = `http://${host}:${opts.peerPort}`;
+  const scheme = opts.tls ? 'https' : 'http';
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  const clientUrl = `${scheme}://${urlHost}:${opts.clientPort}`;
+  const peerUrl = `${scheme}://${urlHost}:${opts.peerPort}`;
   await mkdir(opts.dataDir, { recursive: true, mode: 0o700 });
   const args = [
     `--name=${name}`,
@@ -63,6 +73,7 @@ export async function startEtcd(opts: EtcdOptions): Promise<EtcdProcess> {
     `--listen-peer-urls=${peerUrl}`,
     `--initial-advertise-peer-urls=${peerUrl}`,
     `--initial-cluster=${name}=${peerUrl}`,
+    ...(opts.tls ? tlsArgs(opts.tls) : []),
     ...(opts.extraArgs ?? []),
   ];
   const [command, argv] =
@@ -79,7 +90,8 @@ export async function startEtcd(opts: EtcdOptions): Promise<EtcdProcess> {
 
   const where = () => (opts.logFile ? `see ${opts.logFile}` : `last output:\n${output.tail()}`);
   try {
-    await Promise.race([spawnFailed, waitHealthy(clientUrl, child, where)]);
+    const tls = opts.tls && (await readTls(opts.tls));
+    await Promise.race([spawnFailed, waitHealthy(clientUrl, child, where, tls)]);
   } catch (err) {
     child.kill('SIGKILL');
     await exited;
@@ -114,7 +126,68 @@ function hasSetpriv(): Promise<boolean> {
   return setprivFound;
 }
 
-async function waitHealthy(url: string, child: ChildProcess, where: () => string): Promise<void> {
+/** etcd's flags for TLS with client-certificate authentication, on client and peer URLs. */
+function tlsArgs(tls: StoreTls): string[] {
+  return [
+    '--client-cert-auth',
+    `--trusted-ca-file=${tls.caFile}`,
+    `--cert-file=${tls.certFile}`,
+    `--key-file=${tls.keyFile}`,
+    '--peer-client-cert-auth',
+    `--peer-trusted-ca-file=${tls.caFile}`,
+    `--peer-cert-file=${tls.certFile}`,
+    `--peer-key-file=${tls.keyFile}`,
+  ];
+}
+
+interface TlsPems {
+  ca: Buffer;
+  cert: Buffer;
+  key: Buffer;
+}
+
+const readTls = async (tls: StoreTls): Promise<TlsPems> => {
+  const [ca, cert, key] = await Promise.all([
+    readFile(tls.caFile),
+    readFile(tls.certFile),
+    readFile(tls.keyFile),
+  ]);
+  return { ca, cert, key };
+};
+
+/** GET /health, presenting etcd's own certificate when it wants one. */
+async function health(url: string, tls: TlsPems | undefined): Promise<boolean> {
+  if (!tls) {
+    const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(1_000) });
+    return ((await res.json()) as { health?: string }).health === 'true';
+  }
+  return new Promise((resolve, reject) => {
+    // No SNI for an IP address (RFC 6066); the certificate still has to name it.
+    const servername = isIP(new URL(url).hostname.replace(/^\[|\]$/g, '')) ? '' : undefined;
+    const req = request(`${url}/health`, { ...tls, servername, timeout: 1_000 }, (res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => {
+        try {
+          resolve((JSON.parse(body) as { health?: string }).health === 'true');
+        } catch (err) {
+          reject(err as Error);
+        }
+      });
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function waitHealthy(
+  url: string,
+  child: ChildProcess,
+  where: () => string,
+  tls: TlsPems | undefined,
+): Promise<void> {
   const deadline = Date.now() + HEALTH_TIMEOUT_MS;
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) {
@@ -123,9 +196,7 @@ async function waitHealthy(url: string, child: ChildProcess, where: () => string
       );
     }
     try {
-      const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(1_000) });
-      const body = (await res.json()) as { health?: string };
-      if (body.health === 'true') return;
+      if (await health(url, tls)) return;
     } catch {
       // not listening yet
     }

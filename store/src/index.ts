@@ -25,3 +25,17 @@ export {
   refuseWithLoadedDrives,
   type Snapshot,
 } from './snapshot.js';
+export { ensurePki, PKI_IDENTITIES, type Pki, type PkiIdentity } from './pki.js';
+export {
+  ensureSealingKeyFile,
+  isEnvelope,
+  newSealingKey,
+  parseKeyFile,
+  Sealer,
+  SECRETS_PREFIX,
+  writeKeyFile,
+  type SealedEnvelope,
+  type SealingKey,
+} from './sealing.js';
+export { storeSettingsFromEnv, type StoreSettings, type StoreTls } from './store-tls.js';
+export { rotateSealingKey, type RotationReport } from './seal-rotation.js';

@@ -14,6 +14,8 @@ import { campaign, type Leadership } from './election.js';
 import { startInformer, type Informer, type InformerHandler } from './informer.js';
 import { StoreLease, type Lease } from './lease.js';
 import { scan } from './range.js';
+import { isEnvelope, isSecretKey, RecordSealing, Sealer, SECRETS_PREFIX } from './sealing.js';
+import { credentials, type StoreTls } from './store-tls.js';
 import { absent, atModRevision, getOp, putOp, runTxn, StoreTxn, type Txn } from './txn.js';
 import { startWatch, type Watch, type WatchEvent, type WatchOptions } from './watch.js';
 
@@ -42,13 +44,24 @@ export class Store {
   private constructor(
     private readonly client: Etcd3,
     readonly log: Logger,
+    private readonly sealing: RecordSealing,
   ) {}
 
-  /** Connects to etcd and checks that it answers. */
-  static async connect(opts: { endpoints: string[]; logger?: Logger }): Promise<Store> {
+  /**
+   * Connects to etcd and checks that it answers. tls presents a client certificate (the
+   * appliance's etcd refuses clients without one); sealingKeyFile seals and opens the records
+   * under /vtl/secrets/ (without it they are refused).
+   */
+  static async connect(opts: {
+    endpoints: string[];
+    logger?: Logger;
+    tls?: StoreTls;
+    sealingKeyFile?: string;
+  }): Promise<Store> {
     const log = (opts.logger ?? pino({ level: 'silent' })).child({ component: 'store' });
     const client = new Etcd3({
       hosts: opts.endpoints,
+      ...(opts.tls ? { credentials: await credentials(opts.tls) } : {}),
       grpcOptions: {
         'grpc.max_receive_message_length': 64 * 1024 * 1024,
         // gRPC's default reconnect backoff grows to 2 minutes; an etcd restart should be noticed in seconds.
@@ -60,12 +73,18 @@ export class Store {
       await client.maintenance.status();
     } catch (err) {
       client.close();
+      const hint = opts.tls
+        ? ' Is it running? If so, check that VTL_ETCD_CA_FILE signed its certificate and that its CA signed VTL_ETCD_CERT_FILE.'
+        : opts.endpoints.some((e) => e.startsWith('https:'))
+          ? ' It wants TLS: set VTL_ETCD_CA_FILE, VTL_ETCD_CERT_FILE and VTL_ETCD_KEY_FILE.'
+          : '';
       throw new VtlError(
         'unavailable',
-        `etcd at ${opts.endpoints.join(', ')} does not answer: ${String(err)}`,
+        `etcd at ${opts.endpoints.join(', ')} does not answer: ${String(err)}.${hint}`,
       );
     }
-    return new Store(client, log);
+    const sealer = opts.sealingKeyFile ? new Sealer(opts.sealingKeyFile) : undefined;
+    return new Store(client, log, new RecordSealing(sealer));
   }
 
   /** Reads one record; throws VtlError('internal') naming the key when it fails the schema. */
@@ -83,7 +102,8 @@ export class Store {
     const { kvs, revision } = await scan(this.client, prefix, opts);
     const items: Versioned<T>[] = [];
     for (const kv of kvs) {
-      const item = decodeKvOrSkip(kv, schema, this.log);
+      const opened = this.openOrSkip(kv);
+      const item = opened && decodeKvOrSkip(opened, schema, this.log);
       if (item) items.push(item);
     }
     return { items, revision };
@@ -103,7 +123,7 @@ export class Store {
   /** Creates the record if the key is absent; undefined when it exists. */
   async create<T>(key: string, value: T, opts: { lease?: Lease } = {}): Promise<Versioned<T> | undefined> {
     const res = await this.txn(
-      { compare: [absent(key)], success: [putOp(key, value, opts.lease)] },
+      { compare: [absent(key)], success: [putOp(key, value, opts.lease, this.sealing)] },
       opts.lease,
     );
     if (!res.succeeded) return undefined;
@@ -112,7 +132,10 @@ export class Store {
 
   /** Unconditional write for single-writer records; returns the new mod revision. */
   async put<T>(key: string, value: T, opts: { lease?: Lease } = {}): Promise<string> {
-    const res = await this.txn({ compare: [], success: [putOp(key, value, opts.lease)] }, opts.lease);
+    const res = await this.txn(
+      { compare: [], success: [putOp(key, value, opts.lease, this.sealing)] },
+      opts.lease,
+    );
     return res.header.revision;
   }
 
@@ -124,7 +147,10 @@ export class Store {
     opts: { lease?: Lease } = {},
   ): Promise<boolean> {
     const res = await this.txn(
-      { compare: [atModRevision(key, modRevision)], success: [putOp(key, value, opts.lease)] },
+      {
+        compare: [atModRevision(key, modRevision)],
+        success: [putOp(key, value, opts.lease, this.sealing)],
+      },
       opts.lease,
     );
     return res.succeeded;
@@ -152,7 +178,7 @@ export class Store {
       const res = await this.txn(
         {
           compare: [kv ? atModRevision(key, kv.mod_revision) : absent(key)],
-          success: [putOp(key, next, opts.lease)],
+          success: [putOp(key, next, opts.lease, this.sealing)],
           failure: [getOp(key)],
         },
         opts.lease,
@@ -161,7 +187,8 @@ export class Store {
         const rev = res.header.revision;
         return { key, value: next, modRevision: rev, createRevision: kv?.create_revision ?? rev };
       }
-      kv = res.responses[0]?.response_range.kvs[0];
+      const fresh = res.responses[0]?.response_range.kvs[0];
+      kv = fresh && this.open(fresh);
       await jitter(attempt);
     }
     throw new VtlError(
@@ -196,7 +223,7 @@ export class Store {
 
   /** Starts an all-or-nothing transaction. */
   transaction(): Txn {
-    return new StoreTxn((req, leases) => this.txn(req, ...leases));
+    return new StoreTxn((req, leases) => this.txn(req, ...leases), this.sealing);
   }
 
   /** The next integer of a named counter (1, 2, ...), unique under concurrency. */
@@ -222,14 +249,18 @@ export class Store {
   /** Watches a prefix from a revision (default: from now); survives reconnects without gaps. */
   async watch(prefix: string, opts: WatchOptions, onEvent: (e: WatchEvent) => void): Promise<Watch> {
     this.assertOpen();
-    const watch = await startWatch(this.client, this.log, prefix, opts, onEvent);
+    const watch = await startWatch(this.client, this.log, prefix, opts, this.opening(onEvent));
     return this.track(watch);
   }
 
   /** A cached list+watch of a prefix that hands every change to handler. */
   async informer<T>(prefix: string, schema: z.ZodType<T>, handler: InformerHandler<T>): Promise<Informer<T>> {
     this.assertOpen();
-    const source = { list: this.list.bind(this), watch: startWatch.bind(undefined, this.client, this.log) };
+    const source = {
+      list: this.list.bind(this),
+      watch: (p: string, o: WatchOptions, cb: (e: WatchEvent) => void) =>
+        startWatch(this.client, this.log, p, o, this.opening(cb)),
+    };
     const informer = await startInformer(source, this.log, prefix, schema, handler);
     return this.track(informer);
   }
@@ -274,9 +305,53 @@ export class Store {
     return lease;
   }
 
+  /**
+   * Every record under /vtl/secrets/ with the id of the key that sealed it (null: stored in
+   * clear, from before sealing existed), for the rotation that re-seals them.
+   */
+  async secretSeals(): Promise<{ key: string; kid: string | null; modRevision: string }[]> {
+    const { kvs } = await scan(this.client, SECRETS_PREFIX);
+    return kvs.map((kv) => {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(kv.value.toString());
+      } catch {
+        parsed = undefined;
+      }
+      return {
+        key: kv.key.toString(),
+        kid: isEnvelope(parsed) ? parsed.kid : null,
+        modRevision: kv.mod_revision,
+      };
+    });
+  }
+
   private async getKv(key: string): Promise<IKeyValue | undefined> {
     const res = await this.client.get(key).exec();
-    return res.kvs[0];
+    const kv = res.kvs[0];
+    return kv && this.open(kv);
+  }
+
+  /** The key-value with a sealed secret opened; every other record as stored. */
+  private open(kv: IKeyValue): IKeyValue {
+    const key = kv.key.toString();
+    if (!isSecretKey(key)) return kv;
+    return { ...kv, value: this.sealing.decode(key, kv.value) };
+  }
+
+  /** Like open(), but a secret that cannot be opened is logged and skipped, as a bad record is. */
+  private openOrSkip(kv: IKeyValue): IKeyValue | undefined {
+    try {
+      return this.open(kv);
+    } catch (err) {
+      this.log.warn({ key: kv.key.toString(), err: String(err) }, 'skipping a secret that cannot be opened');
+      return undefined;
+    }
+  }
+
+  /** Wraps a watch callback so sealed secrets arrive opened. */
+  private opening(onEvent: (e: WatchEvent) => void): (e: WatchEvent) => void {
+    return (e) => onEvent(e.type === 'put' ? { ...e, value: this.sealing.decodeParsed(e.key, e.value) } : e);
   }
 
   /** Runs a transaction; a put refused for an expired lease marks that lease lost. */

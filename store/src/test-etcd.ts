@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEtcd, type EtcdProcess } from './etcd-process.js';
 import { freePorts } from './free-port.js';
+import { ensurePki, type Pki } from './pki.js';
+import { ensureSealingKeyFile } from './sealing.js';
 import { Store } from './store.js';
 
 /** A throwaway etcd for tests; stop() also removes its directory. */
@@ -10,14 +12,30 @@ export interface TestEtcd extends EtcdProcess {
   /** Holds data/ and etcd.log. */
   dir: string;
   logFile: string;
+  /** A sealing key made for this etcd's stores (records under /vtl/secrets/). */
+  sealingKeyFile: string;
+  /** With tls: the CA and certificates; the etcd admits only clients presenting one. */
+  pki?: Pki;
 }
 
-/** Starts an etcd in a fresh temp dir on free ports, for tests of any package. */
-export async function startTestEtcd(): Promise<TestEtcd> {
+/**
+ * Starts an etcd in a fresh temp dir on free ports, for tests of any package. Plaintext by
+ * default (fast); tls makes it the appliance's kind: TLS with client-certificate authentication.
+ */
+export async function startTestEtcd(opts: { tls?: boolean } = {}): Promise<TestEtcd> {
   const dir = await mkdtemp(join(tmpdir(), 'vtl-etcd-'));
   const logFile = join(dir, 'etcd.log');
+  const sealingKeyFile = join(dir, 'sealing.key');
+  ensureSealingKeyFile(sealingKeyFile);
+  const pki = opts.tls ? await ensurePki(join(dir, 'pki')) : undefined;
   const [clientPort, peerPort] = (await freePorts(2)) as [number, number];
-  const etcd = await startEtcd({ dataDir: join(dir, 'data'), clientPort, peerPort, logFile });
+  const etcd = await startEtcd({
+    dataDir: join(dir, 'data'),
+    clientPort,
+    peerPort,
+    logFile,
+    ...(pki ? { tls: pki.files('etcd') } : {}),
+  });
   const cleanup = async (stop: () => Promise<void>) => {
     await stop();
     await rm(dir, { recursive: true, force: true });
@@ -26,6 +44,8 @@ export async function startTestEtcd(): Promise<TestEtcd> {
     ...etcd,
     dir,
     logFile,
+    sealingKeyFile,
+    ...(pki ? { pki } : {}),
     stop: () => cleanup(etcd.stop),
     kill: () => cleanup(etcd.kill),
   };
@@ -42,7 +62,9 @@ export interface TestStores {
 export async function startTestStores(count = 1): Promise<TestStores> {
   const etcd = await startTestEtcd();
   const stores = await Promise.all(
-    Array.from({ length: count }, () => Store.connect({ endpoints: [etcd.endpoint] })),
+    Array.from({ length: count }, () =>
+      Store.connect({ endpoints: [etcd.endpoint], sealingKeyFile: etcd.sealingKeyFile }),
+    ),
   );
   return {
     etcd,

@@ -2,6 +2,10 @@ import { VtlError } from '@vtl/api';
 import type { Etcd3, ICompare, IRequestOp, ITxnResponse } from 'etcd3';
 import { encode } from './codec.js';
 import type { Lease } from './lease.js';
+import { RecordSealing } from './sealing.js';
+
+/** Without a sealer a put of a secret is refused rather than stored in clear. */
+const NO_SEALING = new RecordSealing(undefined);
 
 /** An all-or-nothing etcd transaction: every comparison must hold or nothing is written. */
 export interface Txn {
@@ -29,12 +33,12 @@ export function atModRevision(key: string, modRevision: string): ICompare {
   return { key: Buffer.from(key), target: 'Mod', result: 'Equal', mod_revision: modRevision };
 }
 
-/** Builds a raw put operation. */
-export function putOp(key: string, value: unknown, lease?: Lease): IRequestOp {
+/** Builds a raw put operation; records under the secrets prefix are sealed. */
+export function putOp(key: string, value: unknown, lease?: Lease, sealing = NO_SEALING): IRequestOp {
   return {
     request_put: {
       key: Buffer.from(key),
-      value: Buffer.from(encode(value)),
+      value: Buffer.from(sealing.encode(key, encode(value))),
       ...(lease ? { lease: lease.id } : {}),
     },
   };
@@ -57,6 +61,7 @@ export class StoreTxn implements Txn {
       req: { compare: ICompare[]; success: IRequestOp[] },
       leases: Lease[],
     ) => Promise<ITxnResponse>,
+    private readonly sealing: RecordSealing,
   ) {}
 
   ifAbsent(key: string): Txn {
@@ -70,7 +75,7 @@ export class StoreTxn implements Txn {
   }
 
   put(key: string, value: unknown, opts?: { lease?: Lease }): Txn {
-    this.success.push(putOp(key, value, opts?.lease));
+    this.success.push(putOp(key, value, opts?.lease, this.sealing));
     if (opts?.lease) this.leases.push(opts.lease);
     return this;
   }

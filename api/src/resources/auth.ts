@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TEXT_LIMITS, displayText } from '../text.js';
 
 /** §5.3: endpoint roles, lowest first. A principal holds `read-only` or `admin`. */
 export const Role = z.enum(['public', 'read-only', 'admin']);
@@ -80,7 +81,7 @@ export const ChangePasswordRequest = z.strictObject({
 });
 
 export const CreateApiKeyRequest = z.strictObject({
-  name: z.string().trim().min(1, 'name is required').max(64, 'name is at most 64 characters'),
+  name: displayText('name', TEXT_LIMITS.name).trim().min(1, 'name is required'),
   role: PrincipalRole.default('read-only'),
 });
 /** The only response that ever carries the key. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TEXT_LIMITS, displayText, plainText } from '../text.js';
 
 /** §2.18: one exported generation a bucket holds, cached at keys.catalog. */
 export const CatalogEntry = z.object({
@@ -33,10 +34,10 @@ export const CatalogRebuildResponse = z.object({
 /** POST /api/libraries/recover (§4.6 rule 5). */
 export const RecoverRequest = z.strictObject({
   remote_id: z.number().int().positive(),
-  system_name: z.string().trim().min(1, 'system_name is required'),
-  library_serial: z.string().trim().min(1, 'library_serial is required'),
+  system_name: plainText('system_name', TEXT_LIMITS.name).trim().min(1, 'system_name is required'),
+  library_serial: plainText('library_serial', TEXT_LIMITS.name).trim().min(1, 'library_serial is required'),
   pool_id: z.number().int().positive(),
-  name: z.string().trim().max(64).optional(),
+  name: displayText('name', TEXT_LIMITS.name).trim().optional(),
 });
 export const RecoverResponse = z.object({
   library: z.number().int(),

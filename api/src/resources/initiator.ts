@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TEXT_LIMITS, displayText } from '../text.js';
 import { normalizeWwpn } from '../identifiers.js';
 import { ChapStatus, InitiatorChap } from './chap.js';
 
@@ -42,7 +43,7 @@ export const InitiatorSpec = z.strictObject({
       'wwpn: naa.<16 hex>, colon-separated bytes or 16 hex digits (FC), or an iqn./eui. name (iSCSI)',
     )
     .describe('Initiator WWPN in any accepted form (stored as naa.<16 hex>); the IQN for fabric iscsi'),
-  alias: z.string().max(64).optional().describe('Display name'),
+  alias: displayText('alias', TEXT_LIMITS.name).optional().describe('Display name'),
   fabric: Fabric.optional().describe('fc (default) or iscsi'),
   ports: scopePorts,
   libraries: scopeLibraries,
@@ -51,7 +52,7 @@ export type InitiatorSpec = z.infer<typeof InitiatorSpec>;
 
 /** Body of PUT /api/targets/acls/{wwpn}: any of alias and the two scopes, same rules as create. */
 export const InitiatorUpdate = z.strictObject({
-  alias: z.string().max(64).optional(),
+  alias: displayText('alias', TEXT_LIMITS.name).optional(),
   ports: scopePorts,
   libraries: scopeLibraries,
 });

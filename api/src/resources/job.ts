@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TEXT_LIMITS, plainText } from '../text.js';
 
 export const JobKind = z.enum(['export', 'evict', 'import']);
 export type JobKind = z.infer<typeof JobKind>;
@@ -116,7 +117,7 @@ export const EvictRequest = z.strictObject({
 export const ImportRequest = z.strictObject({
   remote_id: z.number().int().positive(),
   generation,
-  system_name: z.string().trim().optional(),
+  system_name: plainText('system_name', TEXT_LIMITS.name).trim().optional(),
   target_library: z.number().int().positive().optional(),
 });
 

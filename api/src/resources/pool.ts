@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CONTROL_CHARS, displayText } from '../text.js';
 
 /** Desired pool: a directory on a named node. Written by the apiserver. */
 export const PoolSpec = z.object({
@@ -19,10 +20,12 @@ export const PoolName = z
 
 export const CreatePoolRequest = z.strictObject({
   name: PoolName,
-  node: z.string().min(1).max(63).optional(),
+  node: displayText('node', 63).min(1).optional(),
   path: z
     .string()
     .min(1)
+    .max(4096, 'path: at most 4096 characters')
+    .refine((p) => !CONTROL_CHARS.test(p), 'path: control characters are not allowed')
     .refine((p) => p.startsWith('/'), 'path must be absolute'),
 });
 export type CreatePoolRequest = z.infer<typeof CreatePoolRequest>;

@@ -1,58 +1,89 @@
 import { z } from 'zod';
+import { parseEndpoint } from '../endpoint.js';
+import { TEXT_LIMITS, displayText, plainText } from '../text.js';
 
-/** Host or host:port; no scheme (use_ssl says which) and no path. */
-const ENDPOINT = /^[A-Za-z0-9.-]+(:\d{1,5})?$/;
+/** Host, host:port or an http(s) URL (see parseEndpoint); stored as host[:port]. */
+const endpointField = () =>
+  z
+    .string()
+    .trim()
+    .max(300, 'endpoint: at most 300 characters')
+    .superRefine((s, ctx) => {
+      const parsed = parseEndpoint(s);
+      if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: parsed });
+    });
+
+/** A URL endpoint becomes host[:port], its scheme setting use_ssl (the scheme wins over use_ssl). */
+function normalizeEndpoint<T extends { endpoint?: string; use_ssl?: boolean }>(body: T): T {
+  if (body.endpoint === undefined) return body;
+  const parsed = parseEndpoint(body.endpoint);
+  if (typeof parsed === 'string') return body;
+  return {
+    ...body,
+    endpoint: parsed.hostPort,
+    ...(parsed.useSsl === undefined ? {} : { use_ssl: parsed.useSsl }),
+  };
+}
 
 /** Fields an operator gives for a remote (§2.16, §4.4). Defaults per §8. */
 const remoteFields = {
-  name: z.string().trim().min(1, 'name is required').max(64).describe('Display name of the remote'),
-  endpoint: z
-    .string()
+  name: displayText('name', TEXT_LIMITS.name)
     .trim()
-    .regex(ENDPOINT, 'endpoint must be host or host:port, without scheme or path')
+    .min(1, 'name is required')
+    .describe('Display name of the remote'),
+  endpoint: endpointField()
     .default('s3.amazonaws.com')
-    .describe('S3 endpoint, host or host:port'),
-  region: z.string().trim().max(64).default('').describe('Bucket region'),
-  bucket: z.string().trim().min(1, 'bucket is required').max(255).describe('Bucket name'),
-  prefix: z
-    .string()
+    .describe('S3 endpoint: host, host:port or an http(s):// URL (its scheme sets use_ssl)'),
+  region: displayText('region', TEXT_LIMITS.region).trim().default('').describe('Bucket region'),
+  bucket: displayText('bucket', TEXT_LIMITS.bucket)
     .trim()
-    .max(512)
+    .min(1, 'bucket is required')
+    .describe('Bucket name'),
+  prefix: displayText('prefix', TEXT_LIMITS.prefix)
+    .trim()
     .default('')
     .transform((p) => p.replace(/^\/+|\/+$/g, ''))
     .describe('Key prefix inside the bucket'),
-  access_key: z.string().trim().min(1, 'access_key is required').max(256).describe('Access key id'),
+  access_key: plainText('access_key', TEXT_LIMITS.accessKey)
+    .trim()
+    .min(1, 'access_key is required')
+    .describe('Access key id'),
   use_ssl: z.boolean().default(true).describe('Use HTTPS to reach the endpoint'),
   path_style: z.boolean().default(false).describe('Path-style bucket addressing'),
 };
 
-/** Body of POST /api/remotes. `secret_key` is write-only: stored apart, never returned. */
-export const CreateRemoteRequest = z.strictObject({
+/** The fields of POST /api/remotes, before a URL endpoint is normalised (the CRD schema's base). */
+export const CreateRemoteFields = z.strictObject({
   ...remoteFields,
-  secret_key: z.string().min(1, 'secret_key is required').max(512).describe('Secret access key (write-only)'),
+  secret_key: plainText('secret_key', 512)
+    .min(1, 'secret_key is required')
+    .describe('Secret access key (write-only)'),
 });
+
+/** Body of POST /api/remotes. `secret_key` is write-only: stored apart, never returned. */
+export const CreateRemoteRequest = CreateRemoteFields.transform(normalizeEndpoint);
 export type CreateRemoteRequest = z.infer<typeof CreateRemoteRequest>;
 
 /**
  * Body of PUT /api/remotes/{id}: the fields of create, each optional; an omitted field keeps its
  * stored value, and an empty or omitted `secret_key` keeps the stored secret.
  */
-export const UpdateRemoteRequest = z.strictObject({
-  name: remoteFields.name.optional(),
-  endpoint: z.string().trim().regex(ENDPOINT, 'endpoint must be host or host:port').optional(),
-  region: z.string().trim().max(64).optional(),
-  bucket: remoteFields.bucket.optional(),
-  prefix: z
-    .string()
-    .trim()
-    .max(512)
-    .transform((p) => p.replace(/^\/+|\/+$/g, ''))
-    .optional(),
-  access_key: remoteFields.access_key.optional(),
-  use_ssl: z.boolean().optional(),
-  path_style: z.boolean().optional(),
-  secret_key: z.string().max(512).optional(),
-});
+export const UpdateRemoteRequest = z
+  .strictObject({
+    name: remoteFields.name.optional(),
+    endpoint: endpointField().optional(),
+    region: displayText('region', TEXT_LIMITS.region).trim().optional(),
+    bucket: remoteFields.bucket.optional(),
+    prefix: displayText('prefix', TEXT_LIMITS.prefix)
+      .trim()
+      .transform((p) => p.replace(/^\/+|\/+$/g, ''))
+      .optional(),
+    access_key: remoteFields.access_key.optional(),
+    use_ssl: z.boolean().optional(),
+    path_style: z.boolean().optional(),
+    secret_key: plainText('secret_key', 512).optional(),
+  })
+  .transform(normalizeEndpoint);
 export type UpdateRemoteRequest = z.infer<typeof UpdateRemoteRequest>;
 
 /** The stored remote (keys.remotes): everything but the secret, which lives at keys.remoteSecrets. */

@@ -1,6 +1,8 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { VtlError } from '@vtl/api';
 import { ZodError } from 'zod';
+import { fromFastifyError } from './client-errors.js';
+import { redactUrl } from './request-log.js';
 
 /** Turns a zod failure into the one error body: the first issue names the field and the rule. */
 export function validationError(err: ZodError): VtlError {
@@ -20,12 +22,7 @@ export function registerErrorHandler(app: FastifyInstance): void {
     else if (error instanceof ZodError) vtl = validationError(error);
     else if ('statusCode' in error && typeof error.statusCode === 'number' && error.statusCode < 500) {
       // Fastify's own refusals: unparsable JSON, wrong content type, body too large.
-      const code = error.statusCode === 404 ? 'not_found' : 'bad_request';
-      vtl = new VtlError(
-        code,
-        `${error.message}. Send a JSON body matching the API reference (docs/api.md).`,
-      );
-      return reply.status(error.statusCode).send(vtl.toBody());
+      vtl = fromFastifyError(error);
     } else {
       request.log.error({ err: error }, 'request failed');
       vtl = new VtlError(
@@ -42,7 +39,7 @@ export function registerErrorHandler(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
     const err = new VtlError(
       'not_found',
-      `No route ${request.method} ${request.url}; see docs/api.md for the endpoints.`,
+      `No route ${request.method} ${redactUrl(request.url)}; see docs/api.md for the endpoints.`,
     );
     return reply.status(404).send(err.toBody());
   });

@@ -15,6 +15,7 @@ import { waitFor } from '@vtl/reconcile';
 import type { AppContext } from '../context.js';
 import { loadSnapshot, type Snapshot } from '@vtl/store';
 import { idParam, parse } from '../plugins/validate.js';
+import { checkPoolPath } from '../services/pool-path.js';
 
 /** How long POST /api/pools waits for the owning nodeagent to report the new pool active. */
 const POOL_ACTIVATION_WAIT_MS = 10_000;
@@ -57,6 +58,7 @@ export async function poolRoutes(app: FastifyInstance, ctx: AppContext) {
     },
     async (request, reply) => {
       const body = parse(CreatePoolRequest, request.body);
+      body.path = await checkPoolPath(body.path, ctx.config.stateDir);
       const s = await loadSnapshot(ctx.store);
       let node = body.node;
       if (!node) {

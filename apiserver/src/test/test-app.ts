@@ -23,7 +23,11 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
   const etcd: TestEtcd = await startTestEtcd();
   const stateDir = await fs.mkdtemp(path.join(os.tmpdir(), 'vtl-apiserver-'));
   const logger = pino({ level: 'silent' });
-  const store = await Store.connect({ endpoints: [etcd.endpoint], logger });
+  const store = await Store.connect({
+    endpoints: [etcd.endpoint],
+    logger,
+    sealingKeyFile: etcd.sealingKeyFile,
+  });
   await ensureIdentity(store);
   await ensureInitialAdmin(store, stateDir, logger);
   // The machine identity the support fingerprint derives from: a file the test may rewrite.

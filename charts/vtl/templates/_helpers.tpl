@@ -88,7 +88,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if .Values.etcd.enabled }}
 {{- $urls := list }}
 {{- range $i := until (int (include "vtl.etcdReplicas" .)) }}
-{{- $urls = append $urls (printf "http://%s:%d" (include "vtl.etcdMemberHost" (list $ $i)) (int $.Values.etcd.clientPort)) }}
+{{- $urls = append $urls (printf "https://%s:%d" (include "vtl.etcdMemberHost" (list $ $i)) (int $.Values.etcd.clientPort)) }}
 {{- end }}
 {{- join "," $urls }}
 {{- else if .Values.etcd.externalEndpoints }}
@@ -102,7 +102,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "vtl.etcdInitialCluster" -}}
 {{- $peers := list }}
 {{- range $i := until (int (include "vtl.etcdReplicas" .)) }}
-{{- $peers = append $peers (printf "%s-%d=http://%s:%d" (include "vtl.etcdName" $) $i (include "vtl.etcdMemberHost" (list $ $i)) (int $.Values.etcd.peerPort)) }}
+{{- $peers = append $peers (printf "%s-%d=https://%s:%d" (include "vtl.etcdName" $) $i (include "vtl.etcdMemberHost" (list $ $i)) (int $.Values.etcd.peerPort)) }}
 {{- end }}
 {{- join "," $peers }}
 {{- end }}
@@ -124,4 +124,79 @@ app.kubernetes.io/instance: {{ .Release.Name }}
   valueFrom:
     fieldRef:
       fieldPath: spec.nodeName
+{{- end }}
+
+{{/* Secret with the etcd CA and certificates (ca.crt, <process>.crt/.key); empty: an external etcd without TLS. */}}
+{{- define "vtl.etcdTlsSecretName" -}}
+{{- if .Values.etcd.tls.existingSecret }}
+{{- .Values.etcd.tls.existingSecret }}
+{{- else if .Values.etcd.enabled }}
+{{- printf "%s-etcd-tls" (include "vtl.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+
+{{/* Secret holding the sealing key file (key sealing.key). */}}
+{{- define "vtl.sealingSecretName" -}}
+{{- if .Values.sealing.existingSecret }}
+{{- .Values.sealing.existingSecret }}
+{{- else }}
+{{- printf "%s-sealing" (include "vtl.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+
+{{/*
+How one process reaches the store: (dict "root" $ "id" "apiserver" "sealing" true). Its own
+etcd client certificate, and the sealing key file for the processes that read or write secrets.
+*/}}
+{{- define "vtl.storeEnv" -}}
+{{- if include "vtl.etcdTlsSecretName" .root }}
+- name: VTL_ETCD_CA_FILE
+  value: /etc/vtl/etcd/ca.crt
+- name: VTL_ETCD_CERT_FILE
+  value: /etc/vtl/etcd/{{ .id }}.crt
+- name: VTL_ETCD_KEY_FILE
+  value: /etc/vtl/etcd/{{ .id }}.key
+{{- end }}
+{{- if .sealing }}
+- name: VTL_SEALING_KEY_FILE
+  value: /etc/vtl/sealing/sealing.key
+{{- end }}
+{{- end }}
+
+{{- define "vtl.storeVolumeMounts" -}}
+{{- if include "vtl.etcdTlsSecretName" .root }}
+- name: etcd-tls
+  mountPath: /etc/vtl/etcd
+  readOnly: true
+{{- end }}
+{{- if .sealing }}
+- name: sealing
+  mountPath: /etc/vtl/sealing
+  readOnly: true
+{{- end }}
+{{- end }}
+
+{{- define "vtl.storeVolumes" -}}
+{{- with include "vtl.etcdTlsSecretName" .root }}
+- name: etcd-tls
+  secret:
+    secretName: {{ . }}
+    defaultMode: 0440
+    items:
+      - key: ca.crt
+        path: ca.crt
+      - key: {{ $.id }}.crt
+        path: {{ $.id }}.crt
+      - key: {{ $.id }}.key
+        path: {{ $.id }}.key
+{{- end }}
+{{- if .sealing }}
+- name: sealing
+  secret:
+    secretName: {{ include "vtl.sealingSecretName" .root }}
+    defaultMode: 0440
+    items:
+      - key: sealing.key
+        path: sealing.key
+{{- end }}
 {{- end }}

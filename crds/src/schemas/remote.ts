@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CreateRemoteRequest } from '@vtl/api';
+import { CreateRemoteFields } from '@vtl/api';
 
 /** A key of a Secret in the resource's namespace. */
 export const SecretKeyRef = z.strictObject({
@@ -11,7 +11,7 @@ export const SecretKeyRef = z.strictObject({
  * Body of POST /api/remotes (spec §4.4, @vtl/api CreateRemoteRequest) with the write-only
  * `secret_key` replaced by a Secret reference, so no credential sits in Git.
  */
-export const RemoteSpec = CreateRemoteRequest.omit({ secret_key: true }).extend({
+export const RemoteSpec = CreateRemoteFields.omit({ secret_key: true }).extend({
   secretRef: SecretKeyRef.describe('Where the secret access key is kept'),
 });
 export type RemoteSpec = z.infer<typeof RemoteSpec>;

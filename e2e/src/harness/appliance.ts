@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '@vtl/store';
+import { freePort, Store, type StoreTls } from '@vtl/store';
 import { waitFor } from '@vtl/reconcile';
 import { ApiClient, type Exchange } from './api-client.js';
 
@@ -200,6 +200,33 @@ export class Appliance {
       if (cmdline.includes(entry)) return Number(pid);
     }
     return undefined;
+  }
+
+  /** The admin client certificate of the appliance's PKI: its etcd admits no client without one. */
+  get storeTls(): StoreTls {
+    const pki = path.join(this.stateDir, 'pki');
+    return {
+      caFile: path.join(pki, 'ca.crt'),
+      certFile: path.join(pki, 'admin.crt'),
+      keyFile: path.join(pki, 'admin.key'),
+    };
+  }
+
+  /** The appliance's etcd client URL (TLS with client certificates). */
+  get etcdEndpoint(): string {
+    return `https://127.0.0.1:${this.ports.etcdClient}`;
+  }
+
+  /**
+   * A Store on the appliance's own etcd, as the admin certificate, sealing and opening secrets
+   * with the appliance's key (or opts.sealingKeyFile). The caller closes it.
+   */
+  connectStore(opts: { sealingKeyFile?: string } = {}): Promise<Store> {
+    return Store.connect({
+      endpoints: [this.etcdEndpoint],
+      tls: this.storeTls,
+      sealingKeyFile: opts.sealingKeyFile ?? path.join(this.stateDir, 'pki', 'sealing.key'),
+    });
   }
 
   /** The last lines the appliance printed, for failure messages. */

@@ -1,7 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import fs from 'node:fs/promises';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, fchmodSync, openSync } from 'node:fs';
 import path from 'node:path';
 import { isoNow, type NodeStatus } from '@vtl/api';
 import { EmulatorClient, type EmulatorConfig, type EmuEvent, type HelloResult } from '@vtl/emulator';
@@ -122,7 +122,8 @@ export class EmulatorSupervisor {
     this.setStatus({ state: 'starting', generation: config.generation, detail: 'starting' });
     const dir = path.dirname(config.socket);
     await fs.mkdir(dir, { recursive: true });
-    await fs.mkdir(path.join(this.opts.stateDir, 'logs'), { recursive: true });
+    // Logs are the appliance user's alone (0700 directory, 0600 files), as the appliance keeps them.
+    await fs.mkdir(path.join(this.opts.stateDir, 'logs'), { recursive: true, mode: 0o700 });
     const configFile = path.join(dir, 'config.json');
     await fs.writeFile(configFile, JSON.stringify(config, null, 2));
     if (this.opts.unit) {
@@ -158,7 +159,8 @@ export class EmulatorSupervisor {
   }
 
   private spawnEmulator(configFile: string, generation: number) {
-    const log = openSync(path.join(this.opts.stateDir, 'logs', 'emulator.log'), 'a');
+    const log = openSync(path.join(this.opts.stateDir, 'logs', 'emulator.log'), 'a', 0o600);
+    fchmodSync(log, 0o600);
     const child = spawn(process.execPath, [...EMULATOR_NODE_FLAGS, this.opts.entry, '--config', configFile], {
       detached: true,
       stdio: ['ignore', log, log],

@@ -1,0 +1,46 @@
+import { z } from 'zod';
+
+/**
+ * C0 controls (including NUL, CR, LF, TAB), DEL and C1 controls. A display string holding one can
+ * forge log lines, break a terminal or a CSV export, or hide text in the console, so every
+ * user-supplied name refuses them.
+ */
+// eslint-disable-next-line no-control-regex
+export const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** Markup characters: a display name never needs them, and refusing them keeps names inert in HTML. */
+export const MARKUP_CHARS = /[<>]/;
+
+/** Length limits of user-supplied display strings (docs/api.md "Input hygiene"). */
+export const TEXT_LIMITS = {
+  /** Names and aliases: library, remote, API key, initiator alias, recovered library name. */
+  name: 64,
+  /** Bucket region. */
+  region: 64,
+  /** Bucket name (S3 allows 63; other stores a little more). */
+  bucket: 255,
+  /** Access key id. */
+  accessKey: 256,
+  /** Key prefix inside a bucket. */
+  prefix: 512,
+} as const;
+
+/**
+ * A display string of at most `max` characters without control characters or `<`/`>`.
+ * `field` names the field in the message so the error says what to fix.
+ */
+export function displayText(field: string, max: number) {
+  return z
+    .string()
+    .max(max, `${field}: at most ${max} characters`)
+    .refine((s) => !CONTROL_CHARS.test(s), `${field}: control characters (C0, C1, DEL) are not allowed`)
+    .refine((s) => !MARKUP_CHARS.test(s), `${field}: < and > are not allowed`);
+}
+
+/** Like displayText but for credentials and keys: control characters refused, any other text kept. */
+export function plainText(field: string, max: number) {
+  return z
+    .string()
+    .max(max, `${field}: at most ${max} characters`)
+    .refine((s) => !CONTROL_CHARS.test(s), `${field}: control characters (C0, C1, DEL) are not allowed`);
+}

@@ -1,0 +1,21 @@
+import os from 'node:os';
+import path from 'node:path';
+import { storeSettingsFromEnv, type StoreSettings } from '@vtl/store';
+
+/** Controller settings, from the environment (README lists every variable). */
+export interface ControllerConfig {
+  node: string;
+  /** Endpoints, client certificate and sealing key of the store. */
+  store: StoreSettings;
+  /** 0 keeps the drain reconciler's default. */
+  drainTimeoutMs: number;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConfig {
+  const stateDir = path.resolve(env.VTL_STATE_DIR ?? 'var');
+  return {
+    node: env.VTL_NODE ?? os.hostname(),
+    store: storeSettingsFromEnv(env, stateDir),
+    drainTimeoutMs: Number(env.VTL_DRAIN_TIMEOUT_MS) || 0,
+  };
+}
