@@ -57,8 +57,14 @@ describe('the systemd unit set under deploy/systemd', () => {
     );
     const env = await fs.readFile(path.join(dir, 'vtl.env'), 'utf8');
     expect(env).toMatch(/^VTL_EMULATOR_UNIT=vtl-emulator\.service$/m);
-    for (const setting of ['VTL_ETCD_CA_FILE', 'VTL_ETCD_CERT_FILE', 'VTL_ETCD_KEY_FILE'])
-      expect(env).toContain(setting);
+    // etcd TLS placeholders (docs/security.md): the CA for all, each process its own pair.
+    expect(env).toContain('VTL_ETCD_CA_FILE=/var/lib/vtl/pki/ca.crt');
+    for (const name of ['apiserver', 'controller', 'nodeagent']) {
+      const text = await fs.readFile(path.join(dir, `vtl-${name}.service`), 'utf8');
+      expect(text).toContain(
+        `VTL_ETCD_CERT_FILE=/var/lib/vtl/pki/${name}.crt VTL_ETCD_KEY_FILE=/var/lib/vtl/pki/${name}.key`,
+      );
+    }
   });
 
   it.runIf(hasSystemdAnalyze)('passes systemd-analyze verify without a warning', async () => {
