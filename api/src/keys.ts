@@ -80,6 +80,11 @@ export const keys = {
   poolName: (name: string) => `${ROOT}system/names/pools/${name}`,
   /** Claim of a pool by the one library it homes (declare and pool delete race on it). */
   poolHome: (poolId: number) => `${ROOT}system/names/pool-home/${pad(poolId)}`,
+  /**
+   * The job that holds a cartridge label: job admission, retry and cartridge delete compare it
+   * in their transaction, so two requests can never both start work on one label.
+   */
+  jobLabel: (label: string) => `${ROOT}system/names/job-labels/${label}`,
   /** Short-lived leased locks serialising read-decide-write sequences (e.g. mint per library). */
   lock: (name: string) => `${ROOT}system/locks/${name}`,
   /** Library serials are unique on an appliance (recover refuses an existing one). */

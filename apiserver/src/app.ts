@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { AppContext } from './context.js';
 import './plugins/route-config.js';
 import { registerErrorHandler } from './plugins/errors.js';
+import { registerArrival } from './plugins/arrival.js';
 import { hygieneOptions, registerHygiene } from './plugins/hygiene.js';
 import { requestLogger } from './plugins/request-log.js';
 import { registerAudit, registerAuth } from './plugins/auth.js';
@@ -61,6 +62,7 @@ function base(ctx: AppContext, opts: { https?: ServerOptions }): FastifyInstance
   }) as unknown as FastifyInstance;
   registerHygiene(app, opts.https);
   registerErrorHandler(app);
+  registerArrival(app);
   registerAuth(app, ctx.store);
   registerAudit(app, new AuditLog(ctx.store));
   return app;

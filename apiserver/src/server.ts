@@ -19,6 +19,7 @@ async function main() {
     tls: config.etcdTls,
     sealingKeyFile: config.sealingKeyFile,
     logger,
+    deadlineMs: config.storeDeadlineMs,
   });
   await ensureIdentity(store);
   await ensureInitialAdmin(store, config.stateDir, logger);

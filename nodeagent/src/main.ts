@@ -43,12 +43,10 @@ runProcess('nodeagent', async (rootLogger) => {
   // One nodeagent per node: a second one waits here until the first is gone.
   const claim = await claimNode(store, config.node, logger);
   const journal = new EventJournal(store);
-  const lease = await store.lease(STATUS_LEASE_TTL_SEC);
-  lease.onLost(() => {
-    // Status written under a lost lease is gone; restarting republishes everything cleanly.
-    logger.error('status lease lost; exiting so the supervisor restarts the nodeagent');
-    process.exit(75);
-  });
+  // Status records vanish with this lease when the node dies. A store stall longer than its TTL
+  // loses it too: a new one is granted once etcd answers and the status is written again, so
+  // the nodeagent (and the jobs it runs) carries on instead of exiting.
+  const lease = await store.renewingLease(STATUS_LEASE_TTL_SEC);
   await ensureDefaultPool(store, config.node, config.defaultPoolPath, logger);
   const pools = await startPoolReconciler({ store, lease, node: config.node, logger });
 
@@ -68,6 +66,11 @@ runProcess('nodeagent', async (rootLogger) => {
   const publisher = new NodeStatusPublisher({ store, lease, node: config.node, supervisor, logger });
   publish.now = () => publisher.publish();
   await publisher.start();
+  lease.onRenewed(() => {
+    logger.warn('status lease renewed after a store stall; publishing node and pool status again');
+    publisher.republish();
+    pools.republish();
+  });
 
   const carts = await startCartridgeReconciler({
     store,

@@ -10,6 +10,7 @@ import {
   MintResponse,
   VtlError,
   badRequest,
+  conflict,
   findDriveModel,
   isJobActive,
   isoNow,
@@ -20,7 +21,17 @@ import {
 import { waitFor } from '@vtl/reconcile';
 import type { AppContext } from '../context.js';
 import { parse } from '../plugins/validate.js';
-import { liveLibraryIds, loadSnapshot, observedCartridges, observedLibrary, type Snapshot } from '@vtl/store';
+import {
+  liveLibraryIds,
+  loadSnapshot,
+  observedCartridges,
+  observedLibrary,
+  readLabelClaim,
+  refuseWhileLivenessUnknown,
+  requireLive,
+  type Snapshot,
+  type Store,
+} from '@vtl/store';
 import { cartridgeView } from '../services/status-view.js';
 import { nextLabels, usedVolsers, volser } from '../services/labels.js';
 import { findLibrary } from './libraries.js';
@@ -35,6 +46,7 @@ const REALISE_WAIT_MS = 30_000;
 /** `library` 0 means the only live library. */
 function mintTarget(s: Snapshot, library: number): LibrarySpec {
   if (library === 0) {
+    refuseWhileLivenessUnknown(s);
     const live = liveLibraryIds(s);
     if (live.length !== 1)
       throw badRequest(
@@ -46,8 +58,7 @@ function mintTarget(s: Snapshot, library: number): LibrarySpec {
   }
   const lib = s.libraries.find((l) => l.id === library && !l.deleting);
   if (!lib) throw badRequest(`library ${library} does not exist; GET /api/libraries lists them.`);
-  if (!observedLibrary(s, lib.id))
-    throw badRequest(`Library ${lib.id} is not live; apply it first (POST /api/libraries/apply).`);
+  requireLive(s, lib, `Library ${lib.id} is not live; apply it first (POST /api/libraries/apply).`);
   return lib;
 }
 
@@ -61,6 +72,28 @@ function freeSlots(s: Snapshot, lib: LibrarySpec): number[] {
   return (seen?.slots ?? [])
     .filter((slot) => slot.kind === 'storage' && slot.label === '' && !promised.has(slot.num))
     .map((slot) => slot.num);
+}
+
+/**
+ * Marks a cartridge for deletion in one transaction comparing the record and the label's job
+ * claim as checked: of N racing deletes one wins, the rest get 409; an export admitted at the
+ * same moment makes the delete lose instead of both going ahead.
+ */
+async function markDeleting(store: Store, label: string): Promise<void> {
+  const key = keys.cartridges.one(label);
+  const found = await store.get(key, CartridgeSpec);
+  if (!found) throw notFound(`No cartridge ${label}; GET /api/cartridges lists them.`);
+  if (found.value.deleting)
+    throw conflict(`${label} is being deleted already; GET /api/cartridges shows when it is gone.`);
+  const claim = await readLabelClaim(store, label);
+  if (claim.busy)
+    throw badRequest(`${label} is referenced by job(s) ${claim.busy.id}; wait for or cancel them.`);
+  const txn = store.transaction().ifModRevision(key, found.modRevision);
+  claim.guard(txn);
+  if (!(await txn.put(key, { ...found.value, deleting: true }).commit()))
+    throw conflict(
+      `${label} changed while this delete ran (another delete or a job); GET /api/cartridges/${label}, then retry.`,
+    );
 }
 
 export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
@@ -190,9 +223,7 @@ export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
           `${label} is referenced by job(s) ${jobs.map((j) => j.id).join(', ')}; wait for or cancel them.`,
         );
 
-      await store.update(keys.cartridges.one(label), CartridgeSpec, (cur) =>
-        cur ? { ...cur, deleting: true } : undefined,
-      );
+      await markDeleting(store, label);
       await waitFor(async () => !(await store.get(keys.cartridges.one(label), CartridgeSpec)), {
         timeoutMs: REALISE_WAIT_MS,
       }).catch(() => {
