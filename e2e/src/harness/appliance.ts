@@ -240,7 +240,7 @@ export class Appliance {
     this.api?.close();
     this.anonymous?.close();
     this.plain?.close();
-    if (!child || child.exitCode !== null) return;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     child.kill('SIGTERM');
     await exited;
