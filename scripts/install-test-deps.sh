@@ -8,6 +8,9 @@
 set -euo pipefail
 packages=(etcd-server etcd-client libiscsi-bin libiscsi7 qemu-system-x86)
 packages+=(ceph-mon ceph-osd radosgw ceph-common uuid-runtime zstd curl iproute2)
+# What building LTFS for e2e/src/ltfs-guest.test.ts takes (../shared/peers/build-ltfs.sh installs
+# them too when missing); its programs and their libraries then go into the guest.
+packages+=(autoconf automake libtool pkg-config make gcc libfuse-dev libxml2-dev libicu-dev uuid-dev uthash-dev)
 missing=()
 if ! command -v dpkg >/dev/null 2>&1; then
   echo "scripts/install-test-deps.sh: no dpkg here; install the equivalents of these Debian packages yourself: ${packages[*]}" >&2

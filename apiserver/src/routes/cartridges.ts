@@ -17,6 +17,9 @@ import {
   keys,
   notFound,
   type LibrarySpec,
+  type DriveModel,
+  driveGeneration,
+  mediaSuffix,
 } from '@vtl/api';
 import { waitFor } from '@vtl/reconcile';
 import type { AppContext } from '../context.js';
@@ -135,14 +138,18 @@ export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
       if (!drive)
         throw new VtlError('internal', `Library ${lib.id} names an unknown drive model ${lib.drive_model}.`);
       const label = body.label.trim().toUpperCase();
+      // WORM cartridges differ by their media identifier only; the emulator reads it from the label.
+      const suffix = body.worm ? wormSuffixOf(drive) : drive.suffix;
       if (label && body.count > 1) throw badRequest('label must be empty when count is more than 1.');
       if (label && !CARTRIDGE_LABEL.test(label))
         throw badRequest(
           'label must be six A-Z0-9 characters plus the media suffix, e.g. ' +
-            `${lib.label_prefix}001${drive.suffix}.`,
+            `${lib.label_prefix}001${suffix}.`,
         );
-      if (label && !label.endsWith(drive.suffix))
-        throw badRequest(`label must end with ${drive.suffix}, the media suffix of ${drive.product}.`);
+      if (label && !label.endsWith(suffix))
+        throw badRequest(
+          `label must end with ${suffix}, the ${body.worm ? 'WORM ' : ''}media suffix of ${drive.product}.`,
+        );
 
       const specs = await withLock(store, `mint-${lib.id}`, async () => {
         // Decide on fresh records under the lock: free slots and labels cannot be promised twice.
@@ -154,7 +161,7 @@ export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
         if (slots.length === 0)
           throw badRequest(`Library ${lib.id} has no free storage slot; delete or export cartridges first.`);
         const count = Math.min(body.count, slots.length);
-        const labels = label ? [label] : nextLabels(lib.label_prefix, drive.suffix, used, count);
+        const labels = label ? [label] : nextLabels(lib.label_prefix, suffix, used, count);
         const planned: CartridgeSpec[] = labels.map((l, i) => ({
           label: l,
           library: lib.id,
@@ -235,4 +242,11 @@ export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
       return DeleteCartridgeResponse.parse({ ok: true, label });
     },
   );
+}
+
+/** The WORM media identifier of a drive model's generation; 400 where there is none (LTO-10 here). */
+function wormSuffixOf(drive: DriveModel): string {
+  const suffix = mediaSuffix(driveGeneration(drive), true);
+  if (!suffix) throw badRequest(`${drive.product} takes no WORM cartridges here; mint without worm.`);
+  return suffix;
 }
