@@ -14,4 +14,6 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm ci --no-audit --no-fund
 fi
 npm run build --silent
+# exec: the appliance takes this shell's place, so the SIGTERM npm forwards (or a service manager
+# sends) reaches it directly (docs/systemd.md).
 exec node appliance/dist/main.js

@@ -72,6 +72,8 @@ export const keys = {
   restartRequest: `${ROOT}system/restart-request`,
   /** Atomic integer id counters. */
   counter: (name: string) => `${ROOT}system/counters/${name}`,
+  /** The one nodeagent serving a node, leased: a second one for the same node waits for it. */
+  nodeagentClaim: (node: string) => `${ROOT}system/nodeagents/${node}`,
   /** Election prefix for the controller. */
   controllerElection: `${ROOT}system/election/controller`,
   /** Name index so two pools can never share a name. */

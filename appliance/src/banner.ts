@@ -11,7 +11,7 @@ import type { ApplianceConfig } from './config.js';
  * anything else (a pipe, a file, journald), which is what log tooling wants.
  */
 export function launcherLogger(name: string, tty = process.stdout.isTTY === true): Logger {
-  if (!tty) return pino({ name });
+  if (!tty) return pino({ name }, pino.destination({ dest: 1, sync: true }));
   return pino(
     { name },
     pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname', sync: true }),
