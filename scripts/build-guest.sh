@@ -19,7 +19,8 @@ fi
 # The tools the guest runs. The kernel is resolved from the cloud meta-package below.
 tools=(busybox-static open-iscsi mtx mt-st sg3-utils lsscsi tar)
 # Kernel modules the guest loads (modprobe pulls their dependencies, resolved at build time).
-modules=(virtio_pci virtio_net iscsi_tcp st ch sg)
+# fuse: LTFS mounts a cartridge through it (the LTFS overlay, scripts/build-ltfs-overlay.sh).
+modules=(virtio_pci virtio_net iscsi_tcp st ch sg fuse)
 
 log() { echo "build-guest: $*" >&2; }
 

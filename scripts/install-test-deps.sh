@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the tests drive for real: etcd, and libiscsi's initiator tools.
+# Installs the Debian packages the tests drive for real (run by `npm test` first; as root, or it
+# names what is missing and how to install it): etcd, and libiscsi's initiator tools.
 # qemu-system-x86 boots the Linux guest of e2e/src/linux-guest.test.ts (its kernel and tools
 # are fetched with apt-get download by scripts/build-guest.sh, not installed here).
 # Ceph (mon, osd, radosgw) is the real S3 of offsite/src/testing/rgw.ts; zstd and curl run the
@@ -7,9 +8,24 @@
 set -euo pipefail
 packages=(etcd-server etcd-client libiscsi-bin libiscsi7 qemu-system-x86)
 packages+=(ceph-mon ceph-osd radosgw ceph-common uuid-runtime zstd curl iproute2)
+# What building LTFS for e2e/src/ltfs-guest.test.ts takes (../shared/peers/build-ltfs.sh installs
+# them too when missing); its programs and their libraries then go into the guest.
+packages+=(autoconf automake libtool pkg-config make gcc libfuse-dev libxml2-dev libicu-dev uuid-dev uthash-dev)
+# Debian's Chromium is the browser of e2e/src/console.test.ts (driven by playwright-core).
+packages+=(chromium chromium-driver)
 missing=()
+if ! command -v dpkg >/dev/null 2>&1; then
+  echo "scripts/install-test-deps.sh: no dpkg here; install the equivalents of these Debian packages yourself: ${packages[*]}" >&2
+  exit 0
+fi
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "The tests need these Debian packages, which are not installed: ${missing[*]}" >&2
+    echo "Install them as root, then run the tests again:" >&2
+    echo "  sudo bash scripts/install-test-deps.sh" >&2
+    exit 1
+  fi
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi

@@ -13,5 +13,7 @@ fi
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund
 fi
-npx tsc -b
+npm run build --silent
+# exec: the appliance takes this shell's place, so the SIGTERM npm forwards (or a service manager
+# sends) reaches it directly (docs/systemd.md).
 exec node appliance/dist/main.js

@@ -22,6 +22,10 @@ export const ErrorCode = z.enum([
   'uri_too_long',
   'unsupported_media_type',
   'headers_too_large',
+  /** An S3 remote refused the connection or answered with an error (access, bucket, 5xx). */
+  'remote_refused',
+  /** An S3 remote did not answer in time (timeout, host or network unreachable). */
+  'remote_unreachable',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCode>;
 
@@ -43,6 +47,8 @@ export const statusForCode: Record<ErrorCode, number> = {
   uri_too_long: 414,
   unsupported_media_type: 415,
   headers_too_large: 431,
+  remote_refused: 502,
+  remote_unreachable: 504,
 };
 
 /** The one error body of every 4xx/5xx response (docs/errors.md). */

@@ -1,8 +1,11 @@
 import { randomInt } from 'node:crypto';
 import { z } from 'zod';
 
-/** Cartridge barcode: six A-Z0-9 characters plus an LTO media suffix (L3..L9). */
-export const CARTRIDGE_LABEL = /^[A-Z0-9]{6}L[1-9]$/;
+/**
+ * Cartridge barcode: six A-Z0-9 characters plus an LTO media identifier: L1..L9, LA (LTO-10)
+ * or a WORM one, LT..LZ (models.ts parseMediaSuffix says which generation each names).
+ */
+export const CARTRIDGE_LABEL = /^[A-Z0-9]{6}L[1-9AT-Z]$/;
 export const LABEL_PREFIX = /^[A-Z0-9]{3}$/;
 /** setting system.name and bucket key segment. */
 export const SYSTEM_NAME = /^[a-z0-9][a-z0-9_-]{0,31}$/;

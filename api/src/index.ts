@@ -2,6 +2,7 @@ export * from './keys.js';
 export * from './errors.js';
 export * from './identifiers.js';
 export * from './models.js';
+export * from './cartridge-image.js';
 export * from './resources/pool.js';
 export * from './resources/library.js';
 export * from './resources/live.js';

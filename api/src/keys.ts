@@ -72,12 +72,19 @@ export const keys = {
   restartRequest: `${ROOT}system/restart-request`,
   /** Atomic integer id counters. */
   counter: (name: string) => `${ROOT}system/counters/${name}`,
+  /** The one nodeagent serving a node, leased: a second one for the same node waits for it. */
+  nodeagentClaim: (node: string) => `${ROOT}system/nodeagents/${node}`,
   /** Election prefix for the controller. */
   controllerElection: `${ROOT}system/election/controller`,
   /** Name index so two pools can never share a name. */
   poolName: (name: string) => `${ROOT}system/names/pools/${name}`,
   /** Claim of a pool by the one library it homes (declare and pool delete race on it). */
   poolHome: (poolId: number) => `${ROOT}system/names/pool-home/${pad(poolId)}`,
+  /**
+   * The job that holds a cartridge label: job admission, retry and cartridge delete compare it
+   * in their transaction, so two requests can never both start work on one label.
+   */
+  jobLabel: (label: string) => `${ROOT}system/names/job-labels/${label}`,
   /** Short-lived leased locks serialising read-decide-write sequences (e.g. mint per library). */
   lock: (name: string) => `${ROOT}system/locks/${name}`,
   /** Library serials are unique on an appliance (recover refuses an existing one). */

@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import type { AppContext } from './context.js';
 import './plugins/route-config.js';
 import { registerErrorHandler } from './plugins/errors.js';
+import { registerArrival } from './plugins/arrival.js';
 import { hygieneOptions, registerHygiene } from './plugins/hygiene.js';
 import { requestLogger } from './plugins/request-log.js';
 import { registerAudit, registerAuth } from './plugins/auth.js';
@@ -24,6 +25,7 @@ import { userRoutes } from './routes/users.js';
 import { apiKeyRoutes } from './routes/apikeys.js';
 import { auditRoutes } from './routes/audit.js';
 import { openApiRoutes } from './routes/openapi.js';
+import { consoleRoutes } from './plugins/console.js';
 import { targetRoutes } from './routes/targets.js';
 import { remoteRoutes } from './routes/remotes.js';
 import { catalogRoutes } from './routes/catalog.js';
@@ -62,6 +64,7 @@ function base(ctx: AppContext, opts: { https?: ServerOptions }): FastifyInstance
   }) as unknown as FastifyInstance;
   registerHygiene(app, opts.https);
   registerErrorHandler(app);
+  registerArrival(app);
   registerAuth(app, ctx.store, ctx.views);
   registerAudit(app, new AuditLog(ctx.store));
   return app;
@@ -80,6 +83,7 @@ export async function buildApp(
       ctx.views = undefined;
       await started.close();
     });
+  await consoleRoutes(app); // the web console at /: not part of the API, so before the collector
   openApiRoutes(app, ctx); // first: it collects every route registered after it
   await healthRoutes(app, ctx);
   await metricsRoute(app, ctx);

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { storeSettingsFromEnv, type StoreTls } from '@vtl/store';
+import { storeDeadlineFromEnv, storeSettingsFromEnv, type StoreTls } from '@vtl/store';
 
 /** Apiserver settings, from the environment (README lists every variable). */
 export interface ApiserverConfig {
@@ -17,6 +17,8 @@ export interface ApiserverConfig {
   opTimeoutMs: number;
   /** Interval of the keepalive comment on GET /api/events (§6.1: 20 s). */
   sseKeepaliveMs: number;
+  /** The most one store (etcd) call made for a request waits; past it the answer is 503 unavailable. */
+  storeDeadlineMs: number;
   /** How long a login session lasts. */
   sessionTtlSec: number;
   /** An operator's own HTTPS certificate and key (PEM); both or neither. Default: the self-signed pair. */
@@ -46,6 +48,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiserverConfi
     plainPort: int(env.VTL_PLAIN_PORT, 8080),
     opTimeoutMs: int(env.VTL_OP_TIMEOUT_MS, 120_000),
     sseKeepaliveMs: Math.max(1, int(env.VTL_SSE_KEEPALIVE_MS, 20_000)),
+    storeDeadlineMs: storeDeadlineFromEnv(env),
     sessionTtlSec: Math.max(1, int(env.VTL_SESSION_TTL_SEC, 12 * 3600)),
     ...(env.VTL_TLS_CERT_FILE ? { tlsCertFile: path.resolve(env.VTL_TLS_CERT_FILE) } : {}),
     ...(env.VTL_TLS_KEY_FILE ? { tlsKeyFile: path.resolve(env.VTL_TLS_KEY_FILE) } : {}),

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { EventJournal, Store } from '@vtl/store';
-import { exitOnRestartRequest } from '@vtl/reconcile';
+import { boundedStep, exitOnRestartRequest, onShutdown, watchSupervisor } from '@vtl/reconcile';
 import { buildApp, buildPlainApp } from './app.js';
 import { loadConfig } from './config.js';
 import { httpsOptions, loadCertificate } from './tls.js';
@@ -12,11 +12,14 @@ import { VERSION } from './version.js';
 async function main() {
   const config = loadConfig();
   const logger = pino({ name: 'apiserver' });
+  // Before anything waits on the store: a launcher that died must not leave this process behind.
+  watchSupervisor(logger);
   const store = await Store.connect({
     endpoints: config.etcdEndpoints,
     tls: config.etcdTls,
     sealingKeyFile: config.sealingKeyFile,
     logger,
+    deadlineMs: config.storeDeadlineMs,
   });
   await ensureIdentity(store);
   await ensureInitialAdmin(store, config.stateDir, logger);
@@ -37,14 +40,11 @@ async function main() {
   // SIGTERM below lets the answer to POST /api/system/restart finish before the process exits.
   await exitOnRestartRequest(store, logger);
 
-  const stop = async (signal: string) => {
-    logger.info({ signal }, 'apiserver stopping');
-    await Promise.allSettled([app.close(), plain?.close()]);
-    await store.close();
-    process.exit(0);
-  };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
+  // Bounded steps: with etcd stopped or gone, closing the store must not hold the exit.
+  onShutdown(logger, async () => {
+    await boundedStep(logger, 'close listeners', () => Promise.allSettled([app.close(), plain?.close()]));
+    await boundedStep(logger, 'close store', () => store.close());
+  });
 }
 
 main().catch((err) => {

@@ -1,25 +1,40 @@
 import path from 'node:path';
-import { pino } from 'pino';
 import { startEtcd, type EtcdProcess } from '@vtl/store';
 import { loadConfig } from './config.js';
 import { prepareStoreAccess } from './store-access.js';
 import { SupervisedProcess } from './supervised-process.js';
 import { prepareLogDir, prepareLogFile } from './log-files.js';
+import { announceWhenReady, launcherLogger } from './banner.js';
+import { takeStateDir } from './run-state.js';
+import { stopEmulatorIfRunning } from './emulator-stop.js';
+
+/** The appliance exits this long after SIGTERM whatever its children and etcd do. */
+const HARD_EXIT_MS = 9_500;
+/** The share of etcd and a leftover emulator: the children go first, then these two. */
+const LAST_STOP_MS = 1_000;
 
 const root = path.resolve(import.meta.dirname, '../..');
 const entry = (pkg: string, file: string) => path.join(root, pkg, 'dist', file);
 
 /**
  * The single-node appliance: its own etcd, then the apiserver, the controller and one nodeagent
- * (which starts the tape emulator). SIGINT/SIGTERM stops everything; state stays on disk.
+ * (which starts the tape emulator). SIGINT/SIGTERM stops everything within 10 s; state stays on
+ * disk. One appliance per state directory (a lock there); if this process is killed, its
+ * children exit by themselves and the next start stops whatever is left (pid files there).
  */
 async function main() {
   const config = loadConfig();
-  const logger = pino({ name: 'appliance' });
+  // At a terminal pino-pretty; else JSON written synchronously: pino's default exit-time flush
+  // retries a failed write forever, so an appliance whose stdout reader went away first (npm, a
+  // closed terminal) would never exit.
+  const logger = launcherLogger('appliance');
+  // Children's output is copied to stdout: a reader that went away must not crash the appliance.
+  process.stdout.on('error', () => undefined);
   const logs = path.join(config.stateDir, 'logs');
   await prepareLogDir(logs);
   for (const name of ['etcd', 'apiserver', 'controller', 'nodeagent'])
     await prepareLogFile(path.join(logs, `${name}.log`));
+  const run = await takeStateDir(config.stateDir, logger);
 
   let etcd: EtcdProcess | undefined;
   let endpoints = config.etcdEndpoints;
@@ -32,8 +47,10 @@ async function main() {
       host: '127.0.0.1',
       logFile: path.join(logs, 'etcd.log'),
       detached: true,
+      dieWithParent: true,
       tls: access.etcdTls,
     });
+    await run.pids.write('etcd', etcd.pid, 'etcd');
     endpoints = [etcd.endpoint];
     logger.info({ endpoint: etcd.endpoint }, 'local etcd running');
   }
@@ -61,6 +78,7 @@ async function main() {
       { ...env, ...access.envFor('apiserver') },
       path.join(logs, 'apiserver.log'),
       logger,
+      (pid) => void run.pids.write('apiserver', pid, 'apiserver/dist/server.js'),
     ),
     new SupervisedProcess(
       'controller',
@@ -68,6 +86,7 @@ async function main() {
       { ...env, ...access.envFor('controller') },
       path.join(logs, 'controller.log'),
       logger,
+      (pid) => void run.pids.write('controller', pid, 'controller/dist/main.js'),
     ),
     new SupervisedProcess(
       'nodeagent',
@@ -75,6 +94,7 @@ async function main() {
       { ...nodeagentEnv, ...access.envFor('nodeagent') },
       path.join(logs, 'nodeagent.log'),
       logger,
+      (pid) => void run.pids.write('nodeagent', pid, 'nodeagent/dist/main.js'),
     ),
   ];
   processes.forEach((p) => p.start());
@@ -94,12 +114,22 @@ async function main() {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'appliance stopping');
-    await Promise.all(processes.map((p) => p.stop()));
-    await etcd?.stop();
+    setTimeout(() => {
+      logger.error('appliance did not stop in time; exiting anyway');
+      process.exit(1);
+    }, HARD_EXIT_MS);
+    await Promise.all(processes.map((p) => p.stop(HARD_EXIT_MS - LAST_STOP_MS - 1_000)));
+    await Promise.all([
+      stopEmulatorIfRunning(config.stateDir, logger, LAST_STOP_MS),
+      etcd?.stop(LAST_STOP_MS),
+    ]);
+    for (const name of ['apiserver', 'controller', 'nodeagent', 'etcd']) await run.pids.remove(name);
+    await run.lock.release();
     logger.info('appliance stopped');
     process.exit(0);
   };
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => void stop(signal));
+  void announceWhenReady(config, logger, { stopped: () => stopping });
 }
 
 main().catch((err) => {

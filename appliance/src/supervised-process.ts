@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import type { Logger } from 'pino';
+import { terminalSink } from './banner.js';
 
 /** Restart delays after a crash: doubling from 1 s up to 30 s, reset after a minute of uptime. */
 const RESTART_MIN_MS = 1_000;
@@ -23,6 +24,8 @@ export class SupervisedProcess {
     private readonly env: NodeJS.ProcessEnv,
     logFile: string,
     private readonly logger: Logger,
+    /** Told each new pid (the launcher records it in a pid file). */
+    private readonly onSpawn: (pid: number) => void = () => undefined,
   ) {
     // 0600 when created here; main.ts tightens files that exist already (log-files.ts).
     this.log = createWriteStream(logFile, { flags: 'a', mode: 0o600 });
@@ -31,16 +34,23 @@ export class SupervisedProcess {
   start(): void {
     const startedAt = Date.now();
     // Own process group: a terminal's Ctrl-C reaches only the launcher, which stops the children
-    // in order (etcd last).
+    // in order (etcd last). The IPC channel is how a child learns that the launcher died
+    // (watchSupervisor in @vtl/reconcile): the kernel closes it whatever killed the launcher.
     const child = spawn(process.execPath, [this.entry], {
       env: this.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       detached: true,
     });
     this.child = child;
-    for (const stream of [child.stdout, child.stderr]) {
+    if (child.pid) this.onSpawn(child.pid);
+    // The channel carries no messages; it must not keep the launcher alive either.
+    child.channel?.unref();
+    child.on('error', (err) =>
+      this.logger.error({ process: this.name, err }, 'process could not be started'),
+    );
+    for (const stream of [child.stdout!, child.stderr!]) {
       stream.pipe(this.log, { end: false });
-      stream.pipe(process.stdout, { end: false });
+      stream.pipe(terminalSink(), { end: false });
     }
     child.on('exit', (code, signal) => {
       this.child = undefined;
@@ -59,8 +69,11 @@ export class SupervisedProcess {
     return this.child?.pid;
   }
 
-  /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
-  async stop(graceMs = 15_000): Promise<void> {
+  /**
+   * SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. The children exit by
+   * themselves within HARD_EXIT_MS (@vtl/reconcile) of SIGTERM; the grace is a little longer.
+   */
+  async stop(graceMs = 8_000): Promise<void> {
     this.stopping = true;
     const child = this.child;
     if (!child || child.exitCode !== null) return;

@@ -1,5 +1,5 @@
 import { EventJournal, Store } from '@vtl/store';
-import { exitOnRestartRequest, runProcess, runWhileLeader, startOpRunner } from '@vtl/reconcile';
+import { boundedStep, exitOnRestartRequest, runProcess, runWhileLeader, startOpRunner } from '@vtl/reconcile';
 import { loadConfig } from './config.js';
 import { activate } from './library/activate.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS, startDrainReconciler } from './system/drain.js';
@@ -54,9 +54,10 @@ runProcess('controller', async (logger) => {
     },
   });
 
+  // Bounded steps: an orphan whose etcd is stopped or gone still exits (runProcess's hard exit).
   return async () => {
-    await restartWatch.close();
-    await leader.stop();
-    await store.close();
+    await boundedStep(logger, 'close restart watch', () => restartWatch.close());
+    await boundedStep(logger, 'step down', () => leader.stop(), 3_000);
+    await boundedStep(logger, 'close store', () => store.close());
   };
 });

@@ -34,7 +34,7 @@ function library(raw: unknown, i: number): EmulatorLibraryConfig {
   const o = obj(raw, where);
   const generation = int(o, 'generation', where, 1, 99);
   if (!LTO_GENERATIONS.some((g) => g.gen === generation))
-    throw invalid(`${where}.generation ${generation} is not LTO-3..9`);
+    throw invalid(`${where}.generation ${generation} is not LTO-3..10`);
   const driveSerials = strings(o, 'drive_serials', where);
   if (driveSerials.length === 0) throw invalid(`${where}.drive_serials needs one serial per drive`);
   return {

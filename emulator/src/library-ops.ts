@@ -1,6 +1,6 @@
 import { rename } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
-import { CARTRIDGE_LABEL, LTO_GENERATIONS, VtlError, badRequest } from '@vtl/api';
+import { CARTRIDGE_LABEL, VtlError, badRequest, mediaSuffix, parseMediaSuffix } from '@vtl/api';
 import { fsyncDir } from './util/atomic-file.js';
 import type { DataPlane, LibraryRuntime } from './dataplane.js';
 import type { MintResult } from './control/protocol.js';
@@ -21,18 +21,19 @@ export function normaliseLabel(input: string): string {
 }
 
 /**
- * Generation of the medium a label names (its L<n> suffix). LTO drives write their own
- * generation and the one before, so other media would be unusable in this library.
+ * Generation of the medium a label names (its media identifier: L<n>, LA, or a WORM one).
+ * LTO drives write their own generation and, up to LTO-9, the one before, so other media
+ * would be unusable in this library.
  */
 export function mediumGeneration(label: string, lib: LibraryRuntime): number {
-  const gen = Number(label.slice(7));
+  const media = parseMediaSuffix(label.slice(6));
   const driveGen = lib.config.generation;
-  if (!LTO_GENERATIONS.some((g) => g.gen === gen) || (gen !== driveGen && gen !== driveGen - 1)) {
-    throw badRequest(
-      `LTO-${driveGen} drives cannot write ${label.slice(6)} media; use suffix L${driveGen} or L${driveGen - 1}`,
-    );
+  const writable = driveGen >= 10 ? [driveGen] : [driveGen, driveGen - 1];
+  if (!media || !writable.includes(media.gen)) {
+    const suffixes = writable.map((g) => mediaSuffix(g)).join(' or ');
+    throw badRequest(`LTO-${driveGen} drives cannot write ${label.slice(6)} media; use suffix ${suffixes}`);
   }
-  return gen;
+  return media.gen;
 }
 
 /**
@@ -67,7 +68,9 @@ export async function mint(
   const generation = mediumGeneration(label, lib);
   const dir = cartridgeDir(lib.config.media_dir, label);
   try {
-    await mintCartridge({ mediaDir: lib.config.media_dir, label, generation });
+    // The media identifier says WORM (LT..LZ): the cartridge is minted write-once.
+    const worm = parseMediaSuffix(label.slice(6))?.worm === true;
+    await mintCartridge({ mediaDir: lib.config.media_dir, label, generation, worm });
   } catch (err) {
     if (!isMediaError(err, 'exists')) throw err;
     const meta = await readMeta(dir);

@@ -29,6 +29,11 @@ export interface NodeagentConfig {
   /** Stop the emulator when the nodeagent stops (single-node `npm start`); off on an appliance. */
   stopEmulatorOnExit: boolean;
   emulatorEntry: string;
+  /**
+   * A systemd unit that runs the emulator (deploy/systemd/vtl-emulator.service): the nodeagent
+   * writes its configuration and restarts the unit instead of spawning it. Empty: spawned.
+   */
+  emulatorUnit: string;
   /** configfs mount (LIO targets, backstores); tests point it at a kernel-like tree. */
   configfsRoot: string;
   /** sysfs mount (FC host ports under class/fc_host). */
@@ -55,6 +60,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): NodeagentConfi
     configfsRoot: env.VTL_CONFIGFS_ROOT ?? '/sys/kernel/config',
     sysfsRoot: env.VTL_SYSFS_ROOT ?? '/sys',
     emulatorEntry: env.VTL_EMULATOR_ENTRY ?? path.resolve(import.meta.dirname, '../../emulator/dist/main.js'),
+    emulatorUnit: env.VTL_EMULATOR_UNIT ?? '',
   };
 }
 

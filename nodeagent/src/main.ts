@@ -2,6 +2,7 @@ import { DataplaneSpec, LibrarySpec, PoolSpec, keys } from '@vtl/api';
 import { EventJournal, Store } from '@vtl/store';
 import {
   Requeue,
+  boundedStep,
   exitOnRestartRequest,
   runProcess,
   startController,
@@ -23,6 +24,7 @@ import { LioFcDriver } from './fabric/lio-driver.js';
 import { startFabricReconciler } from './fabric/fabric-reconciler.js';
 import { startJobExecutor } from './jobs/job-executor.js';
 import { currentBootId, interruptJobsAfterReboot } from './jobs/reboot-interrupt.js';
+import { claimNode } from './node-claim.js';
 
 /** Status records live under this lease: they vanish about this long after the node dies. */
 const STATUS_LEASE_TTL_SEC = 10;
@@ -38,13 +40,13 @@ runProcess('nodeagent', async (rootLogger) => {
     sealingKeyFile: config.sealingKeyFile,
     logger,
   });
+  // One nodeagent per node: a second one waits here until the first is gone.
+  const claim = await claimNode(store, config.node, logger);
   const journal = new EventJournal(store);
-  const lease = await store.lease(STATUS_LEASE_TTL_SEC);
-  lease.onLost(() => {
-    // Status written under a lost lease is gone; restarting republishes everything cleanly.
-    logger.error('status lease lost; exiting so the supervisor restarts the nodeagent');
-    process.exit(75);
-  });
+  // Status records vanish with this lease when the node dies. A store stall longer than its TTL
+  // loses it too: a new one is granted once etcd answers and the status is written again, so
+  // the nodeagent (and the jobs it runs) carries on instead of exiting.
+  const lease = await store.renewingLease(STATUS_LEASE_TTL_SEC);
   await ensureDefaultPool(store, config.node, config.defaultPoolPath, logger);
   const pools = await startPoolReconciler({ store, lease, node: config.node, logger });
 
@@ -53,6 +55,7 @@ runProcess('nodeagent', async (rootLogger) => {
   const supervisor = new EmulatorSupervisor({
     stateDir: config.stateDir,
     entry: config.emulatorEntry,
+    unit: config.emulatorUnit,
     logger,
     onEvent: (e) => {
       void journal.emit(e).catch((err) => logger.warn({ err }, 'event not recorded'));
@@ -63,6 +66,11 @@ runProcess('nodeagent', async (rootLogger) => {
   const publisher = new NodeStatusPublisher({ store, lease, node: config.node, supervisor, logger });
   publish.now = () => publisher.publish();
   await publisher.start();
+  lease.onRenewed(() => {
+    logger.warn('status lease renewed after a store stall; publishing node and pool status again');
+    publisher.republish();
+    pools.republish();
+  });
 
   const carts = await startCartridgeReconciler({
     store,
@@ -150,20 +158,32 @@ runProcess('nodeagent', async (rootLogger) => {
   const restartWatch = await exitOnRestartRequest(store, logger, () => (controlPlaneRestart = true));
   logger.info({ node: config.node }, 'nodeagent running');
 
-  return async () => {
-    await restartWatch.close();
+  // Every step bounded, within a shared budget: with etcd stopped or gone the emulator is still
+  // stopped (or let go) before runProcess's hard exit.
+  return async (reason) => {
+    let until = Date.now() + 3_000;
+    const step = (name: string, fn: () => unknown) =>
+      boundedStep(logger, name, fn, Math.max(100, until - Date.now()));
+    await step('close restart watch', () => restartWatch.close());
     // A control-plane restart interrupts running jobs (retryable, §4.2 rule 1); any other stop
     // leaves them in their state so the next start resumes them.
-    await jobs.stop({ interrupt: controlPlaneRestart ? 'a control-plane restart' : undefined });
-    await ops.stop();
-    await dataplaneWatch.close();
-    await dataplane.stop();
-    await fabric.stop();
-    await carts.stop();
-    await pools.stop();
+    await step('stop jobs', () =>
+      jobs.stop({ interrupt: controlPlaneRestart ? 'a control-plane restart' : undefined }),
+    );
+    await step('stop ops', () => ops.stop());
+    await step('close dataplane watch', () => dataplaneWatch.close());
+    await step('stop dataplane', () => dataplane.stop());
+    await step('stop fabric', () => fabric.stop());
+    await step('stop cartridges', () => carts.stop());
+    await step('stop pools', () => pools.stop());
     publisher.stop();
-    if (config.stopEmulatorOnExit && !controlPlaneRestart) await supervisor.stop();
+    // The launcher died: the next start's nodeagent adopts the emulator, host sessions go on.
+    const keepEmulator = controlPlaneRestart || reason === 'supervisor-gone';
+    until = Date.now() + 2_500;
+    if (config.stopEmulatorOnExit && !keepEmulator) await step('stop emulator', () => supervisor.stop());
     else supervisor.detach();
-    await store.close();
+    until = Date.now() + 1_000;
+    await step('release node', () => claim.release());
+    await step('close store', () => store.close());
   };
 });

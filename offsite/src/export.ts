@@ -164,7 +164,10 @@ export async function exportCartridge(opts: ExportOptions): Promise<Manifest> {
       label: ref.label,
       generation: ref.generation,
       created_at: isoNow(),
-      logical_bytes: source.fileSizes.data ?? 0,
+      // Every partition's data file counts (data, data.p1, ...).
+      logical_bytes: Object.entries(source.fileSizes)
+        .filter(([name]) => name === 'data' || name.startsWith('data.'))
+        .reduce((sum, [, size]) => sum + size, 0),
       tar_bytes: source.size,
       chunks_sha256: chunksSha256(done.map((c) => c.sha256)),
       stored_bytes: done.reduce((sum, c) => sum + c.stored_bytes, 0),

@@ -11,7 +11,7 @@ import { largest } from './chunk-math.js';
 import { loadCheckedManifest } from './manifest-check.js';
 import { describeRemote, s3For, type RemoteConnection } from './remote.js';
 import type { Manifest } from './schemas.js';
-import { CARTRIDGE_FILES, parseIdentity } from './tar/cartridge-files.js';
+import { ALL_CARTRIDGE_FILES, parseIdentity } from './tar/cartridge-files.js';
 import { TarExtractor } from './tar/tar-extract.js';
 
 /** Options of importCartridge(). */
@@ -110,7 +110,7 @@ export async function importCartridge(opts: ImportOptions): Promise<Manifest> {
     await Promise.allSettled(inflight);
     await extractor.close();
     if (created) await rm(opts.dir, { recursive: true, force: true });
-    else await Promise.all(CARTRIDGE_FILES.map((f) => rm(join(opts.dir, f), { force: true })));
+    else await Promise.all(ALL_CARTRIDGE_FILES.map((f) => rm(join(opts.dir, f), { force: true })));
     if (opts.signal?.aborted) throw new OffsiteError('aborted', `${what} was aborted`, { cause: err });
     throw err;
   } finally {

@@ -13,3 +13,5 @@ export { WorkQueue, type WorkQueueOptions } from './work-queue.js';
 export { startOpRunner, type OpContext, type OpHandler } from './op-runner.js';
 export { runProcess } from './process.js';
 export { exitOnRestartRequest } from './restart-request.js';
+export { boundedStep, HARD_EXIT_MS, onShutdown, watchSupervisor, type StopReason } from './shutdown.js';
+export { commandLine, identify, stillRuns, type ProcessIdentity } from './process-identity.js';

@@ -82,19 +82,20 @@ export async function startOpRunner(opts: {
       if (!(err instanceof VtlError)) log.error({ err }, 'op failed');
       outcome = { state: 'failed', error: vtl.toBody().error };
     }
-    const finished = await store.update(key, Op, (cur) =>
-      cur ? { ...cur, ...outcome, finished_at: isoNow() } : undefined,
-    );
+    // The event goes out before the record says finished: a client that waits on the op record
+    // (the route answering the request) must find the event when it searches right after.
     if (maintenance) {
       const ok = outcome.state === 'succeeded';
       const detail = ok ? `${op.kind} finished` : (outcome.error?.message ?? 'failed');
+      const steps = (await store.get(key, Op))?.value.steps ?? [];
       await journal.emit({
         kind: 'maint_done',
         subject: label,
         detail,
-        data: { ok, detail, steps: finished?.value.steps ?? [], ...(rebooting ? { rebooting: true } : {}) },
+        data: { ok, detail, steps, ...(rebooting ? { rebooting: true } : {}) },
       });
     }
+    await store.update(key, Op, (cur) => (cur ? { ...cur, ...outcome, finished_at: isoNow() } : undefined));
     for (const fn of deferred) await fn().catch((err) => log.error({ err }, 'after-finish action failed'));
   }
 

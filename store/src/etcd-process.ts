@@ -10,8 +10,8 @@ export interface EtcdProcess {
   /** Client URL, e.g. http://127.0.0.1:23790 (https:// with tls). */
   endpoint: string;
   pid: number;
-  /** SIGTERM, then SIGKILL if it has not exited after 10 s. */
-  stop(): Promise<void>;
+  /** SIGTERM, then SIGKILL if it has not exited after `graceMs` (default 10 s). */
+  stop(graceMs?: number): Promise<void>;
   /** SIGKILL: a crash, for failover tests. */
   kill(): Promise<void>;
 }
@@ -33,6 +33,12 @@ export interface EtcdOptions {
    * after the processes that still write to it.
    */
   detached?: boolean;
+  /**
+   * etcd gets SIGTERM from the kernel when the process that started it dies, however it died
+   * (prctl PR_SET_PDEATHSIG, set by util-linux's `setpriv --pdeathsig` before it execs etcd).
+   * Without setpriv on PATH this is skipped; the appliance's next start stops leftovers anyway.
+   */
+  dieWithParent?: boolean;
   /**
    * Serve client and peer traffic over TLS and admit only clients whose certificate the CA
    * signed: caFile is the CA, certFile/keyFile etcd's own pair (serverAuth + clientAuth).
@@ -70,7 +76,11 @@ export async function startEtcd(opts: EtcdOptions): Promise<EtcdProcess> {
     ...(opts.tls ? tlsArgs(opts.tls) : []),
     ...(opts.extraArgs ?? []),
   ];
-  const child = spawn('etcd', args, { stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached ?? false });
+  const [command, argv] =
+    opts.dieWithParent && (await hasSetpriv())
+      ? ['setpriv', ['--pdeathsig', 'SIGTERM', '--', 'etcd', ...args]]
+      : ['etcd', args];
+  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached ?? false });
   running.add(child);
   const output = captureOutput(child, opts.logFile);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -100,9 +110,20 @@ export async function startEtcd(opts: EtcdOptions): Promise<EtcdProcess> {
   return {
     endpoint: clientUrl,
     pid: child.pid ?? -1,
-    stop: () => signal('SIGTERM', STOP_GRACE_MS),
+    stop: (graceMs = STOP_GRACE_MS) => signal('SIGTERM', graceMs),
     kill: () => signal('SIGKILL', 0),
   };
+}
+
+let setprivFound: Promise<boolean> | undefined;
+/** util-linux's setpriv with --pdeathsig (util-linux 2.33+; Debian 10 and later). */
+function hasSetpriv(): Promise<boolean> {
+  setprivFound ??= new Promise((resolve) => {
+    const probe = spawn('setpriv', ['--pdeathsig', 'keep', '--', 'true'], { stdio: 'ignore' });
+    probe.once('error', () => resolve(false));
+    probe.once('exit', (code) => resolve(code === 0));
+  });
+  return setprivFound;
 }
 
 /** etcd's flags for TLS with client-certificate authentication, on client and peer URLs. */

@@ -10,10 +10,12 @@ import {
 import { pino, type Logger } from 'pino';
 import type { z } from 'zod';
 import { decodeKv, decodeKvOrSkip, encode, type Versioned } from './codec.js';
+import { coarse, storeDeadlineFromEnv, unaryDeadlines, withDeadline } from './deadline.js';
 import { campaign, type Leadership } from './election.js';
 import { startInformer, type Informer, type InformerHandler } from './informer.js';
 import { StoreLease, type Lease } from './lease.js';
 import { scan } from './range.js';
+import { RenewingLease } from './renewing-lease.js';
 import { isEnvelope, isSecretKey, RecordSealing, Sealer, SECRETS_PREFIX } from './sealing.js';
 import { credentials, type StoreTls } from './store-tls.js';
 import { WatchCache, type CachedPrefix } from './watch-cache.js';
@@ -50,22 +52,28 @@ export class Store {
     private readonly client: Etcd3,
     readonly log: Logger,
     private readonly sealing: RecordSealing,
+    /** The most one store call waits for etcd (VTL_STORE_DEADLINE_MS); past it: 503 unavailable. */
+    readonly deadlineMs: number,
   ) {}
 
   /**
    * Connects to etcd and checks that it answers. tls presents a client certificate (the
    * appliance's etcd refuses clients without one); sealingKeyFile seals and opens the records
-   * under /vtl/secrets/ (without it they are refused).
+   * under /vtl/secrets/ (without it they are refused). deadlineMs bounds every later call
+   * (default: VTL_STORE_DEADLINE_MS or 5 s), so a stalled etcd gives 'unavailable', not a hang.
    */
   static async connect(opts: {
     endpoints: string[];
     logger?: Logger;
     tls?: StoreTls;
     sealingKeyFile?: string;
+    deadlineMs?: number;
   }): Promise<Store> {
     const log = (opts.logger ?? pino({ level: 'silent' })).child({ component: 'store' });
+    const deadlineMs = opts.deadlineMs ?? storeDeadlineFromEnv();
     const client = new Etcd3({
       hosts: opts.endpoints,
+      defaultCallOptions: unaryDeadlines(deadlineMs),
       ...(opts.tls ? { credentials: await credentials(opts.tls) } : {}),
       grpcOptions: {
         'grpc.max_receive_message_length': 64 * 1024 * 1024,
@@ -89,7 +97,7 @@ export class Store {
       );
     }
     const sealer = opts.sealingKeyFile ? new Sealer(opts.sealingKeyFile) : undefined;
-    return new Store(client, log, new RecordSealing(sealer));
+    return new Store(client, log, new RecordSealing(sealer), deadlineMs);
   }
 
   /** Reads one record; throws VtlError('internal') naming the key when it fails the schema. */
@@ -104,7 +112,7 @@ export class Store {
     schema: z.ZodType<T>,
     opts: ListOptions = {},
   ): Promise<{ items: Versioned<T>[]; revision: string }> {
-    const { kvs, revision } = await scan(this.client, prefix, opts);
+    const { kvs, revision } = await this.bounded(`listing ${prefix}`, () => scan(this.client, prefix, opts));
     this.noteRevision(revision);
     const items: Versioned<T>[] = [];
     for (const kv of kvs) {
@@ -117,13 +125,15 @@ export class Store {
 
   /** The keys under prefix, sorted. */
   async listKeys(prefix: string): Promise<string[]> {
-    const { kvs } = await scan(this.client, prefix, { keysOnly: true });
+    const { kvs } = await this.bounded(`listing ${prefix}`, () =>
+      scan(this.client, prefix, { keysOnly: true }),
+    );
     return kvs.map((kv) => kv.key.toString());
   }
 
   /** How many keys are under prefix. */
   async count(prefix: string): Promise<number> {
-    return this.client.getAll().prefix(prefix).count();
+    return this.bounded(`counting ${prefix}`, () => this.client.getAll().prefix(prefix).count());
   }
 
   /** Creates the record if the key is absent; undefined when it exists. */
@@ -209,7 +219,7 @@ export class Store {
   /** Deletes a key (only at modRevision when given); false when nothing was deleted. */
   async delete(key: string, opts: { modRevision?: string } = {}): Promise<boolean> {
     if (opts.modRevision === undefined) {
-      const res = await this.client.delete().key(key).exec();
+      const res = await this.bounded(`deleting ${key}`, () => this.client.delete().key(key).exec());
       this.noteRevision(res.header.revision);
       return Number(res.deleted) > 0;
     }
@@ -224,7 +234,7 @@ export class Store {
   async deletePrefix(prefix: string): Promise<number> {
     if (prefix === '')
       throw new VtlError('internal', 'Refusing to delete the whole key space: give a prefix.');
-    const res = await this.client.delete().prefix(prefix).exec();
+    const res = await this.bounded(`deleting ${prefix}`, () => this.client.delete().prefix(prefix).exec());
     this.noteRevision(res.header.revision);
     return Number(res.deleted);
   }
@@ -282,8 +292,14 @@ export class Store {
   /** Watches a prefix from a revision (default: from now); survives reconnects without gaps. */
   async watch(prefix: string, opts: WatchOptions, onEvent: (e: WatchEvent) => void): Promise<Watch> {
     this.assertOpen();
-    const watch = await startWatch(this.client, this.log, prefix, opts, this.opening(onEvent));
-    return this.track(watch);
+    const starting = startWatch(this.client, this.log, prefix, opts, this.opening(onEvent));
+    try {
+      return this.track(await this.bounded(`starting a watch of ${prefix}`, () => starting));
+    } catch (err) {
+      // A watch that comes up after its caller gave up would run unowned: close it then.
+      starting.then((w) => w.close()).catch(() => undefined);
+      throw err;
+    }
   }
 
   /** A cached list+watch of a prefix that hands every change to handler. */
@@ -301,6 +317,14 @@ export class Store {
   /** Grants a lease kept alive until revoke(); onLost fires when keepalives fail or it expires. */
   lease(ttlSec: number): Promise<Lease> {
     return this.grantLease(ttlSec);
+  }
+
+  /**
+   * A lease that is granted anew after a stall made it expire (RenewingLease): for records a
+   * process republishes anyway (node and pool status), so a stall never forces an exit.
+   */
+  renewingLease(ttlSec: number): Promise<RenewingLease> {
+    return RenewingLease.start(() => this.grantLease(ttlSec), this.log);
   }
 
   /** Resolves once this candidate leads the election; opts.signal abandons the campaign. */
@@ -333,7 +357,9 @@ export class Store {
 
   private async grantLease(ttlSec: number): Promise<StoreLease> {
     this.assertOpen();
-    const lease = await StoreLease.grant(this.client, ttlSec, this.log, (l) => this.leases.delete(l));
+    const lease = await this.bounded('granting a lease', () =>
+      StoreLease.grant(this.client, ttlSec, this.log, (l) => this.leases.delete(l)),
+    );
     this.leases.add(lease);
     return lease;
   }
@@ -360,7 +386,7 @@ export class Store {
   }
 
   private async getKv(key: string): Promise<IKeyValue | undefined> {
-    const res = await this.client.get(key).exec();
+    const res = await this.bounded(`reading ${key}`, () => this.client.get(key).exec());
     this.noteRevision(res.header.revision);
     const kv = res.kvs[0];
     return kv && this.open(kv);
@@ -394,13 +420,16 @@ export class Store {
     ...leases: (Lease | undefined)[]
   ): Promise<ITxnResponse> {
     try {
-      const res = await runTxn(this.client, req);
+      const first = req.success[0];
+      const key = first ? Object.values(first)[0]?.key?.toString() : undefined;
+      const res = await this.bounded(`writing ${key ?? 'a transaction'}`, () => runTxn(this.client, req));
       this.noteRevision(res.header.revision);
       return res;
     } catch (err) {
       if (err instanceof EtcdLeaseInvalidError) {
         for (const lease of leases)
-          if (lease instanceof StoreLease) lease.markLost('etcd refused a write: lease expired');
+          if (lease instanceof StoreLease || lease instanceof RenewingLease)
+            lease.markLost('etcd refused a write: lease expired');
       }
       throw err;
     }
@@ -409,6 +438,31 @@ export class Store {
   private noteRevision(revision: string): void {
     const rev = BigInt(revision);
     if (rev > this.seen) this.seen = rev;
+  }
+
+  /**
+   * Whether etcd answers within the deadline (or timeoutMs); /healthz asks this. Never throws.
+   */
+  async ping(timeoutMs = this.deadlineMs): Promise<boolean> {
+    if (this.closed) return false;
+    try {
+      await withDeadline(timeoutMs, () => this.client.maintenance.status().then(() => undefined));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** One etcd call under the store deadline: 503 unavailable instead of a hang (deadline.ts). */
+  private async bounded<R>(what: string, fn: () => Promise<R>): Promise<R> {
+    let cause: unknown;
+    try {
+      return await withDeadline(this.deadlineMs, fn, (err) => (cause = err));
+    } catch (err) {
+      if (err instanceof VtlError && err.code === 'unavailable')
+        this.log.warn({ during: coarse(what), err: String(cause ?? err.message) }, 'store call failed');
+      throw err;
+    }
   }
 
   private track<W extends Watch>(w: W): W {

@@ -1,5 +1,5 @@
 import { VtlError } from '@vtl/api';
-import type { Etcd3, ICompare, IRequestOp, ITxnResponse } from 'etcd3';
+import { Range, type Etcd3, type ICompare, type IRequestOp, type ITxnResponse } from 'etcd3';
 import { encode } from './codec.js';
 import type { Lease } from './lease.js';
 import { RecordSealing } from './sealing.js';
@@ -12,6 +12,11 @@ export interface Txn {
   /** Compares the key's create revision with 0: the key must not exist. */
   ifAbsent(key: string): Txn;
   ifModRevision(key: string, modRevision: string): Txn;
+  /**
+   * No key under prefix was created or changed after revision (a listing's revision): what a
+   * decision read from a whole prefix still holds. Deletions are not seen.
+   */
+  ifUnchangedSince(prefix: string, revision: string): Txn;
   put(key: string, value: unknown, opts?: { lease?: Lease }): Txn;
   delete(key: string): Txn;
   /** Deletes every key in [fromKey, toKey). */
@@ -71,6 +76,17 @@ export class StoreTxn implements Txn {
 
   ifModRevision(key: string, modRevision: string): Txn {
     this.compare.push(atModRevision(key, modRevision));
+    return this;
+  }
+
+  ifUnchangedSince(prefix: string, revision: string): Txn {
+    this.compare.push({
+      key: Buffer.from(prefix),
+      range_end: Range.prefix(prefix).end,
+      target: 'Mod',
+      result: 'Less',
+      mod_revision: (BigInt(revision) + 1n).toString(),
+    });
     return this;
   }
 

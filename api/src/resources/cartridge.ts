@@ -35,6 +35,8 @@ export const MintRequest = z.strictObject({
   library: z.number().int().min(0).default(0),
   label: z.string().default(''),
   count: z.number().int().min(1, 'count must be at least 1').default(1),
+  /** WORM cartridges: labels take the generation's WORM media identifier (LT..LZ). */
+  worm: z.boolean().default(false),
 });
 export type MintRequest = z.infer<typeof MintRequest>;
 

@@ -19,7 +19,13 @@ export const SystemInfo = z.object({
 export type SystemInfo = z.infer<typeof SystemInfo>;
 
 /** §2.11 */
-export const Health = z.object({ ok: z.boolean(), ts: z.string(), version: z.string() });
+export const Health = z.object({
+  ok: z.boolean(),
+  ts: z.string(),
+  version: z.string(),
+  /** What does not answer when ok is false (answered with 503): e.g. ["store"]. */
+  down: z.array(z.string()).optional(),
+});
 
 /** §2.13: the closed set of keys, all string-valued. */
 export const SETTING_KEYS = [

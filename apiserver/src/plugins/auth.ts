@@ -55,8 +55,8 @@ export function registerAudit(app: FastifyInstance, audit: AuditLog): void {
     // entries out of the bounded log. Failed logins are the exception worth their space.
     if (!p && status === 401 && action !== 'auth.login') return payload;
     const params = Object.values((request.params ?? {}) as Record<string, string>);
-    try {
-      await audit.append({
+    const entry = audit
+      .append({
         actor: p ? { kind: p.kind, name: p.name } : { kind: 'anonymous', name: '' },
         action,
         subject: request.auditSubject ?? params.join('/'),
@@ -65,10 +65,11 @@ export function registerAudit(app: FastifyInstance, audit: AuditLog): void {
         method: request.method,
         route: request.routeOptions.url ?? '',
         request_id: String(request.id),
-      });
-    } catch (err) {
-      request.log.warn({ err }, 'audit entry not recorded');
-    }
+      })
+      .catch((err: unknown) => request.log.warn({ err }, 'audit entry not recorded'));
+    // A 503 usually means the store does not answer: the entry could not be committed before the
+    // answer anyway, and waiting another deadline for it would double the client's wait.
+    if (status !== 503) await entry;
     return payload;
   });
 }

@@ -1,23 +1,28 @@
 import type { FastifyInstance } from 'fastify';
 import {
   CARTRIDGE_LABEL,
+  CartridgeSpec,
   EvictRequest,
   ExportRequest,
   ImportRequest,
   Job,
   badRequest,
   conflict,
+  keys,
   notFound,
-  type CartridgeSpec,
+  RemoteRecord,
 } from '@vtl/api';
 import {
-  createJob,
+  admitJob,
   liveLibraryIds,
   loadSnapshot,
   nodeOfLibrary,
   observedCartridges,
-  observedLibrary,
+  refuseWhileLivenessUnknown,
+  requireLive,
   type Snapshot,
+  type Store,
+  type Txn,
 } from '@vtl/store';
 import type { AppContext } from '../context.js';
 import { parse } from '../plugins/validate.js';
@@ -40,6 +45,44 @@ function libraryOf(s: Snapshot, spec: CartridgeSpec) {
   if (!lib) throw notFound(`Cartridge ${spec.label} belongs to no library here.`);
   return lib;
 }
+
+/**
+ * What job admission compares in its transaction besides the label's claim: the cartridge
+ * record as it is now (present, not being deleted), so a delete and an export cannot both win.
+ */
+const cartridgeUnchanged = (store: Store, label: string, remoteId: number) => async () => {
+  const key = keys.cartridges.one(label);
+  const found = await store.get(key, CartridgeSpec);
+  if (!found || found.value.deleting)
+    throw notFound(`No cartridge ${label}; GET /api/cartridges lists them.`);
+  const remote = await remoteUnchanged(store, remoteId)();
+  return (txn: Txn) => {
+    txn.ifModRevision(key, found.modRevision);
+    remote(txn);
+  };
+};
+
+/** For an import under a new label: the label is still free of a cartridge. */
+const cartridgeAbsent = (store: Store, label: string, remoteId: number) => async () => {
+  const key = keys.cartridges.one(label);
+  if (await store.get(key, CartridgeSpec))
+    throw conflict(
+      `${label} exists here and is not an evicted stub; delete it first or import another label.`,
+    );
+  const remote = await remoteUnchanged(store, remoteId)();
+  return (txn: Txn) => {
+    txn.ifAbsent(key);
+    remote(txn);
+  };
+};
+
+/** The job's remote still exists as read: a remote delete racing the admission cannot both win. */
+const remoteUnchanged = (store: Store, remoteId: number) => async () => {
+  const key = keys.remotes.one(remoteId);
+  const found = await store.get(key, RemoteRecord);
+  if (!found) throw badRequest(`remote_id ${remoteId}: no such remote; GET /api/remotes lists them.`);
+  return (txn: Txn) => void txn.ifModRevision(key, found.modRevision);
+};
 
 /** §4.5 rules 3–7: export, evict and import jobs. */
 export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) {
@@ -81,20 +124,25 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
         throw conflict(
           `Generation ${generation} of ${label} exists in remote ${body.remote_id}; omit generation to mint a new one.`,
         );
-      const job = await createJob(store, journal, {
-        kind: 'export',
-        state: 'detected',
-        label,
-        library: lib.id,
-        remote_id: body.remote_id,
-        generation,
-        system_name: system,
-        library_serial: lib.serial,
-        node: nodeOfLibrary(s, lib) ?? '',
-        logical_bytes: observedCartridges(s).get(label)?.size_bytes ?? 0,
-        detail: 'waiting for the controller',
-        requested_by: principalName(request),
-      });
+      const job = await admitJob(
+        store,
+        journal,
+        {
+          kind: 'export',
+          state: 'detected',
+          label,
+          library: lib.id,
+          remote_id: body.remote_id,
+          generation,
+          system_name: system,
+          library_serial: lib.serial,
+          node: nodeOfLibrary(s, lib) ?? '',
+          logical_bytes: observedCartridges(s).get(label)?.size_bytes ?? 0,
+          detail: 'waiting for the controller',
+          requested_by: principalName(request),
+        },
+        cartridgeUnchanged(store, label, body.remote_id),
+      );
       request.auditSubject = `${label} job:${job.id}`;
       reply.code(201);
       return job;
@@ -139,20 +187,25 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
         throw badRequest(
           `Generation ${generation} of ${label} is not in the catalog of remote ${body.remote_id}; export first, or rebuild the catalog (POST /api/catalog/rebuild).`,
         );
-      const job = await createJob(store, journal, {
-        kind: 'evict',
-        state: 'queued',
-        label,
-        library: lib.id,
-        remote_id: body.remote_id,
-        generation,
-        system_name: system,
-        library_serial: lib.serial,
-        node: nodeOfLibrary(s, lib) ?? '',
-        logical_bytes: seen?.size_bytes ?? 0,
-        detail: 'queued',
-        requested_by: principalName(request),
-      });
+      const job = await admitJob(
+        store,
+        journal,
+        {
+          kind: 'evict',
+          state: 'queued',
+          label,
+          library: lib.id,
+          remote_id: body.remote_id,
+          generation,
+          system_name: system,
+          library_serial: lib.serial,
+          node: nodeOfLibrary(s, lib) ?? '',
+          logical_bytes: seen?.size_bytes ?? 0,
+          detail: 'queued',
+          requested_by: principalName(request),
+        },
+        cartridgeUnchanged(store, label, body.remote_id),
+      );
       request.auditSubject = `${label} job:${job.id}`;
       reply.code(201);
       return job;
@@ -208,14 +261,19 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
           throw badRequest(
             `Generation ${body.generation} of ${label} (system ${system}) is not in the catalog of remote ${body.remote_id}; GET /api/catalog?remote_id=${body.remote_id} lists what is.`,
           );
-        job = await createJob(store, journal, {
-          ...common,
-          library: lib.id,
-          system_name: system,
-          library_serial: entry.library_serial,
-          node: nodeOfLibrary(s, lib) ?? '',
-          logical_bytes: entry.logical_bytes,
-        });
+        job = await admitJob(
+          store,
+          journal,
+          {
+            ...common,
+            library: lib.id,
+            system_name: system,
+            library_serial: entry.library_serial,
+            node: nodeOfLibrary(s, lib) ?? '',
+            logical_bytes: entry.logical_bytes,
+          },
+          cartridgeUnchanged(store, label, body.remote_id),
+        );
       } else {
         // §4.5 rule 6: into a library through its import/export slot.
         if (!body.system_name)
@@ -224,8 +282,9 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
           );
         const target = body.target_library ?? soleLiveLibrary(s);
         const lib = s.libraries.find((l) => l.id === target && !l.deleting);
-        if (!lib || !observedLibrary(s, lib.id))
-          throw badRequest(`target_library ${target} is not live; apply it first or pick a live library.`);
+        const notLive = `target_library ${target} is not live; apply it first or pick a live library.`;
+        if (!lib) throw badRequest(notLive);
+        requireLive(s, lib, notLive);
         const known = await catalogGenerations(store, body.remote_id, label, body.system_name);
         const entry = known.find((e) => e.generation === body.generation);
         if (!entry)
@@ -233,15 +292,20 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
             `Generation ${body.generation} of ${label} (system ${body.system_name}) is not in the catalog of remote ${body.remote_id}; rebuild it (POST /api/catalog/rebuild) or check the names.`,
           );
         refuseBusyLabel(s.jobs, label);
-        job = await createJob(store, journal, {
-          ...common,
-          library: lib.id,
-          system_name: body.system_name,
-          library_serial: entry.library_serial,
-          target_library: lib.id,
-          node: nodeOfLibrary(s, lib) ?? '',
-          logical_bytes: entry.logical_bytes,
-        });
+        job = await admitJob(
+          store,
+          journal,
+          {
+            ...common,
+            library: lib.id,
+            system_name: body.system_name,
+            library_serial: entry.library_serial,
+            target_library: lib.id,
+            node: nodeOfLibrary(s, lib) ?? '',
+            logical_bytes: entry.logical_bytes,
+          },
+          cartridgeAbsent(store, label, body.remote_id),
+        );
       }
       request.auditSubject = `${label} job:${job.id}`;
       reply.code(201);
@@ -252,6 +316,7 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
 
 /** `target_library` may be omitted when exactly one library is live (§4.5 rule 6). */
 function soleLiveLibrary(s: Snapshot): number {
+  refuseWhileLivenessUnknown(s);
   const live = liveLibraryIds(s);
   if (live.length !== 1)
     throw badRequest(

@@ -10,17 +10,31 @@ import {
   MintResponse,
   VtlError,
   badRequest,
+  conflict,
   findDriveModel,
   isJobActive,
   isoNow,
   keys,
   notFound,
   type LibrarySpec,
+  type DriveModel,
+  driveGeneration,
+  mediaSuffix,
 } from '@vtl/api';
 import { waitFor } from '@vtl/reconcile';
 import type { AppContext } from '../context.js';
 import { parse } from '../plugins/validate.js';
-import { liveLibraryIds, loadSnapshot, observedCartridges, observedLibrary, type Snapshot } from '@vtl/store';
+import {
+  liveLibraryIds,
+  loadSnapshot,
+  observedCartridges,
+  observedLibrary,
+  readLabelClaim,
+  refuseWhileLivenessUnknown,
+  requireLive,
+  type Snapshot,
+  type Store,
+} from '@vtl/store';
 import { cartridgeView } from '../services/status-view.js';
 import { asBytes, cartridgesJson } from '../services/status-body.js';
 import { viewsOf } from '../services/views.js';
@@ -37,6 +51,7 @@ const REALISE_WAIT_MS = 30_000;
 /** `library` 0 means the only live library. */
 function mintTarget(s: Snapshot, library: number): LibrarySpec {
   if (library === 0) {
+    refuseWhileLivenessUnknown(s);
     const live = liveLibraryIds(s);
     if (live.length !== 1)
       throw badRequest(
@@ -48,8 +63,7 @@ function mintTarget(s: Snapshot, library: number): LibrarySpec {
   }
   const lib = s.libraries.find((l) => l.id === library && !l.deleting);
   if (!lib) throw badRequest(`library ${library} does not exist; GET /api/libraries lists them.`);
-  if (!observedLibrary(s, lib.id))
-    throw badRequest(`Library ${lib.id} is not live; apply it first (POST /api/libraries/apply).`);
+  requireLive(s, lib, `Library ${lib.id} is not live; apply it first (POST /api/libraries/apply).`);
   return lib;
 }
 
@@ -67,6 +81,28 @@ export function freeSlots(s: Snapshot, lib: LibrarySpec): number[] {
   return (seen?.slots ?? [])
     .filter((slot) => slot.kind === 'storage' && slot.label === '' && !promised.has(slot.num))
     .map((slot) => slot.num);
+}
+
+/**
+ * Marks a cartridge for deletion in one transaction comparing the record and the label's job
+ * claim as checked: of N racing deletes one wins, the rest get 409; an export admitted at the
+ * same moment makes the delete lose instead of both going ahead.
+ */
+async function markDeleting(store: Store, label: string): Promise<void> {
+  const key = keys.cartridges.one(label);
+  const found = await store.get(key, CartridgeSpec);
+  if (!found) throw notFound(`No cartridge ${label}; GET /api/cartridges lists them.`);
+  if (found.value.deleting)
+    throw conflict(`${label} is being deleted already; GET /api/cartridges shows when it is gone.`);
+  const claim = await readLabelClaim(store, label);
+  if (claim.busy)
+    throw badRequest(`${label} is referenced by job(s) ${claim.busy.id}; wait for or cancel them.`);
+  const txn = store.transaction().ifModRevision(key, found.modRevision);
+  claim.guard(txn);
+  if (!(await txn.put(key, { ...found.value, deleting: true }).commit()))
+    throw conflict(
+      `${label} changed while this delete ran (another delete or a job); GET /api/cartridges/${label}, then retry.`,
+    );
 }
 
 export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
@@ -117,14 +153,18 @@ export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
       if (!drive)
         throw new VtlError('internal', `Library ${lib.id} names an unknown drive model ${lib.drive_model}.`);
       const label = body.label.trim().toUpperCase();
+      // WORM cartridges differ by their media identifier only; the emulator reads it from the label.
+      const suffix = body.worm ? wormSuffixOf(drive) : drive.suffix;
       if (label && body.count > 1) throw badRequest('label must be empty when count is more than 1.');
       if (label && !CARTRIDGE_LABEL.test(label))
         throw badRequest(
           'label must be six A-Z0-9 characters plus the media suffix, e.g. ' +
-            `${lib.label_prefix}001${drive.suffix}.`,
+            `${lib.label_prefix}001${suffix}.`,
         );
-      if (label && !label.endsWith(drive.suffix))
-        throw badRequest(`label must end with ${drive.suffix}, the media suffix of ${drive.product}.`);
+      if (label && !label.endsWith(suffix))
+        throw badRequest(
+          `label must end with ${suffix}, the ${body.worm ? 'WORM ' : ''}media suffix of ${drive.product}.`,
+        );
 
       const specs = await withLock(store, `mint-${lib.id}`, async () => {
         // Decide on fresh records under the lock: free slots and labels cannot be promised twice.
@@ -136,7 +176,7 @@ export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
         if (slots.length === 0)
           throw badRequest(`Library ${lib.id} has no free storage slot; delete or export cartridges first.`);
         const count = Math.min(body.count, slots.length);
-        const labels = label ? [label] : nextLabels(lib.label_prefix, drive.suffix, used, count);
+        const labels = label ? [label] : nextLabels(lib.label_prefix, suffix, used, count);
         const planned: CartridgeSpec[] = labels.map((l, i) => ({
           label: l,
           library: lib.id,
@@ -210,9 +250,7 @@ export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
           `${label} is referenced by job(s) ${jobs.map((j) => j.id).join(', ')}; wait for or cancel them.`,
         );
 
-      await store.update(keys.cartridges.one(label), CartridgeSpec, (cur) =>
-        cur ? { ...cur, deleting: true } : undefined,
-      );
+      await markDeleting(store, label);
       await waitFor(async () => !(await store.get(keys.cartridges.one(label), CartridgeSpec)), {
         timeoutMs: REALISE_WAIT_MS,
       }).catch(() => {
@@ -224,4 +262,11 @@ export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
       return DeleteCartridgeResponse.parse({ ok: true, label });
     },
   );
+}
+
+/** The WORM media identifier of a drive model's generation; 400 where there is none (LTO-10 here). */
+function wormSuffixOf(drive: DriveModel): string {
+  const suffix = mediaSuffix(driveGeneration(drive), true);
+  if (!suffix) throw badRequest(`${drive.product} takes no WORM cartridges here; mint without worm.`);
+  return suffix;
 }

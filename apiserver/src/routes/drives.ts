@@ -2,8 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import { LoadRequest, LoadResponse, UnloadResponse, badRequest } from '@vtl/api';
 import type { AppContext } from '../context.js';
 import { idParam, indexParam, parse } from '../plugins/validate.js';
-import { loadSnapshot, nodeOfLibrary, observedLibrary } from '@vtl/store';
+import { loadSnapshot, nodeOfLibrary, requireLive } from '@vtl/store';
 import { runOp } from '../services/ops.js';
+import { withLock } from '../services/lock.js';
 import { findLibrary } from './libraries.js';
 
 type DriveParams = { Params: { lib: string; index: string } };
@@ -16,8 +17,11 @@ export async function driveRoutes(app: FastifyInstance, ctx: AppContext) {
     const s = await loadSnapshot(store);
     const lib = findLibrary(s, idParam(params.lib, 'library'));
     const index = indexParam(params.index, 'drive index');
-    const live = observedLibrary(s, lib.id);
-    if (!live) throw badRequest(`Library ${lib.id} is not live; apply it first (POST /api/libraries/apply).`);
+    const live = requireLive(
+      s,
+      lib,
+      `Library ${lib.id} is not live; apply it first (POST /api/libraries/apply).`,
+    );
     const drive = live.drives.find((d) => d.index === index);
     if (!drive)
       throw badRequest(
@@ -25,6 +29,14 @@ export async function driveRoutes(app: FastifyInstance, ctx: AppContext) {
       );
     return { lib, live, drive, executor: `node:${nodeOfLibrary(s, lib)}` };
   }
+
+  /**
+   * Loads and unloads of one library decide and run one at a time (a leased lock), on the
+   * status as it is after the previous move: of N racing loads into one drive one succeeds and
+   * the others get 400 "holds ... unload it first", instead of all reporting success.
+   */
+  const oneMoveAtATime = <T>(params: DriveParams['Params'], fn: () => Promise<T>) =>
+    withLock(store, `drives-${idParam(params.lib, 'library')}`, fn);
 
   app.post<DriveParams>(
     '/api/libraries/:lib/drives/:index/load',
@@ -37,16 +49,20 @@ export async function driveRoutes(app: FastifyInstance, ctx: AppContext) {
     },
     async (request) => {
       const { label } = parse(LoadRequest, request.body);
-      const { lib, live, drive, executor } = await target(request.params);
       const wanted = label.trim().toUpperCase();
-      if (drive.loaded) throw badRequest(`Drive ${drive.index} holds ${drive.loaded}; unload it first.`);
-      if (!live.slots.some((s) => s.label === wanted))
-        throw badRequest(`${wanted} is not in a slot of library ${lib.id}; GET /api/status shows its slots.`);
-      const result = await runOp(
-        store,
-        { kind: 'load', executor, params: { library: lib.id, drive: drive.index, label: wanted } },
-        ctx.config.opTimeoutMs,
-      );
+      const result = await oneMoveAtATime(request.params, async () => {
+        const { lib, live, drive, executor } = await target(request.params);
+        if (drive.loaded) throw badRequest(`Drive ${drive.index} holds ${drive.loaded}; unload it first.`);
+        if (!live.slots.some((s) => s.label === wanted))
+          throw badRequest(
+            `${wanted} is not in a slot of library ${lib.id}; GET /api/status shows its slots.`,
+          );
+        return runOp(
+          store,
+          { kind: 'load', executor, params: { library: lib.id, drive: drive.index, label: wanted } },
+          ctx.config.opTimeoutMs,
+        );
+      });
       return LoadResponse.parse(result);
     },
   );
@@ -61,14 +77,16 @@ export async function driveRoutes(app: FastifyInstance, ctx: AppContext) {
       },
     },
     async (request) => {
-      const { lib, drive, executor } = await target(request.params);
-      if (!drive.loaded)
-        throw badRequest(`Drive ${drive.index} of library ${lib.id} is empty; nothing to unload.`);
-      const result = await runOp(
-        store,
-        { kind: 'unload', executor, params: { library: lib.id, drive: drive.index } },
-        ctx.config.opTimeoutMs,
-      );
+      const result = await oneMoveAtATime(request.params, async () => {
+        const { lib, drive, executor } = await target(request.params);
+        if (!drive.loaded)
+          throw badRequest(`Drive ${drive.index} of library ${lib.id} is empty; nothing to unload.`);
+        return runOp(
+          store,
+          { kind: 'unload', executor, params: { library: lib.id, drive: drive.index } },
+          ctx.config.opTimeoutMs,
+        );
+      });
       return UnloadResponse.parse(result);
     },
   );

@@ -1,3 +1,4 @@
+import { sentNoEarlierThan } from '../plugins/arrival.js';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { Job, JobListQuery } from '@vtl/api';
@@ -44,9 +45,12 @@ export async function jobRoutes(app: FastifyInstance, ctx: AppContext) {
         doc: { summary: 'Retry a failed or interrupted job', response: Job },
       },
     },
-    async (request) => {
+    async (request, reply) => {
+      // A retry refers to the job as its sender saw it: a change after the request was sent
+      // (another retry of the same burst ran, and its attempt failed again) refuses it.
+      const sentAt = sentNoEarlierThan(app, request, reply.elapsedTime);
       await refuseWhileDraining(store, 'Retrying a job');
-      return retryJob(store, journal, idParam(request.params.id, 'job'));
+      return retryJob(store, journal, idParam(request.params.id, 'job'), sentAt);
     },
   );
 

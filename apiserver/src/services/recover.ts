@@ -18,7 +18,9 @@ import {
   type EventJournal,
   type Store,
 } from '@vtl/store';
-import { readTopology, scanBucket } from '@vtl/offsite';
+import { readTopology } from '@vtl/offsite';
+import { offsite } from './offsite.js';
+import { remoteFailure } from './remote-errors.js';
 import { z } from 'zod';
 import { referencedRemote } from './jobs.js';
 import { remoteConnection } from './remotes.js';
@@ -127,8 +129,14 @@ export async function queueRecoveryImports(
   const conn = await remoteConnection(store, body.remote_id);
   const [topology, scan] = await Promise.all([
     readTopology(conn, body.system_name, body.library_serial),
-    scanBucket(conn),
-  ]);
+    offsite().scanBucket(conn),
+  ]).catch((err: unknown) => {
+    throw remoteFailure(
+      err,
+      'Reading the library from the bucket',
+      `${conn.use_ssl ? 'https' : 'http'}://${conn.endpoint}`,
+    );
+  });
   const mine = scan.complete.filter(
     (g) => g.system === body.system_name && g.library_serial === body.library_serial,
   );

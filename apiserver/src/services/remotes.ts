@@ -12,7 +12,7 @@ import {
   type Remote,
   type UpdateRemoteRequest,
 } from '@vtl/api';
-import type { Store } from '@vtl/store';
+import type { Store, Txn } from '@vtl/store';
 import { Job } from '@vtl/api';
 import { deleteRemoteRecord } from './settings.js';
 import { connectionOf, type RemoteConnection } from './offsite.js';
@@ -107,14 +107,20 @@ export async function remoteConnection(store: Store, id: number): Promise<Remote
  */
 export async function deleteRemote(store: Store, id: number): Promise<void> {
   await remoteRecord(store, id);
-  const jobs = (await store.list(keys.jobs.prefix, Job)).items
-    .map((i) => i.value)
-    .filter((j) => j.remote_id === id && (isJobActive(j.state) || j.state === 'interrupted'));
-  if (jobs.length > 0)
-    throw conflict(
-      `Remote ${id} is used by job(s) ${jobs.map((j) => j.id).join(', ')}; wait for or cancel them first.`,
-      { jobs: jobs.map((j) => j.id) },
-    );
-  await deleteRemoteRecord(store, id, [keys.remoteSecrets.one(id)]);
+  // The jobs as checked are compared in the delete's transaction: a job admitted for this remote
+  // meanwhile makes the delete re-check (and refuse) instead of leaving the job without a remote.
+  const unused = async () => {
+    const listed = await store.list(keys.jobs.prefix, Job);
+    const jobs = listed.items
+      .map((i) => i.value)
+      .filter((j) => j.remote_id === id && (isJobActive(j.state) || j.state === 'interrupted'));
+    if (jobs.length > 0)
+      throw conflict(
+        `Remote ${id} is used by job(s) ${jobs.map((j) => j.id).join(', ')}; wait for or cancel them first.`,
+        { jobs: jobs.map((j) => j.id) },
+      );
+    return (txn: Txn) => void txn.ifUnchangedSince(keys.jobs.prefix, listed.revision);
+  };
+  await deleteRemoteRecord(store, id, [keys.remoteSecrets.one(id)], unused);
   await store.deletePrefix(keys.catalog.remote(id));
 }

@@ -7,7 +7,7 @@ import {
   withDefaults,
   type SettingKey,
 } from '@vtl/api';
-import type { Store } from '@vtl/store';
+import type { Store, Txn } from '@vtl/store';
 import { z } from 'zod';
 import { ensureIdentity, readSettings } from './identity.js';
 
@@ -50,8 +50,15 @@ export async function updateSettings(store: Store, update: Record<string, string
  * possible. Retries while the remotes or the settings change underneath; a remote created in
  * that window only means the (hidden) warning would show again after its deletion, as it should.
  */
-export async function deleteRemoteRecord(store: Store, id: number, extraDeletes: string[] = []) {
+export async function deleteRemoteRecord(
+  store: Store,
+  id: number,
+  extraDeletes: string[] = [],
+  /** Re-checks before each attempt (throws the refusal) and returns what the transaction compares. */
+  recheck: () => Promise<(txn: Txn) => void> = async () => () => undefined,
+) {
   for (let attempt = 0; attempt < 20; attempt++) {
+    const guard = await recheck();
     const { items } = await store.list(keys.remotes.prefix, z.unknown());
     const target = items.find((i) => i.key === keys.remotes.one(id));
     if (!target) return false;
@@ -63,6 +70,7 @@ export async function deleteRemoteRecord(store: Store, id: number, extraDeletes:
       const { 'nag.no_offsite_dismissed': _dropped, ...rest } = settings.value;
       txn.put(keys.settings, rest);
     }
+    guard(txn);
     txn.delete(target.key);
     for (const key of extraDeletes) txn.delete(key);
     if (await txn.commit()) return true;

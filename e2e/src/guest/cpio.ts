@@ -3,9 +3,15 @@ export interface CpioFile {
   name: string;
   data: Buffer | string;
   mode?: number;
+  /** A directory (its data is ignored); the kernel creates no parents for the files it unpacks. */
+  dir?: boolean;
+  /** A symbolic link to this target (its data is ignored). */
+  symlink?: string;
 }
 
 const S_IFREG = 0o100000;
+const S_IFDIR = 0o040000;
+const S_IFLNK = 0o120000;
 
 const pad4 = (n: number) => (4 - (n % 4)) % 4;
 
@@ -29,7 +35,11 @@ function entry(name: string, data: Buffer, mode: number, ino: number): Buffer {
  */
 export function cpioArchive(files: CpioFile[]): Buffer {
   const parts = files.map((f, i) =>
-    entry(f.name.replace(/^\/+/, ''), Buffer.from(f.data), S_IFREG | (f.mode ?? 0o644), i + 1),
+    f.symlink !== undefined
+      ? entry(f.name.replace(/^\/+/, ''), Buffer.from(f.symlink), S_IFLNK | 0o777, i + 1)
+      : f.dir
+        ? entry(f.name.replace(/^\/+/, ''), Buffer.alloc(0), S_IFDIR | (f.mode ?? 0o755), i + 1)
+        : entry(f.name.replace(/^\/+/, ''), Buffer.from(f.data), S_IFREG | (f.mode ?? 0o644), i + 1),
   );
   parts.push(entry('TRAILER!!!', Buffer.alloc(0), 0, 0));
   const archive = Buffer.concat(parts);

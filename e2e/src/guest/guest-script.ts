@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-const steps = path.resolve(import.meta.dirname, '../../src/guest/guest-steps.sh');
+const guestDir = path.resolve(import.meta.dirname, '../../src/guest');
 
 /** What the guest's backup-host session needs to know about the appliance. */
 export interface GuestScriptParams {
@@ -23,9 +23,17 @@ export interface GuestScriptParams {
 
 const quote = (v: string | number) => `'${String(v).replaceAll("'", `'\\''`)}'`;
 
-/** The guest's /test.sh: the parameters as shell variables, then guest-steps.sh. */
-export function guestScript(p: GuestScriptParams): string {
+/**
+ * The guest's /test.sh: the parameters as shell variables, then guest-common.sh (login, the
+ * devices) and the session's steps (guest-steps.sh unless `steps` names another file there).
+ */
+export function guestScript(
+  p: GuestScriptParams,
+  steps = 'guest-steps.sh',
+  extra: Record<string, string | number> = {},
+): string {
   const vars = {
+    ...extra,
     IQN: p.initiatorIqn,
     PORTAL: p.portal,
     DRIVE_SERIAL: p.driveSerial,
@@ -39,5 +47,6 @@ export function guestScript(p: GuestScriptParams): string {
     CHAP_TARGET_SECRET: p.chap?.targetSecret ?? '',
   };
   const header = Object.entries(vars).map(([k, v]) => `${k}=${quote(v)}`);
-  return `#!/bin/sh\n${header.join('\n')}\n${fs.readFileSync(steps, 'utf8')}`;
+  const body = ['guest-common.sh', steps].map((f) => fs.readFileSync(path.join(guestDir, f), 'utf8'));
+  return `#!/bin/sh\n${header.join('\n')}\n${body.join('\n')}`;
 }

@@ -34,6 +34,10 @@ export interface GuestRunOptions {
   /** The host's 127.0.0.1 port the guest's portal is forwarded to. */
   targetPort: number;
   timeoutMs: number;
+  /** More cpio archives appended to the initramfs (the LTFS overlay). */
+  extraArchives?: Buffer[];
+  /** Guest memory (default 768 MiB); the initramfs and what the steps write live in it. */
+  memoryMb?: number;
   /** Each console line as it arrives (progress logging). */
   onLine?: (line: string) => void;
 }
@@ -68,11 +72,13 @@ export async function runGuest(opts: GuestRunOptions): Promise<GuestRun> {
   try {
     const base = await fs.readFile(opts.image.initrd);
     const extra = cpioArchive([{ name: 'test.sh', data: opts.script, mode: 0o755 }]);
-    // The appended archive must start 4-byte aligned; the kernel skips the zero padding.
+    // The appended archives must start 4-byte aligned; the kernel skips the zero padding
+    // (cpioArchive pads each of its own to 512 bytes).
     const initrd = path.join(dir, 'initrd.img');
-    await fs.writeFile(initrd, Buffer.concat([base, Buffer.alloc((4 - (base.length % 4)) % 4), extra]));
+    const align = Buffer.alloc((4 - (base.length % 4)) % 4);
+    await fs.writeFile(initrd, Buffer.concat([base, align, ...(opts.extraArchives ?? []), extra]));
     const args = [
-      ...['-machine', 'pc', '-accel', 'tcg', '-m', '768', '-smp', '1'],
+      ...['-machine', 'pc', '-accel', 'tcg', '-m', String(opts.memoryMb ?? 768), '-smp', '1'],
       ...['-nodefaults', '-display', 'none', '-serial', 'stdio', '-no-reboot'],
       ...['-kernel', opts.image.kernel, '-initrd', initrd],
       ...['-append', 'console=ttyS0 quiet loglevel=3 panic=-1'],

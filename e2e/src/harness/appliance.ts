@@ -12,6 +12,8 @@ export interface ApplianceOptions {
   /** Reuse a state directory (restart tests); a fresh temp dir otherwise. */
   stateDir?: string;
   env?: Record<string, string>;
+  /** What starts it; default `node appliance/dist/main.js` (e.g. `bash scripts/start.sh`). */
+  command?: string[];
 }
 
 /**
@@ -34,6 +36,9 @@ export class Appliance {
   /** Reboot requests the nodeagent made (its host-power interface records instead of rebooting). */
   readonly rebootLog: string;
 
+  /** What boot() runs, in the project root (settable between boots). */
+  command = [process.execPath, path.join(root, 'appliance/dist/main.js')];
+
   private constructor(
     readonly stateDir: string,
     private readonly env: Record<string, string>,
@@ -44,6 +49,7 @@ export class Appliance {
   static async start(opts: ApplianceOptions = {}): Promise<Appliance> {
     const stateDir = opts.stateDir ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'vtl-e2e-')));
     const app = new Appliance(stateDir, opts.env ?? {});
+    if (opts.command) app.command = opts.command;
     await app.boot();
     return app;
   }
@@ -58,20 +64,10 @@ export class Appliance {
       etcdPeer: await freePort(),
     };
     this.output = '';
-    const child = spawn(process.execPath, [path.join(root, 'appliance/dist/main.js')], {
-      env: {
-        ...process.env,
-        VTL_STATE_DIR: this.stateDir,
-        VTL_NODE: 'node1',
-        VTL_HTTPS_PORT: String(this.ports.https),
-        VTL_PLAIN_PORT: String(this.ports.plain),
-        VTL_ISCSI_PORT: String(this.ports.iscsi),
-        VTL_ETCD_CLIENT_PORT: String(this.ports.etcdClient),
-        VTL_ETCD_PEER_PORT: String(this.ports.etcdPeer),
-        VTL_HOST_POWER: `record:${this.rebootLog}`,
-        VTL_ISCSI_OPEN: '1',
-        ...this.env,
-      },
+    const [command, ...args] = this.command;
+    const child = spawn(command!, args, {
+      cwd: root,
+      env: this.launchEnv(),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
@@ -85,9 +81,61 @@ export class Appliance {
     try {
       await waitFor(async () => (await alive(), await this.login()), { timeoutMs: 60_000, intervalMs: 200 });
       await waitFor(async () => (await alive(), await this.ready()), { timeoutMs: 60_000, intervalMs: 200 });
+      // What answers must be this start, not another appliance still holding the state dir.
+      await waitFor(async () => (await alive(), await this.holdsStateDir()), {
+        timeoutMs: 10_000,
+        intervalMs: 100,
+      });
     } catch (err) {
       throw new Error(`appliance did not come up: ${(err as Error).message}\n${this.output.slice(-5000)}`);
     }
+  }
+
+  /** The environment boot() starts the appliance with (its ports, state dir and test settings). */
+  launchEnv(): NodeJS.ProcessEnv {
+    return {
+      ...process.env,
+      VTL_STATE_DIR: this.stateDir,
+      VTL_NODE: 'node1',
+      VTL_HTTPS_PORT: String(this.ports.https),
+      VTL_PLAIN_PORT: String(this.ports.plain),
+      VTL_ISCSI_PORT: String(this.ports.iscsi),
+      VTL_ETCD_CLIENT_PORT: String(this.ports.etcdClient),
+      VTL_ETCD_PEER_PORT: String(this.ports.etcdPeer),
+      VTL_HOST_POWER: `record:${this.rebootLog}`,
+      VTL_ISCSI_OPEN: '1',
+      ...this.env,
+    };
+  }
+
+  /** The pid of the launcher (the appliance's main process), while it runs. */
+  get pid(): number | undefined {
+    const child = this.child;
+    return child && child.exitCode === null && child.signalCode === null ? child.pid : undefined;
+  }
+
+  /** Sends a signal to the launcher and resolves once it has exited (kill -9: a crash, an OOM). */
+  async signalMain(signal: NodeJS.Signals): Promise<void> {
+    const child = this.child;
+    this.api?.close();
+    this.anonymous?.close();
+    this.plain?.close();
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill(signal);
+    await exited;
+  }
+
+  /** True when the state dir's lock is held by the started process or its child (npm start). */
+  private async holdsStateDir(): Promise<boolean> {
+    const lock = await fs
+      .readFile(path.join(this.stateDir, 'run', 'appliance.lock'), 'utf8')
+      .then((t) => JSON.parse(t) as { pid: number })
+      .catch(() => undefined);
+    if (!lock || !this.child?.pid) return false;
+    if (lock.pid === this.child.pid) return true;
+    const stat = await fs.readFile(`/proc/${lock.pid}/stat`, 'utf8').catch(() => '');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === this.child.pid;
   }
 
   /** Logs in as admin once the apiserver answers and has written the initial password. */
@@ -192,7 +240,7 @@ export class Appliance {
     this.api?.close();
     this.anonymous?.close();
     this.plain?.close();
-    if (!child || child.exitCode !== null) return;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     child.kill('SIGTERM');
     await exited;

@@ -48,10 +48,10 @@ describe('cartridge read/write', () => {
   it('reads past a filemark and reports the position in objects', async () => {
     const cart = await fresh();
     await cart.rewind();
-    expect(cart.position()).toEqual({ object: 0, filemarksBefore: 0, bop: true, eod: false });
+    expect(cart.position()).toEqual({ partition: 0, object: 0, filemarksBefore: 0, bop: true, eod: false });
     expect(await cart.readBlock(80)).toMatchObject({ kind: 'data', length: 80 });
     expect(await cart.readBlock(80)).toEqual({ kind: 'filemark' });
-    expect(cart.position()).toEqual({ object: 2, filemarksBefore: 1, bop: false, eod: true });
+    expect(cart.position()).toEqual({ partition: 0, object: 2, filemarksBefore: 1, bop: false, eod: true });
     await cart.close();
   });
 

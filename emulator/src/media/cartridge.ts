@@ -4,7 +4,14 @@ import { fsyncDir } from '../util/atomic-file.js';
 import { SerialQueue } from '../util/serial-queue.js';
 import { MediaError, isErrno } from './errors.js';
 import { IndexFile, blockOffset, entryEnd, filemarksThrough, type IndexEntry } from './index-file.js';
-import { IMAGE_FILES, earlyWarningAt, readMeta, writeMeta, type CartridgeMeta } from './layout.js';
+import {
+  earlyWarningAt,
+  partitionCapacities,
+  partitionFiles,
+  readMeta,
+  writeMeta,
+  type CartridgeMeta,
+} from './layout.js';
 import { readMam, updateMam, type MamAttributes } from './mam.js';
 import { giveBlockBuffer } from './block-buffers.js';
 import { DirectReader } from './direct-read.js';
@@ -20,6 +27,8 @@ export type { SpaceResult } from './space.js';
 
 /** Logical position as LTO reports it: data blocks and filemarks both count as objects. */
 export interface TapePosition {
+  /** The partition the head is in (0 on a one-partition tape). */
+  partition: number;
   object: number;
   filemarksBefore: number;
   /** At beginning of partition (object 0). */
@@ -99,6 +108,10 @@ export class Cartridge {
 
   private constructor(
     readonly dir: string,
+    /** The partition this instance reads and writes (its own index and data file). */
+    readonly partition: number,
+    private readonly files: { index: string; data: string },
+    private readonly capacity: number,
     private meta: CartridgeMeta,
     private readonly index: IndexFile,
     private data: FileHandle,
@@ -115,17 +128,24 @@ export class Cartridge {
   /**
    * Opens an image for I/O, repairing a torn tail left by a crash. A stub raises `stub`.
    * Blocks are read and written around the page cache where the filesystem and the block
-   * allow (DirectReader, DirectWriter), unless `directIo` is false.
+   * allow (DirectReader, DirectWriter), unless `directIo` is false. `partition` picks one
+   * partition of a partitioned cartridge (default 0, the only one of most).
    */
-  static async open(dir: string, opts: { directIo?: boolean } = {}): Promise<Cartridge> {
+  static async open(dir: string, opts: { directIo?: boolean; partition?: number } = {}): Promise<Cartridge> {
     const directIo = opts.directIo ?? true;
     const meta = await readMeta(dir);
     if (meta.stub) {
       throw new MediaError('stub', `${meta.label} is evicted (labelled stub); import it back before use`);
     }
+    const partition = opts.partition ?? 0;
+    const capacity = partitionCapacities(meta)[partition];
+    if (capacity === undefined) {
+      throw new MediaError('invalid', `${meta.label} has no partition ${partition}`);
+    }
+    const files = partitionFiles(partition);
     let data: FileHandle;
     try {
-      data = await open(join(dir, IMAGE_FILES.data), 'r+');
+      data = await open(join(dir, files.data), 'r+');
     } catch (err) {
       if (isErrno(err, 'ENOENT')) throw new MediaError('corrupt', `${meta.label} has no data file`);
       throw err;
@@ -134,11 +154,24 @@ export class Cartridge {
     let direct: DirectReader | undefined;
     let writer: DirectWriter | undefined;
     try {
-      index = await IndexFile.open(join(dir, IMAGE_FILES.index), false);
+      index = await IndexFile.open(join(dir, files.index), false);
       const state = await recoverImage(index, data);
-      direct = await DirectReader.open(join(dir, IMAGE_FILES.data), directIo);
-      writer = await DirectWriter.open(join(dir, IMAGE_FILES.data), directIo);
-      return new Cartridge(dir, meta, index, data, direct, writer, state.dataEnd, state.filemarks, directIo);
+      direct = await DirectReader.open(join(dir, files.data), directIo);
+      writer = await DirectWriter.open(join(dir, files.data), directIo);
+      return new Cartridge(
+        dir,
+        partition,
+        files,
+        capacity,
+        meta,
+        index,
+        data,
+        direct,
+        writer,
+        state.dataEnd,
+        state.filemarks,
+        directIo,
+      );
     } catch (err) {
       await writer?.close();
       await direct?.close();
@@ -158,8 +191,9 @@ export class Cartridge {
   get density(): number {
     return this.meta.density;
   }
+  /** Capacity of this partition (of the whole tape when it has one partition). */
   get capacityBytes(): number {
-    return this.meta.capacity_bytes;
+    return this.capacity;
   }
   get writeProtected(): boolean {
     return this.meta.write_protected;
@@ -175,6 +209,7 @@ export class Cartridge {
 
   position(): TapePosition {
     return {
+      partition: this.partition,
       object: this.pos,
       filemarksBefore: this.posFilemarks,
       bop: this.pos === 0,
@@ -202,6 +237,8 @@ export class Cartridge {
     return this.exclusive(
       async () => {
         this.assertWritable();
+        // Behind other issued blocks the position is end of data already.
+        if (this.unindexed === 0) this.assertAppending();
         if (block.length === 0) throw new MediaError('invalid', 'a data block needs at least one byte');
         // Behind other issued blocks the position is end of data, where the next block goes.
         const end = this.unindexed > 0 ? this.dataEnd : await this.writeOffset();
@@ -239,6 +276,7 @@ export class Cartridge {
     return this.exclusive(async () => {
       this.assertWritable();
       if (!Number.isInteger(n) || n < 0) throw new MediaError('invalid', `filemark count ${n} is invalid`);
+      if (n > 0) this.assertAppending();
       if (n === 0) return this.writeResult();
       const start = await this.writeOffset();
       await this.cutAtPosition(start);
@@ -328,6 +366,7 @@ export class Cartridge {
   erase(): Promise<void> {
     return this.exclusive(async () => {
       this.assertWritable();
+      this.assertAppending();
       await this.cutAtPosition(await this.writeOffset(), { release: true });
     });
   }
@@ -337,15 +376,16 @@ export class Cartridge {
     return this.exclusive(() => this.syncNow());
   }
 
-  readMam(): Promise<MamAttributes> {
-    return this.exclusive(() => readMam(this.dir));
+  /** Stored MAM attributes as partition `partition` sees them (mam.ts readMam). */
+  readMam(partition = 0): Promise<MamAttributes> {
+    return this.exclusive(() => readMam(this.dir, partition));
   }
 
   /** Sets attributes (null deletes one); refused on a write-protected cartridge. */
-  writeMam(changes: Map<number, Buffer | null>): Promise<MamAttributes> {
+  writeMam(changes: Map<number, Buffer | null>, partition = 0): Promise<MamAttributes> {
     return this.exclusive(async () => {
       this.assertWritable();
-      return updateMam(this.dir, changes);
+      return updateMam(this.dir, changes, partition);
     });
   }
 
@@ -355,6 +395,11 @@ export class Cartridge {
       await writeMeta(this.dir, meta);
       this.meta = meta;
     });
+  }
+
+  /** Adopts meta.json as another partition of the same cartridge rewrote it. */
+  useMeta(meta: CartridgeMeta): void {
+    this.meta = meta;
   }
 
   /** Syncs and releases the files; the drive calls this on unload. Safe to call twice. */
@@ -525,6 +570,20 @@ export class Cartridge {
     return new BlockWriter(this.data, direct, (bytes) => this.noteWritten(bytes));
   }
 
+  get worm(): boolean {
+    return this.meta.worm === true;
+  }
+
+  /** A WORM tape takes new objects only at end of data: what is written stays. */
+  private assertAppending(): void {
+    if (this.meta.worm && this.pos !== this.index.count) {
+      throw new MediaError(
+        'worm_overwrite',
+        `${this.label} is a WORM cartridge: object ${this.pos} and after are written and cannot be overwritten`,
+      );
+    }
+  }
+
   private assertWritable(): void {
     if (this.meta.write_protected)
       throw new MediaError('write_protected', `${this.label} is write-protected`);
@@ -568,7 +627,7 @@ export class Cartridge {
    */
   private async replaceData(): Promise<void> {
     await this.writeback;
-    const path = join(this.dir, IMAGE_FILES.data);
+    const path = join(this.dir, this.files.data);
     const next = `${path}.next`;
     const fresh = await open(next, 'w+');
     try {

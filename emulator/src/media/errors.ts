@@ -4,7 +4,16 @@
  * `corrupt` → MEDIUM ERROR), so the reasons are a stable contract, not free text.
  */
 export type MediaErrorReason =
-  'not_found' | 'exists' | 'stub' | 'write_protected' | 'end_of_medium' | 'corrupt' | 'closed' | 'invalid';
+  | 'not_found'
+  | 'exists'
+  | 'stub'
+  | 'write_protected'
+  /** A WORM cartridge: written data cannot be overwritten, erased or reformatted. */
+  | 'worm_overwrite'
+  | 'end_of_medium'
+  | 'corrupt'
+  | 'closed'
+  | 'invalid';
 
 export class MediaError extends Error {
   constructor(

@@ -5,7 +5,15 @@ import { isoNow } from '@vtl/api';
 import { fsyncDir } from '../util/atomic-file.js';
 import { isErrno } from './errors.js';
 import { IndexFile, entryEnd } from './index-file.js';
-import { IMAGE_FILES, readMeta, writeMeta } from './layout.js';
+import {
+  IMAGE_FILES,
+  MAX_PARTITIONS,
+  imageFiles,
+  partitionCapacities,
+  partitionFiles,
+  readMeta,
+  writeMeta,
+} from './layout.js';
 import { MINT_TMP_PREFIX } from './mint.js';
 
 /** What the status view reports of one image (spec §2.7). */
@@ -30,17 +38,23 @@ export async function cartridgeStats(dir: string): Promise<CartridgeStats> {
   let fileSize = 0;
   let phys = 0;
   let newest = 0;
-  for (const name of Object.values(IMAGE_FILES)) {
+  const partitions = partitionCapacities(meta).length;
+  const dataFiles = new Set(Array.from({ length: partitions }, (_, p) => partitionFiles(p).data));
+  for (const name of imageFiles(partitions)) {
     try {
       const st = await stat(join(dir, name));
       phys += st.blocks * 512;
       newest = Math.max(newest, st.mtimeMs);
-      if (name === IMAGE_FILES.data) fileSize = st.size;
+      if (dataFiles.has(name)) fileSize += st.size;
     } catch (err) {
       if (!isErrno(err, 'ENOENT')) throw err;
     }
   }
-  const size = meta.stub ? 0 : ((await indexedEnd(dir)) ?? fileSize);
+  let size = 0;
+  if (!meta.stub) {
+    for (let p = 0; p < partitions; p++) size += (await indexedEnd(dir, p)) ?? Number.NaN;
+    if (Number.isNaN(size)) size = fileSize;
+  }
   return { size_bytes: size, phys_bytes: phys, modified: isoNow(new Date(newest)), stub: meta.stub };
 }
 
@@ -48,10 +62,10 @@ export async function cartridgeStats(dir: string): Promise<CartridgeStats> {
  * Where the data the index knows of ends: the bytes the host has written. The data file may
  * hold more, for a while, when a rewritten tape is overwritten in place (cartridge.ts).
  */
-async function indexedEnd(dir: string): Promise<number | undefined> {
+async function indexedEnd(dir: string, partition: number): Promise<number | undefined> {
   let index: IndexFile | undefined;
   try {
-    index = await IndexFile.open(join(dir, IMAGE_FILES.index), true);
+    index = await IndexFile.open(join(dir, partitionFiles(partition).index), true);
     return index.count > 0 ? entryEnd(await index.get(index.count - 1)) : 0;
   } catch {
     return undefined;
@@ -65,15 +79,18 @@ export async function isStub(dir: string): Promise<boolean> {
 }
 
 /**
- * Evicts: keeps the labelled stub (meta.json, mam.json) and deletes data and index. The stub
+ * Evicts: keeps the labelled stub (meta.json, mam.json) and deletes every partition's data and
+ * index. The stub
  * flag is written first, so a crash half way leaves a stub with leftovers, never a cartridge
  * whose data silently vanished. Idempotent; the cartridge must not be loaded in a drive.
  */
 export async function makeStub(dir: string): Promise<void> {
   const meta = await readMeta(dir);
   if (!meta.stub) await writeMeta(dir, { ...meta, stub: true });
-  await rm(join(dir, IMAGE_FILES.data), { force: true });
-  await rm(join(dir, IMAGE_FILES.index), { force: true });
+  for (let p = 0; p < MAX_PARTITIONS; p++) {
+    await rm(join(dir, partitionFiles(p).data), { force: true });
+    await rm(join(dir, partitionFiles(p).index), { force: true });
+  }
   await fsyncDir(dir);
 }
 

@@ -37,6 +37,11 @@ interface MamFile {
   format: 1;
   /** Four hex digits of the id → hex of the value, so the file diffs and reads by eye. */
   attributes: Record<string, string>;
+  /**
+   * Host attributes a host wrote for partition n > 0 of a partitioned cartridge, by "n" (LTFS
+   * keeps a volume coherency record per partition); partition 0's are `attributes`.
+   */
+  partitions?: Record<string, Record<string, string>>;
 }
 
 /** A space-padded fixed-width ASCII field, as SPC-4 ASCII attributes are. */
@@ -52,7 +57,12 @@ export function binaryField(n: number): Buffer {
 }
 
 /** The chip contents of a freshly minted data cartridge. */
-export function defaultMam(opts: { label: string; density: number; created: Date }): MamAttributes {
+export function defaultMam(opts: {
+  label: string;
+  density: number;
+  created: Date;
+  worm?: boolean;
+}): MamAttributes {
   const date = opts.created.toISOString().slice(0, 10).replaceAll('-', '');
   return new Map<number, Buffer>([
     [MAM.MEDIUM_MANUFACTURER, asciiField('IBM', 8)],
@@ -61,52 +71,96 @@ export function defaultMam(opts: { label: string; density: number; created: Date
     [MAM.MEDIUM_DENSITY_CODE, Buffer.from([opts.density])],
     [MAM.MEDIUM_MANUFACTURE_DATE, asciiField(date, 8)],
     // 0x00: data medium (0x01 would be a cleaning cartridge, 0x80 WORM).
-    [MAM.MEDIUM_TYPE, Buffer.from([0x00])],
+    [MAM.MEDIUM_TYPE, Buffer.from([opts.worm ? 0x80 : 0x00])],
     [MAM.BARCODE, asciiField(opts.label, 32)],
   ]);
 }
 
-export async function readMam(dir: string): Promise<MamAttributes> {
+async function readMamFile(dir: string): Promise<MamFile> {
   let text: string;
   try {
     text = await readFile(join(dir, IMAGE_FILES.mam), 'utf8');
   } catch (err) {
-    if (isErrno(err, 'ENOENT')) return new Map();
+    if (isErrno(err, 'ENOENT')) return { format: 1, attributes: {} };
     throw err;
   }
-  let file: MamFile;
   try {
-    file = JSON.parse(text) as MamFile;
+    return JSON.parse(text) as MamFile;
   } catch {
     throw new MediaError('corrupt', `${join(dir, IMAGE_FILES.mam)} is not valid JSON`);
   }
+}
+
+function decode(record: Record<string, string> | undefined): MamAttributes {
   const attrs: MamAttributes = new Map();
-  for (const [id, hex] of Object.entries(file.attributes ?? {})) {
+  for (const [id, hex] of Object.entries(record ?? {})) {
     attrs.set(Number.parseInt(id, 16), Buffer.from(hex, 'hex'));
   }
   return attrs;
 }
 
-export async function writeMam(dir: string, attrs: MamAttributes): Promise<void> {
-  const ids = [...attrs.keys()].sort((a, b) => a - b);
-  const attributes: Record<string, string> = {};
-  for (const id of ids) {
+function encode(attrs: MamAttributes): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const id of [...attrs.keys()].sort((a, b) => a - b)) {
     if (!Number.isInteger(id) || id < 0 || id > 0xffff) {
       throw new MediaError('invalid', `MAM attribute id ${id} is not a 16-bit number`);
     }
-    attributes[id.toString(16).padStart(4, '0')] = attrs.get(id)!.toString('hex');
+    out[id.toString(16).padStart(4, '0')] = attrs.get(id)!.toString('hex');
   }
-  const file: MamFile = { format: 1, attributes };
+  return out;
+}
+
+async function writeMamFile(dir: string, file: MamFile): Promise<void> {
   await writeFileAtomic(join(dir, IMAGE_FILES.mam), `${JSON.stringify(file, null, 2)}\n`);
 }
 
-/** Sets (or, with null, deletes) some attributes and keeps the rest. */
-export async function updateMam(dir: string, changes: Map<number, Buffer | null>): Promise<MamAttributes> {
-  const attrs = await readMam(dir);
+/** Attributes of the whole cartridge, seen from every partition: the medium's, and its barcode. */
+function cartridgeWide(id: number): boolean {
+  return id < 0x0800 || id === MAM.BARCODE;
+}
+
+/**
+ * The stored attributes of a partition: the chip's own for partition 0; for partition n > 0
+ * the cartridge-wide ones (one chip, one barcode) and the host attributes written for it.
+ */
+export async function readMam(dir: string, partition = 0): Promise<MamAttributes> {
+  const file = await readMamFile(dir);
+  const attrs = decode(file.attributes);
+  if (partition === 0) return attrs;
+  const own = decode(file.partitions?.[String(partition)]);
+  for (const id of attrs.keys()) if (cartridgeWide(id) && !own.has(id)) own.set(id, attrs.get(id)!);
+  return own;
+}
+
+export async function writeMam(dir: string, attrs: MamAttributes): Promise<void> {
+  const file = await readMamFile(dir);
+  await writeMamFile(dir, { ...file, format: 1, attributes: encode(attrs) });
+}
+
+/** Sets (or, with null, deletes) some attributes of a partition and keeps the rest. */
+export async function updateMam(
+  dir: string,
+  changes: Map<number, Buffer | null>,
+  partition = 0,
+): Promise<MamAttributes> {
+  const file = await readMamFile(dir);
+  const key = String(partition);
+  const attrs = decode(partition === 0 ? file.attributes : file.partitions?.[key]);
   for (const [id, value] of changes) {
     if (value === null) attrs.delete(id);
     else attrs.set(id, Buffer.from(value));
   }
-  await writeMam(dir, attrs);
-  return attrs;
+  if (partition === 0) file.attributes = encode(attrs);
+  else file.partitions = { ...file.partitions, [key]: encode(attrs) };
+  await writeMamFile(dir, file);
+  return readMam(dir, partition);
+}
+
+/** Forgets the host attributes of partitions a format removed (numbers `count` and up). */
+export async function dropPartitionMam(dir: string, count: number): Promise<void> {
+  const file = await readMamFile(dir);
+  if (!file.partitions) return;
+  const kept = Object.fromEntries(Object.entries(file.partitions).filter(([n]) => Number(n) < count));
+  file.partitions = Object.keys(kept).length > 0 ? kept : undefined;
+  await writeMamFile(dir, file);
 }

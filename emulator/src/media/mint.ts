@@ -13,10 +13,12 @@ import { buildVol1, volumeIdOf } from './vol1.js';
 export interface MintOptions {
   mediaDir: string;
   label: string;
-  /** LTO generation of the medium (3..9). */
+  /** LTO generation of the medium (3..10). */
   generation: number;
   /** Overrides the generation's native capacity; tests use a few KB to reach end of medium. */
   capacityBytes?: number;
+  /** A WORM cartridge (its label carries the WORM media identifier, LT..LZ). */
+  worm?: boolean;
   now?: Date;
 }
 
@@ -54,10 +56,11 @@ export async function stageCartridge(opts: MintOptions): Promise<string> {
       density: gen.density,
       capacity_bytes: opts.capacityBytes ?? capacityBytes(gen.gen),
       write_protected: false,
+      ...(opts.worm ? { worm: true } : {}),
       stub: false,
       created: isoNow(created),
     });
-    await writeMam(tmp, defaultMam({ label: opts.label, density: gen.density, created }));
+    await writeMam(tmp, defaultMam({ label: opts.label, density: gen.density, created, worm: opts.worm }));
     await (await open(join(tmp, IMAGE_FILES.data), 'wx', 0o644)).close();
     await (await IndexFile.create(join(tmp, IMAGE_FILES.index))).close();
     // Two tiny writes: the page cache and one sync beat direct I/O here.

@@ -23,6 +23,14 @@ const FORMAT_DETAILS: Record<number, Omit<LtoFormat, 'gen' | 'density' | 'capaci
   7: { mediumType: 0x78, densityName: 'U-732', description: 'Ultrium 7/32T', bitsPerMm: 19094, tracks: 3584 },
   8: { mediumType: 0x88, densityName: 'U-832', description: 'Ultrium 8/32T', bitsPerMm: 20668, tracks: 6656 },
   9: { mediumType: 0x98, densityName: 'U-932', description: 'Ultrium 9/32T', bitsPerMm: 23600, tracks: 8960 },
+  // Recording figures of LTO-10 are not in the references followed here: plausible values.
+  10: {
+    mediumType: 0xa8,
+    densityName: 'U-A32',
+    description: 'Ultrium 10/32T',
+    bitsPerMm: 27000,
+    tracks: 14336,
+  },
 };
 
 /** Drive firmware levels reported as INQUIRY revision, one plausible level per generation. */
@@ -34,6 +42,7 @@ const REVISIONS: Record<number, string> = {
   7: 'M9G0',
   8: 'N4Q0',
   9: 'R3F1',
+  10: 'S1B0',
 };
 
 export function ltoFormat(gen: number): LtoFormat | undefined {
@@ -49,11 +58,12 @@ export type MediumAccess = 'read-write' | 'read-only' | 'none';
 /**
  * The LTO compatibility rules: a drive writes its own and the previous generation and reads
  * one more back (LTO-8 reads LTO-6, LTO-9 reads LTO-7, as the appliance's contract states;
- * IBM's own LTO-8 and LTO-9 drives dropped that read-only generation). Anything else is an
- * incompatible medium.
+ * IBM's own LTO-8 and LTO-9 drives dropped that read-only generation). LTO-10 broke with
+ * that: it reads and writes LTO-10 media only. Anything else is an incompatible medium.
  */
 export function mediumAccess(driveGen: number, mediumGen: number): MediumAccess {
   const back = driveGen - mediumGen;
+  if (driveGen >= 10) return back === 0 ? 'read-write' : 'none';
   if (back === 0 || back === 1) return 'read-write';
   if (back === 2) return 'read-only';
   return 'none';
@@ -75,10 +85,15 @@ export interface DrivePersonality {
 
 export const MAX_BLOCK_LENGTH = 0x800000;
 
+/** Product ids spell the generation in one character: LTO-10 is `ULT3580-TDA`. */
+function productGeneration(code: string): number {
+  return code === 'A' ? 10 : Number(code);
+}
+
 /** The personality for a product id such as `ULT3580-TD8`; the generation falls back to `gen`. */
 export function drivePersonality(product: string, gen: number): DrivePersonality {
-  const m = /^ULT3580-(TD|HH)(\d)$/.exec(product);
-  const driveGen = m ? Number(m[2]) : gen;
+  const m = /^ULT3580-(TD|HH)([3-9A])$/.exec(product);
+  const driveGen = m ? productGeneration(m[2]!) : gen;
   const native = ltoFormat(driveGen);
   if (!native) throw new Error(`no LTO personality for ${product} (generation ${driveGen})`);
   const readable = [driveGen, driveGen - 1, driveGen - 2]
@@ -87,7 +102,7 @@ export function drivePersonality(product: string, gen: number): DrivePersonality
     .filter((f): f is LtoFormat => f !== undefined);
   return {
     vendor: 'IBM',
-    product: m ? product : `ULT3580-TD${driveGen}`,
+    product: m ? product : `ULT3580-TD${driveGen === 10 ? 'A' : driveGen}`,
     revision: REVISIONS[driveGen] ?? '0000',
     gen: driveGen,
     halfHeight: m?.[1] === 'HH',

@@ -6,7 +6,7 @@ import type { ScsiResult } from '../scsi/types.js';
 import { cartridgeDir } from '../media/layout.js';
 import { binaryField, readMam, type MamAttributes } from '../media/mam.js';
 import { withCurrentLoad } from './medium-usage.js';
-import type { TapeDrive } from './tape-drive.js';
+import type { MountedTape, TapeDrive } from './tape-drive.js';
 import { TapeSense, mediaErrorToScsi } from './tape-sense.js';
 
 const MIB = 1_048_576;
@@ -22,6 +22,7 @@ const KNOWN: Record<number, { format: number; length: number }> = {
   0x0003: { format: BINARY, length: 8 },
   0x0005: { format: ASCII, length: 8 },
   0x0006: { format: BINARY, length: 1 },
+  0x0009: { format: BINARY, length: 4 },
   0x020a: { format: ASCII, length: 40 },
   0x020b: { format: ASCII, length: 40 },
   0x020c: { format: ASCII, length: 40 },
@@ -63,20 +64,28 @@ function formatOf(id: number): number {
 
 const ServiceAction = { VALUES: 0, LIST: 1, VOLUME_LIST: 2, PARTITION_LIST: 3, SUPPORTED: 5 } as const;
 
-/** MAM as the drive reports it: the chip's stored values plus the device attributes it computes. */
-async function attributesOf(drive: TapeDrive): Promise<MamAttributes> {
+/**
+ * MAM as the drive reports it for one partition: the chip's stored values (the partition's own
+ * host attributes) plus the device attributes it computes, among them that partition's
+ * remaining and maximum capacity.
+ */
+async function attributesOf(drive: TapeDrive, partition = 0): Promise<MamAttributes> {
   const m = drive.medium;
   if (m.state === 'empty') throw new ScsiError(Sense.mediumNotPresent());
   if (m.state === 'loading') throw new ScsiError(Sense.notReady([0x04, 0x01]));
-  const stored = await readMam(cartridgeDir(drive.options.mediaDir, m.label)).catch((err: unknown) =>
-    mediaErrorToScsi(err),
+  const count = m.state === 'mounted' ? m.tape.partitionCount : 1;
+  if (partition >= count) throw new ScsiError(Sense.invalidFieldInCdb(7));
+  const stored = await readMam(cartridgeDir(drive.options.mediaDir, m.label), partition).catch(
+    (err: unknown) => mediaErrorToScsi(err),
   );
   const attrs: MamAttributes = new Map(stored);
   if (m.state === 'mounted') {
     // SPC-4 counts partition capacities in MiB (1,048,576 bytes).
-    attrs.set(0x0000, binaryField((m.tape.capacityBytes - m.tape.sizeBytes) / MIB));
-    attrs.set(0x0001, binaryField(m.tape.capacityBytes / MIB));
+    const total = m.tape.partitionCapacity(partition);
+    attrs.set(0x0000, binaryField((total - m.tape.partitionUsed(partition)) / MIB));
+    attrs.set(0x0001, binaryField(total / MIB));
     attrs.set(0x0006, Buffer.from([m.format.density]));
+    attrs.set(0x0009, volumeChangeReference(m));
     if (m.cartridge) withCurrentLoad(attrs, drive.loadBytes);
   }
   attrs.set(0x0002, drive.alerts.asBitmap());
@@ -84,6 +93,26 @@ async function attributesOf(drive: TapeDrive): Promise<MamAttributes> {
   const density = stored.get(0x0405)?.[0];
   if (density !== undefined && !attrs.has(0x0006)) attrs.set(0x0006, Buffer.from([density]));
   return attrs;
+}
+
+/**
+ * VOLUME CHANGE REFERENCE (0009h): a value that changes whenever what is on the tape changes, so
+ * a host (LTFS) can tell whether anyone wrote since it last looked. Derived from each partition's
+ * object count and written bytes, which every write, erase and format moves; never FFFFFFFFh,
+ * which says "not usable".
+ */
+function volumeChangeReference(m: MountedTape): Buffer {
+  let v = 0;
+  for (let p = 0; p < m.tape.partitionCount; p++) {
+    v =
+      (Math.imul(v ^ (p + 1), 0x9e3779b1) +
+        m.tape.partitionUsed(p) +
+        m.tape.partitionObjects(p) * 0x10001) >>>
+      0;
+  }
+  const out = Buffer.alloc(4);
+  out.writeUInt32BE(v === 0xffffffff ? 0 : v);
+  return out;
 }
 
 function encodeAttribute(id: number, value: Buffer): Buffer {
@@ -106,23 +135,29 @@ function idList(ids: number[]): Buffer {
   return withLength(out, 4);
 }
 
-function checkVolumeAndPartition(cdb: Buffer): void {
+/** One volume (0); the partition (byte 7) is checked against the cartridge's partitions. */
+function checkVolume(cdb: Buffer): number {
   if (cdb[5] !== 0) throw new ScsiError(Sense.invalidFieldInCdb(5));
-  if (cdb[7] !== 0) throw new ScsiError(Sense.invalidFieldInCdb(7));
+  return cdb[7]!;
 }
 
 /** READ ATTRIBUTE (SPC-4 6.17) from the cartridge memory; works on stubs, whose chip is kept. */
 export async function readAttribute(drive: TapeDrive, ctx: CommandContext): Promise<ScsiResult> {
   const { cdb } = ctx;
   const action = cdb[1]! & 0x1f;
-  checkVolumeAndPartition(cdb);
+  const partition = checkVolume(cdb);
   const first = cdb.readUInt16BE(8);
   const allocation = cdb.readUInt32BE(10);
   let data: Buffer;
   switch (action) {
     case ServiceAction.VALUES:
     case ServiceAction.LIST: {
-      const attrs = await attributesOf(drive);
+      const attrs = await attributesOf(drive, partition);
+      // Values from an attribute the chip does not hold: INVALID FIELD IN CDB, as IBM drives
+      // answer (LTFS reads its optional attributes, such as the volume lock, that way).
+      if (action === ServiceAction.VALUES && first !== 0 && !attrs.has(first)) {
+        throw new ScsiError(Sense.invalidFieldInCdb(8));
+      }
       const ids = [...attrs.keys()].filter((id) => id >= first).sort((a, b) => a - b);
       data =
         action === ServiceAction.LIST
@@ -131,10 +166,15 @@ export async function readAttribute(drive: TapeDrive, ctx: CommandContext): Prom
       break;
     }
     case ServiceAction.VOLUME_LIST:
-    case ServiceAction.PARTITION_LIST:
-      // One volume, one partition, both numbered 0.
+      // One volume, numbered 0.
       data = withLength(Buffer.from([0, 1]), 2);
       break;
+    case ServiceAction.PARTITION_LIST: {
+      // First partition number and how many there are.
+      const m = drive.medium;
+      data = withLength(Buffer.from([0, m.state === 'mounted' ? m.tape.partitionCount : 1]), 2);
+      break;
+    }
     case ServiceAction.SUPPORTED: {
       await attributesOf(drive);
       const ids = Object.keys(KNOWN)
@@ -158,14 +198,15 @@ export function writeAttributeDataOutLength(cdb: Buffer): number {
 export async function writeAttribute(drive: TapeDrive, ctx: CommandContext): Promise<ScsiResult> {
   const { cdb } = ctx;
   requireZeroBits(cdb, 1, 0xfe);
-  checkVolumeAndPartition(cdb);
+  const partition = checkVolume(cdb);
   const list = (ctx.cmd.dataOut ?? Buffer.alloc(0)).subarray(0, cdb.readUInt32BE(10));
   const m = drive.requireMounted();
   if (!m.cartridge) throw new ScsiError(TapeSense.stubMedium());
-  if (list.length < 4 || list.readUInt32BE(0) + 4 > list.length) {
-    throw new ScsiError(Sense.parameterListLengthError());
-  }
-  const end = 4 + list.readUInt32BE(0);
+  if (partition >= m.tape.partitionCount) throw new ScsiError(Sense.invalidFieldInCdb(7));
+  if (list.length < 4) throw new ScsiError(Sense.parameterListLengthError());
+  // LTFS counts the 4-byte header in PARAMETER DATA LENGTH; IBM drives take the attributes
+  // that are there, and so does this one.
+  const end = Math.min(list.length, 4 + list.readUInt32BE(0));
   const changes = new Map<number, Buffer | null>();
   for (let at = 4; at < end;) {
     if (at + 5 > end) throw new ScsiError(Sense.parameterListLengthError());
@@ -182,6 +223,6 @@ export async function writeAttribute(drive: TapeDrive, ctx: CommandContext): Pro
     changes.set(id, length === 0 ? null : Buffer.from(list.subarray(at + 5, at + 5 + length)));
     at += 5 + length;
   }
-  await m.cartridge.writeMam(changes).catch((err: unknown) => mediaErrorToScsi(err));
+  await m.cartridge.writeMam(changes, partition).catch((err: unknown) => mediaErrorToScsi(err));
   return good();
 }

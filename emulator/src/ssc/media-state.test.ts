@@ -97,6 +97,34 @@ describe('LTO generation rules', () => {
     const h = await withCartridge(9, 'PRV008L8', 8);
     ok(await h.exec(DRIVE, Cdb.write6(4), { dataOut: Buffer.from('data') }));
   });
+
+  it('runs LTO-10 as ULT3580-TDA on LA media: density 62h, medium type A8h, 30 TB', async () => {
+    const h = await withCartridge(10, 'TEN001LA', 10);
+    ok(await h.exec(DRIVE, Cdb.tur()));
+    const inq = await h.exec(DRIVE, Cdb.inquiry(), { allocation: 36 });
+    expect(inq.data.toString('ascii', 16, 32).trim()).toBe('ULT3580-TDA');
+    const mode = await h.exec(DRIVE, Cdb.modeSense6(0), { allocation: 12 });
+    expect(mode.data[1]).toBe(0xa8);
+    expect(mode.data[4]).toBe(0x62);
+    // REPORT DENSITY SUPPORT: LTO-10 alone, writable, default, 30 000 000 MB.
+    const rds = await h.exec(DRIVE, Cdb.reportDensity(), { allocation: 4096 });
+    ok(rds);
+    expect(rds.data.readUInt16BE(0)).toBe(52 + 2);
+    expect(rds.data[4]).toBe(0x62);
+    expect(rds.data[6]).toBe(0xa0);
+    expect(rds.data.readUInt32BE(4 + 12)).toBe(30_000_000);
+    ok(await h.exec(DRIVE, Cdb.write6(4), { dataOut: Buffer.from('data') }));
+  });
+
+  it('LTO-10 reads no older generation: an LTO-9 cartridge is an incompatible medium', async () => {
+    const h = await withCartridge(10, 'OLD009L9', 9);
+    expect((await h.exec(DRIVE, Cdb.tur())).sense).toMatchObject({ key: 3, asc: 0x30, ascq: 0x00 });
+  });
+
+  it('an LTO-9 drive refuses LTO-10 media', async () => {
+    const h = await withCartridge(9, 'NEW010LA', 10);
+    expect((await h.exec(DRIVE, Cdb.tur())).sense).toMatchObject({ key: 3, asc: 0x30, ascq: 0x00 });
+  });
 });
 
 describe('evicted stub cartridges', () => {
@@ -195,7 +223,7 @@ describe('LOG SENSE', () => {
   it('lists its pages and counts bytes and capacity', async () => {
     const h = await withCartridge(8, 'LOG001L8', 8);
     const pages = await h.exec(DRIVE, Cdb.logSense(0x00), { allocation: 64 });
-    expect([...pages.data.subarray(4)]).toEqual([0x00, 0x02, 0x03, 0x0c, 0x2e, 0x31]);
+    expect([...pages.data.subarray(4)]).toEqual([0x00, 0x02, 0x03, 0x0c, 0x17, 0x2e, 0x31]);
     ok(await h.exec(DRIVE, Cdb.write6(1000), { dataOut: Buffer.alloc(1000, 7) }));
     const seq = await h.exec(DRIVE, Cdb.logSense(0x0c), { allocation: 4096 });
     expect(seq.data[0]).toBe(0x0c);
@@ -211,7 +239,7 @@ describe('LOG SENSE', () => {
     const reset = await h.exec(DRIVE, Cdb.logSense(0x0c), { allocation: 4096 });
     expect(Number(reset.data.readBigUInt64BE(8))).toBe(0);
     expect(errorCounters(await h.exec(DRIVE, Cdb.logSense(0x02), { allocation: 4096 })).bytes).toBe(0);
-    const unknown = await h.exec(DRIVE, Cdb.logSense(0x17), { allocation: 64 });
+    const unknown = await h.exec(DRIVE, Cdb.logSense(0x18), { allocation: 64 });
     expect(unknown.sense).toMatchObject({ key: 5, asc: 0x24, fieldPointer: { byte: 2 } });
   });
 
@@ -237,7 +265,7 @@ describe('MODE SENSE and MODE SELECT', () => {
     const codes: number[] = [];
     for (let at = 8 + all.data.readUInt16BE(6); at < all.data.length; at += 2 + all.data[at + 1]!)
       codes.push(all.data[at]!);
-    expect(codes).toEqual([0x0a, 0x0f, 0x10, 0x11, 0x1d]);
+    expect(codes).toEqual([0x0a, 0x0f, 0x10, 0x11, 0x1d, 0x24, 0x25]);
 
     const dc = await h.exec(DRIVE, Cdb.modeSense6(0x0f, { dbd: true }), { allocation: 255 });
     expect(dc.data[4]).toBe(0x0f);
@@ -254,7 +282,7 @@ describe('MODE SENSE and MODE SELECT', () => {
     expect(changeable.data[12 + 2]).toBe(0x80);
     const saved = await h.exec(DRIVE, Cdb.modeSense6(0x0f, { pc: 3 }), { allocation: 255 });
     expect(saved.sense).toMatchObject({ key: 5, asc: 0x39 });
-    const unknown = await h.exec(DRIVE, Cdb.modeSense6(0x25), { allocation: 255 });
+    const unknown = await h.exec(DRIVE, Cdb.modeSense6(0x26), { allocation: 255 });
     expect(unknown.sense).toMatchObject({ key: 5, asc: 0x24, fieldPointer: { byte: 2 } });
   });
 

@@ -67,13 +67,15 @@ export async function locate(drive: TapeDrive, ctx: CommandContext): Promise<Scs
   requireZeroBits(cdb, 1, sixteen ? 0xc4 : 0xf8);
   const changePartition = (cdb[1]! & 0x02) !== 0;
   const partition = sixteen ? cdb[3]! : cdb[8]!;
-  if (changePartition && partition !== 0) {
-    throw new ScsiError(Sense.invalidFieldInCdb(sixteen ? 3 : 8));
-  }
   const destType = sixteen ? (cdb[1]! >> 3) & 0x07 : 0;
   const target = sixteen ? Number(cdb.readBigUInt64BE(4)) : cdb.readUInt32BE(3);
   const m = drive.requireMounted();
+  // CP moves to another partition first; without it the partition field is ignored.
+  if (changePartition && partition >= m.tape.partitionCount) {
+    throw new ScsiError(Sense.invalidFieldInCdb(sixteen ? 3 : 8));
+  }
   try {
+    if (changePartition) await m.tape.changePartition(partition);
     switch (destType) {
       case 0: {
         const at = await m.tape.locate(target);
@@ -82,7 +84,7 @@ export async function locate(drive: TapeDrive, ctx: CommandContext): Promise<Scs
       }
       case 1: {
         // Logical file N starts right after filemark N.
-        await m.tape.rewind();
+        await m.tape.locate(0);
         const r = await m.tape.spaceFilemarks(target);
         if (r.stop === 'eod') throw new ScsiError(TapeSense.endOfData(target - r.done));
         return good();
@@ -130,7 +132,10 @@ const SHORT_FORM_BLOCK_ID = 0x01;
 const LONG_FORM = 0x06;
 const EXTENDED_FORM = 0x08;
 
-/** READ POSITION (SSC-4 6.5): short (20 bytes), long and extended (32 bytes) forms. */
+/**
+ * READ POSITION (SSC-4 6.5): short (20 bytes), long and extended (32 bytes) forms, each with
+ * the partition the head is in.
+ */
 export function readPosition(drive: TapeDrive, ctx: CommandContext): ScsiResult {
   const { cdb } = ctx;
   const form = cdb[1]! & 0x1f;
@@ -143,6 +148,7 @@ export function readPosition(drive: TapeDrive, ctx: CommandContext): ScsiResult 
   if (form === LONG_FORM) {
     const out = Buffer.alloc(32);
     out[0] = flags;
+    out.writeUInt32BE(at.partition, 4);
     out.writeBigUInt64BE(BigInt(at.object), 8);
     out.writeBigUInt64BE(BigInt(at.filemarksBefore), 16);
     return good(out);
@@ -150,6 +156,7 @@ export function readPosition(drive: TapeDrive, ctx: CommandContext): ScsiResult 
   if (form === EXTENDED_FORM) {
     const out = Buffer.alloc(32);
     out[0] = flags;
+    out[1] = at.partition;
     out.writeUInt16BE(28, 2);
     out.writeBigUInt64BE(BigInt(at.object), 8);
     out.writeBigUInt64BE(BigInt(at.object), 16);
@@ -159,6 +166,7 @@ export function readPosition(drive: TapeDrive, ctx: CommandContext): ScsiResult 
   // Positions beyond 32 bits do not fit the short form: LOLU says "use the long form".
   const fits = at.object <= 0xffffffff;
   out[0] = flags | (fits ? 0 : 0x04);
+  out[1] = at.partition;
   if (fits) {
     out.writeUInt32BE(at.object, 4);
     out.writeUInt32BE(at.object, 8);

@@ -4,11 +4,37 @@ import type { CommandContext } from '../scsi/dispatch.js';
 import { checkCondition, good } from '../scsi/result.js';
 import { Sense, ScsiError } from '../scsi/sense.js';
 import type { ScsiResult } from '../scsi/types.js';
+import { SenseKey } from '../scsi/constants.js';
+import { crc32c } from '../util/crc32c.js';
 import type { MountedTape, TapeDrive } from './tape-drive.js';
 import { TapeSense } from './tape-sense.js';
 
 const FIXED = 0x01;
 const SILI = 0x02;
+
+/** LOGICAL BLOCK GUARD CHECK FAILED: a protected block's CRC does not match its data. */
+const GUARD_CHECK_FAILED = [0x10, 0x01] as const;
+const LBP_CRC32C = 0x02;
+const LBP_W = 0x80;
+
+/**
+ * With logical block protection on for writing (page 0Ah/F0h, LBP_W) and CRC32C, each block
+ * ends in the CRC32C of its data, least significant byte first, as LTFS appends it: a block
+ * whose CRC does not match is refused before anything is written. Blocks are stored with
+ * their CRC, so a host reading with protection on gets it back. (Reed-Solomon CRC blocks are
+ * stored as sent, unchecked.)
+ */
+function checkProtection(drive: TapeDrive, data: Buffer, blocks: number, blockLength: number): void {
+  const { lbpMethod, lbpFlags } = drive.mode.extra;
+  if (lbpMethod !== LBP_CRC32C || (lbpFlags & LBP_W) === 0) return;
+  for (let i = 0; i < blocks; i++) {
+    const block = data.subarray(i * blockLength, (i + 1) * blockLength);
+    const n = block.length - 4;
+    if (n < 1 || crc32c(block.subarray(0, n)) !== block.readUInt32LE(n)) {
+      throw new ScsiError(Sense.of(SenseKey.ABORTED_COMMAND, GUARD_CHECK_FAILED));
+    }
+  }
+}
 
 /** Data-out of WRITE(6): one block (variable) or count × the mode block length (fixed). */
 export function write6DataOutLength(drive: TapeDrive, cdb: Buffer): number {
@@ -103,6 +129,7 @@ export async function write6(drive: TapeDrive, ctx: CommandContext): Promise<Scs
   const blocks = fixed ? count : 1;
   const data = ctx.cmd.dataOut ?? Buffer.alloc(0);
   if (data.length < blocks * blockLength) throw new ScsiError(Sense.parameterListLengthError());
+  checkProtection(drive, data, blocks, blockLength);
   let earlyWarning = false;
   let written = 0;
   const onTheirWay: Promise<void>[] = [];

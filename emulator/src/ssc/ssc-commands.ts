@@ -5,6 +5,14 @@ import { readBlockLimits, reportDensitySupport } from './density-support.js';
 import { loadUnload, preventAllow } from './load-unload.js';
 import { readAttribute, writeAttribute, writeAttributeDataOutLength } from './mam-attributes.js';
 import { erase, locate, readPosition, rewind, space } from './positioning.js';
+import { verify6 } from './verify.js';
+import {
+  formatMedium,
+  readBuffer,
+  sendDiagnostic,
+  sendDiagnosticDataOutLength,
+  setCapacity,
+} from './format-medium.js';
 import { read6, write6, write6DataOutLength, writeFilemarks6 } from './read-write.js';
 import type { TapeDrive } from './tape-drive.js';
 import { tapeLogSelect, tapeLogSense } from './tape-log-pages.js';
@@ -13,11 +21,14 @@ import { tapeModeSelect, tapeModeSense } from './tape-mode-pages.js';
 /** Sequential-access operation codes (SSC-4 table 3) this drive answers. */
 export const SscOpcode = {
   REWIND: 0x01,
+  FORMAT_MEDIUM: 0x04,
   READ_BLOCK_LIMITS: 0x05,
   READ_6: 0x08,
   WRITE_6: 0x0a,
+  SET_CAPACITY: 0x0b,
   WRITE_FILEMARKS_6: 0x10,
   SPACE_6: 0x11,
+  VERIFY_6: 0x13,
   MODE_SELECT_6: 0x15,
   ERASE_6: 0x19,
   MODE_SENSE_6: 0x1a,
@@ -25,6 +36,8 @@ export const SscOpcode = {
   PREVENT_ALLOW_MEDIUM_REMOVAL: 0x1e,
   LOCATE_10: 0x2b,
   READ_POSITION: 0x34,
+  READ_BUFFER: 0x3c,
+  SEND_DIAGNOSTIC: 0x1d,
   REPORT_DENSITY_SUPPORT: 0x44,
   LOG_SELECT: 0x4c,
   LOG_SENSE: 0x4d,
@@ -38,6 +51,8 @@ export const SscOpcode = {
 
 /** Timeouts IBM publishes for LTO drives, in seconds; backup software sizes its waits by them. */
 const MOTION = { nominal: 600, recommended: 2400 };
+/** FORMAT MEDIUM and SET CAPACITY: an LTO-9 may calibrate the tape first, which takes long. */
+const FORMAT = { nominal: 1800, recommended: 10800 };
 const DATA = { nominal: 60, recommended: 1200 };
 const QUICK = { nominal: 1, recommended: 60 };
 
@@ -80,6 +95,10 @@ export function installSscCommands(drive: TapeDrive): void {
       { name: 'SPACE(6)', handler: (c) => space(drive, c), readOnly: true, timeouts: MOTION },
     ],
     [
+      SscOpcode.VERIFY_6,
+      { name: 'VERIFY(6)', handler: (c) => verify6(drive, c), readOnly: true, timeouts: MOTION },
+    ],
+    [
       SscOpcode.SPACE_16,
       { name: 'SPACE(16)', handler: (c) => space(drive, c), readOnly: true, timeouts: MOTION },
     ],
@@ -110,6 +129,27 @@ export function installSscCommands(drive: TapeDrive): void {
       { name: 'MODE SENSE(10)', handler: (c) => tapeModeSense(drive, c), readOnly: true, timeouts: QUICK },
     ],
     [SscOpcode.ERASE_6, { name: 'ERASE(6)', handler: (c) => erase(drive, c), timeouts: MOTION }],
+    [
+      SscOpcode.FORMAT_MEDIUM,
+      { name: 'FORMAT MEDIUM', handler: (c) => formatMedium(drive, c), timeouts: FORMAT },
+    ],
+    [
+      SscOpcode.SET_CAPACITY,
+      { name: 'SET CAPACITY', handler: (c) => setCapacity(drive, c), timeouts: FORMAT },
+    ],
+    [
+      SscOpcode.SEND_DIAGNOSTIC,
+      {
+        name: 'SEND DIAGNOSTIC',
+        handler: (c) => sendDiagnostic(drive, c),
+        dataOutLength: sendDiagnosticDataOutLength,
+        timeouts: MOTION,
+      },
+    ],
+    [
+      SscOpcode.READ_BUFFER,
+      { name: 'READ BUFFER', handler: (c) => readBuffer(drive, c), readOnly: true, timeouts: QUICK },
+    ],
     [SscOpcode.LOAD_UNLOAD, { name: 'LOAD UNLOAD', handler: (c) => loadUnload(drive, c), timeouts: MOTION }],
     [
       SscOpcode.PREVENT_ALLOW_MEDIUM_REMOVAL,

@@ -1,16 +1,16 @@
 import { MediaError } from '../media/errors.js';
-import type {
-  Cartridge,
-  IssuedBlock,
-  ReadResult,
-  SpaceResult,
-  TapePosition,
-  WriteResult,
-} from '../media/cartridge.js';
+import type { IssuedBlock, ReadResult, SpaceResult, TapePosition, WriteResult } from '../media/cartridge.js';
+import type { PartitionedTape } from '../media/partitioned-tape.js';
 
 /** The part of an open cartridge the SSC handlers use, so an evicted stub can stand in for one. */
 export type TapeIo = Pick<
-  Cartridge,
+  PartitionedTape,
+  | 'partition'
+  | 'partitionCount'
+  | 'partitionCapacity'
+  | 'partitionUsed'
+  | 'partitionObjects'
+  | 'changePartition'
   | 'writeBlock'
   | 'issueBlock'
   | 'writeFilemarks'
@@ -28,9 +28,10 @@ export type TapeIo = Pick<
   | 'sizeBytes'
   | 'capacityBytes'
   | 'writeProtected'
+  | 'worm'
 >;
 
-const AT_BOP: TapePosition = { object: 0, filemarksBefore: 0, bop: true, eod: true };
+const AT_BOP: TapePosition = { partition: 0, object: 0, filemarksBefore: 0, bop: true, eod: true };
 
 /**
  * An evicted cartridge in a drive: the label and chip are there, the tape content is in the
@@ -41,11 +42,28 @@ export class StubTape implements TapeIo {
   constructor(
     private readonly label: string,
     readonly capacityBytes: number,
+    /** The cartridge is WORM (its chip says so even while the data is in the bucket). */
+    readonly worm = false,
   ) {}
 
   readonly objectCount = 0;
   readonly sizeBytes = 0;
   readonly writeProtected = false;
+  readonly partition = 0;
+  readonly partitionCount = 1;
+
+  partitionCapacity(p: number): number {
+    return p === 0 ? this.capacityBytes : 0;
+  }
+  partitionUsed(): number {
+    return 0;
+  }
+  partitionObjects(): number {
+    return 0;
+  }
+  changePartition(p: number): Promise<void> {
+    return p === 0 ? Promise.resolve() : this.refuse();
+  }
 
   private refuse(): Promise<never> {
     return Promise.reject(new MediaError('stub', `${this.label} is evicted; import it back before writing`));

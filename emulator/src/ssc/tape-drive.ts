@@ -4,7 +4,7 @@ import { Asc, PeripheralType } from '../scsi/constants.js';
 import { ScsiDeviceBase } from '../scsi/device-base.js';
 import { Sense, ScsiError, type SenseSpec } from '../scsi/sense.js';
 import type { DeviceEvent } from '../scsi/types.js';
-import { Cartridge } from '../media/cartridge.js';
+import { PartitionedTape } from '../media/partitioned-tape.js';
 import { isMediaError } from '../media/errors.js';
 import { cartridgeDir, readMeta } from '../media/layout.js';
 import { driveDeviceIdentifier, driveIdentity } from './drive-identity.js';
@@ -16,6 +16,8 @@ import {
   type LtoFormat,
 } from './lto-personality.js';
 import { SscOpcode, installSscCommands } from './ssc-commands.js';
+import { DEFAULT_EXTRA_MODE, type ExtraModeState } from './extra-mode-pages.js';
+import { ONE_PARTITION, type PartitionRequest } from './partition-page.js';
 import { recordLoad, recordUnload } from './medium-usage.js';
 import { WriteBuffer } from './write-buffer.js';
 import type { CommandContext } from '../scsi/dispatch.js';
@@ -50,8 +52,8 @@ export interface MountedTape {
   label: string;
   dir: string;
   tape: TapeIo;
-  /** The real image when not a stub; MAM writes and write protection go through it. */
-  cartridge?: Cartridge;
+  /** The real image when not a stub; MAM writes, formats and write protection go through it. */
+  cartridge?: PartitionedTape;
   access: 'read-write' | 'read-only';
   format: LtoFormat;
 }
@@ -72,6 +74,10 @@ export interface TapeModeState {
   compression: boolean;
   /** Buffered mode 1: WRITE ends once its blocks are in the drive's buffer (WriteBuffer). */
   buffered: boolean;
+  /** Partitioning asked for with page 11h, which FORMAT MEDIUM applies. */
+  partitions: PartitionRequest;
+  /** Protection, early warning and IBM vendor page values (extra-mode-pages.ts). */
+  extra: ExtraModeState;
 }
 
 /** Mode parameters after power-on and what MODE SENSE reports as defaults. */
@@ -79,6 +85,8 @@ export const DEFAULT_TAPE_MODE: Readonly<TapeModeState> = {
   blockLength: 0,
   compression: true,
   buffered: true,
+  partitions: ONE_PARTITION,
+  extra: DEFAULT_EXTRA_MODE,
 };
 
 /**
@@ -89,7 +97,7 @@ export const DEFAULT_TAPE_MODE: Readonly<TapeModeState> = {
 export class TapeDrive extends ScsiDeviceBase {
   readonly personality: DrivePersonality;
   readonly alerts = new TapeAlerts();
-  readonly mode: TapeModeState = { ...DEFAULT_TAPE_MODE };
+  readonly mode: TapeModeState = { ...DEFAULT_TAPE_MODE, extra: { ...DEFAULT_EXTRA_MODE } };
   /** Blocks acknowledged to the host and still on their way to the cartridge image. */
   readonly writeBuffer = new WriteBuffer();
   /** Nexuses that sent PREVENT MEDIUM REMOVAL; removal is refused while any holds it. */
@@ -294,6 +302,14 @@ export class TapeDrive extends ScsiDeviceBase {
     throw new ScsiError(TapeSense.writeError(residue));
   }
 
+  /** FORMAT MEDIUM or SET CAPACITY laid a cartridge out anew: its old content is gone. */
+  noteFormatted(label: string, partitions: number[]): void {
+    this.logger?.info(
+      { label, drive: this.index, library: this.options.library, partitions },
+      'the host formatted the cartridge (FORMAT MEDIUM / SET CAPACITY); its previous content is gone',
+    );
+  }
+
   /** Counts blocks and reports reading/writing; the drive reads as idle once I/O pauses. */
   noteIo(kind: 'reading' | 'writing', blocks: number, bytes: number): void {
     const { activity, index } = this.options;
@@ -336,9 +352,16 @@ export class TapeDrive extends ScsiDeviceBase {
     if (meta.stub) {
       this.alerts.raise(TapeAlertFlag.MEDIA);
       this.pendingMediumError = TapeSense.stubMedium();
-      return { state: 'mounted', label, dir, access, format, tape: new StubTape(label, meta.capacity_bytes) };
+      return {
+        state: 'mounted',
+        label,
+        dir,
+        access,
+        format,
+        tape: new StubTape(label, meta.capacity_bytes, meta.worm === true),
+      };
     }
-    const cartridge = await Cartridge.open(dir);
+    const cartridge = await PartitionedTape.open(dir);
     await recordLoad(dir, this.identity).catch((err: unknown) =>
       this.logger?.warn({ err, label }, 'could not record the load in the cartridge MAM'),
     );

@@ -1,6 +1,7 @@
 import { requireZeroBits, truncateToAllocation } from '../scsi/cdb.js';
 import type { CommandContext } from '../scsi/dispatch.js';
 import {
+  LOG_BINARY_LIST,
   counterValue,
   fromParameterPointer,
   logPage,
@@ -19,6 +20,8 @@ export const TapeLogPage = {
   WRITE_ERROR_COUNTERS: 0x02,
   READ_ERROR_COUNTERS: 0x03,
   SEQUENTIAL_ACCESS: 0x0c,
+  /** Volume statistics (SSC-4 8.2.5): per-partition capacities, which LTFS reads from LTO-6 on. */
+  VOLUME_STATISTICS: 0x17,
   TAPE_ALERT: 0x2e,
   /** IBM LTO: remaining and maximum capacity per partition, in MB. */
   TAPE_CAPACITY: 0x31,
@@ -29,6 +32,7 @@ const SUPPORTED = [
   TapeLogPage.WRITE_ERROR_COUNTERS,
   TapeLogPage.READ_ERROR_COUNTERS,
   TapeLogPage.SEQUENTIAL_ACCESS,
+  TapeLogPage.VOLUME_STATISTICS,
   TapeLogPage.TAPE_ALERT,
   TapeLogPage.TAPE_CAPACITY,
 ];
@@ -73,13 +77,58 @@ function errorCountersPage(page: number, bytes: number, uncorrected: number): Bu
   ]);
 }
 
+/** Each partition's capacity and use in bytes (none without a cartridge). */
+function partitions(drive: TapeDrive): { used: number; total: number }[] {
+  const m = drive.medium;
+  if (m.state !== 'mounted') return [];
+  return Array.from({ length: m.tape.partitionCount }, (_, p) => ({
+    used: m.tape.partitionUsed(p),
+    total: m.tape.partitionCapacity(p),
+  }));
+}
+
+/** IBM's tape capacity page: remaining (1, 2) and maximum (3, 4) MB of partitions 0 and 1. */
 function tapeCapacityPage(drive: TapeDrive): Buffer {
-  const { used, total } = capacity(drive);
+  const parts = partitions(drive);
+  const remaining = (p: number) =>
+    Math.floor(Math.max(0, (parts[p]?.total ?? 0) - (parts[p]?.used ?? 0)) / MB);
+  const maximum = (p: number) => Math.floor((parts[p]?.total ?? 0) / MB);
   return logPage(TapeLogPage.TAPE_CAPACITY, [
-    logParameter(0x0001, counterValue(Math.floor(Math.max(0, total - used) / MB))),
-    logParameter(0x0002, counterValue(0)),
-    logParameter(0x0003, counterValue(Math.floor(total / MB))),
-    logParameter(0x0004, counterValue(0)),
+    logParameter(0x0001, counterValue(remaining(0))),
+    logParameter(0x0002, counterValue(remaining(1))),
+    logParameter(0x0003, counterValue(maximum(0))),
+    logParameter(0x0004, counterValue(maximum(1))),
+  ]);
+}
+
+/** A per-partition list parameter of page 17h: one 8-byte record (partition, MB) each. */
+function partitionRecords(values: number[]): Buffer {
+  return Buffer.concat(
+    values.map((v, p) => {
+      const r = Buffer.alloc(8);
+      r[0] = 7;
+      r.writeUInt16BE(p, 2);
+      r.writeUInt32BE(Math.min(0xffffffff, Math.floor(v / MB)), 4);
+      return r;
+    }),
+  );
+}
+
+/**
+ * Volume statistics (SSC-4 8.2.5), kept to what hosts read: page valid (0000h), mounts of this
+ * load (0001h), and per partition the native (202h), used (203h) and remaining (204h) capacity
+ * in MB.
+ */
+function volumeStatisticsPage(drive: TapeDrive): Buffer {
+  const parts = partitions(drive);
+  const m = drive.medium;
+  const loads = m.state === 'mounted' ? 1 : 0;
+  return logPage(TapeLogPage.VOLUME_STATISTICS, [
+    logParameter(0x0000, counterValue(0, 1), LOG_BINARY_LIST),
+    logParameter(0x0001, counterValue(loads)),
+    logParameter(0x0202, partitionRecords(parts.map((p) => p.total)), LOG_BINARY_LIST),
+    logParameter(0x0203, partitionRecords(parts.map((p) => p.used)), LOG_BINARY_LIST),
+    logParameter(0x0204, partitionRecords(parts.map((p) => Math.max(0, p.total - p.used))), LOG_BINARY_LIST),
   ]);
 }
 
@@ -106,6 +155,9 @@ export function tapeLogSense(drive: TapeDrive, ctx: CommandContext): ScsiResult 
       break;
     case TapeLogPage.TAPE_CAPACITY:
       data = tapeCapacityPage(drive);
+      break;
+    case TapeLogPage.VOLUME_STATISTICS:
+      data = volumeStatisticsPage(drive);
       break;
     default:
       throw new ScsiError(Sense.invalidFieldInCdb(2, 5));

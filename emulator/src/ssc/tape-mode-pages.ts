@@ -12,6 +12,8 @@ import { good } from '../scsi/result.js';
 import { Sense, ScsiError } from '../scsi/sense.js';
 import type { ScsiResult } from '../scsi/types.js';
 import { DEFAULT_TAPE_MODE, type TapeDrive, type TapeModeState } from './tape-drive.js';
+import { EXTRA_PAGES, extraPage, isExtraPage, selectExtraPage } from './extra-mode-pages.js';
+import { layOut, parsePartitionPage, partitionPage } from './partition-page.js';
 
 /** Page codes of the drive (SSC-4 8.3, IBM LTO SCSI Reference). */
 export const TapePage = {
@@ -66,21 +68,21 @@ function modePage(drive: TapeDrive, code: number, mode: TapeModeState, changeabl
         p[10] = 0x18;
         p[14] = mode.compression ? LTO_COMPRESSION_ALGORITHM : 0;
       });
-    case TapePage.MEDIUM_PARTITION:
-      return page(code, 0x08, (p) => {
-        if (changeable) return;
-        const m = drive.medium;
-        const capacity = m.state === 'mounted' ? m.tape.capacityBytes : 0;
-        // One partition (no additional ones); its size in GB (PSUM 11b, units 10^9 bytes).
-        p[4] = 0x18;
-        p[5] = 0x03;
-        p[6] = 0x09;
-        p.writeUInt16BE(Math.min(0xffff, Math.floor(capacity / 1e9)), 8);
-      });
+    case TapePage.MEDIUM_PARTITION: {
+      const m = drive.medium;
+      const capacities =
+        m.state === 'mounted'
+          ? Array.from({ length: m.tape.partitionCount }, (_, i) => m.tape.partitionCapacity(i))
+          : [];
+      return partitionPage(drive.personality.gen, capacities, changeable);
+    }
     case TapePage.MEDIUM_CONFIGURATION:
       return page(code, 0x1e, (p) => {
         if (changeable) return;
-        // WORM label and filemark restrictions as IBM reports them for a data cartridge.
+        // WORMM: a WORM cartridge is threaded; then the WORM label and filemark restrictions
+        // as IBM reports them.
+        const m = drive.medium;
+        if (m.state === 'mounted' && m.tape.worm) p[2] = 0x01;
         p[4] = 0x01;
         p[5] = 0x02;
       });
@@ -101,23 +103,53 @@ function blockDescriptor(drive: TapeDrive, mode: TapeModeState, changeable: bool
   return out;
 }
 
+/**
+ * The pages a MODE SENSE asks for: one page (subpage 0), one subpage, a page with all its
+ * subpages (FFh), or every page (3Fh) with (FFh) or without (0) the subpages.
+ */
+function selectedPages(
+  drive: TapeDrive,
+  pageCode: number,
+  subpage: number,
+  mode: TapeModeState,
+  changeable: boolean,
+): Buffer[] {
+  const all = pageCode === ALL_PAGES;
+  const known = (PAGE_ORDER as readonly number[]).includes(pageCode);
+  const extras = EXTRA_PAGES.filter(
+    ([c, s]) => (all || c === pageCode) && (subpage === 0xff ? true : s === subpage),
+  );
+  const classic = all ? PAGE_ORDER : known ? [pageCode] : [];
+  const out: Buffer[] = [];
+  if (subpage === 0 || subpage === 0xff)
+    out.push(...classic.map((c) => modePage(drive, c, mode, changeable)));
+  // Vendor pages without subpages (24h, 25h) come with subpage 0; the others only when asked.
+  for (const [c, s] of extras) {
+    if (s === 0 && (PAGE_ORDER as readonly number[]).includes(c)) continue;
+    out.push(extraPage(c, s, mode.extra, changeable));
+  }
+  if (out.length === 0) {
+    const pageKnown = known || EXTRA_PAGES.some(([c]) => c === pageCode);
+    throw new ScsiError(pageKnown ? Sense.invalidFieldInCdb(3) : Sense.invalidFieldInCdb(2, 5));
+  }
+  return out;
+}
+
 /** MODE SENSE(6)/(10) of the drive. */
 export function tapeModeSense(drive: TapeDrive, ctx: CommandContext): ScsiResult {
   const req = parseModeSense(ctx.cdb);
-  if (req.subpage !== 0 && req.subpage !== 0xff) throw new ScsiError(Sense.invalidFieldInCdb(3));
   const changeable = req.pageControl === PageControl.CHANGEABLE;
   const mode = req.pageControl === PageControl.DEFAULT ? DEFAULT_TAPE_MODE : drive.mode;
-  let codes: readonly number[];
-  if (req.pageCode === ALL_PAGES) codes = PAGE_ORDER;
   // Page 0: header and block descriptor only, which is what st asks for to learn the block size.
-  else if (req.pageCode === 0) codes = [];
-  else if ((PAGE_ORDER as readonly number[]).includes(req.pageCode)) codes = [req.pageCode];
-  else throw new ScsiError(Sense.invalidFieldInCdb(2, 5));
-  const pages = Buffer.concat(codes.map((c) => modePage(drive, c, mode, changeable)));
+  const pages =
+    req.pageCode === 0
+      ? Buffer.alloc(0)
+      : Buffer.concat(selectedPages(drive, req.pageCode, req.subpage, mode, changeable));
   const m = drive.medium;
   const protectedMedium = m.state === 'mounted' && (m.tape.writeProtected || m.access === 'read-only');
   const header = {
-    mediumType: m.state === 'mounted' ? m.format.mediumType : 0,
+    // A WORM cartridge's medium type is its generation's data type with bit 2 set (8Ch: LTO-8 WORM).
+    mediumType: m.state === 'mounted' ? m.format.mediumType | (m.tape.worm ? 0x04 : 0) : 0,
     deviceSpecific: changeable
       ? BUFFERED_MODE
       : (mode.buffered ? BUFFERED_MODE : 0) | (protectedMedium ? WRITE_PROTECT : 0),
@@ -126,12 +158,12 @@ export function tapeModeSense(drive: TapeDrive, ctx: CommandContext): ScsiResult
   return good(truncateToAllocation(buildModeData(req.ten, header, descriptors, pages), req.allocation));
 }
 
-/** MODE SELECT(6)/(10): block length (fixed/variable mode) and compression; partitions refused. */
+/** MODE SELECT(6)/(10): block length, compression, partitioning (for FORMAT MEDIUM), the extra pages. */
 export function tapeModeSelect(drive: TapeDrive, ctx: CommandContext): ScsiResult {
   const { ten, length } = parseModeSelectCdb(ctx.cdb);
   const data = (ctx.cmd.dataOut ?? Buffer.alloc(0)).subarray(0, length);
   const parsed = parseModeSelectData(ten, data);
-  const next: TapeModeState = { ...drive.mode };
+  const next: TapeModeState = { ...drive.mode, extra: { ...drive.mode.extra } };
   if (data.length > 0) {
     // The header's buffered mode: 0 unbuffered, 1 buffered; other modes are not offered.
     const at = ten ? 3 : 2;
@@ -155,6 +187,12 @@ export function tapeModeSelect(drive: TapeDrive, ctx: CommandContext): ScsiResul
     next.blockLength = blockLength;
   }
   for (const p of parsed.pages) {
+    // Subpage-format pages (SPF) are all among the extra pages (0Ah/F0h, 10h/01h).
+    if ((p.data[0]! & 0x40) !== 0) {
+      if (!isExtraPage(p)) throw new ScsiError(Sense.invalidFieldInParameterList(p.offset, 6));
+      selectExtraPage(p, next.extra, drive.personality.gen);
+      continue;
+    }
     switch (p.code) {
       case TapePage.DATA_COMPRESSION:
         if (p.data.length < 4) throw new ScsiError(Sense.invalidFieldInParameterList(p.offset + 1));
@@ -164,15 +202,26 @@ export function tapeModeSelect(drive: TapeDrive, ctx: CommandContext): ScsiResul
         if (p.data.length < 16) throw new ScsiError(Sense.invalidFieldInParameterList(p.offset + 1));
         next.compression = p.data[14] !== 0;
         break;
-      case TapePage.MEDIUM_PARTITION:
-        // One partition only: the image format has no second one to give.
-        if ((p.data[3] ?? 0) !== 0) throw new ScsiError(Sense.invalidFieldInParameterList(p.offset + 3));
+      case TapePage.MEDIUM_PARTITION: {
+        const gen = drive.personality.gen;
+        const request = parsePartitionPage(gen, p.data, p.offset);
+        // With a cartridge threaded, sizes that cannot fit are refused now rather than at FORMAT.
+        const m = drive.medium;
+        if (m.state === 'mounted' && m.cartridge) {
+          const fits = layOut(request, m.cartridge.nativeCapacityBytes);
+          if ('badSize' in fits) {
+            throw new ScsiError(Sense.invalidFieldInParameterList(p.offset + 8 + 2 * fits.badSize));
+          }
+        }
+        next.partitions = request;
         break;
+      }
       case TapePage.CONTROL:
       case TapePage.MEDIUM_CONFIGURATION:
         break;
       default:
-        throw new ScsiError(Sense.invalidFieldInParameterList(p.offset, 5));
+        if (!isExtraPage(p)) throw new ScsiError(Sense.invalidFieldInParameterList(p.offset, 5));
+        selectExtraPage(p, next.extra, drive.personality.gen);
     }
   }
   Object.assign(drive.mode, next);

@@ -12,6 +12,7 @@ export const TapeAsc = {
   WRITE_ERROR: [0x0c, 0x00],
   UNRECOVERED_READ_ERROR: [0x11, 0x00],
   WRITE_PROTECTED: [0x27, 0x00],
+  WORM_OVERWRITE_ATTEMPTED: [0x30, 0x0c],
   INCOMPATIBLE_MEDIUM_INSTALLED: [0x30, 0x00],
   CANNOT_READ_MEDIUM_UNKNOWN_FORMAT: [0x30, 0x01],
   CANNOT_WRITE_MEDIUM_INCOMPATIBLE_FORMAT: [0x30, 0x05],
@@ -40,6 +41,9 @@ export const TapeSense = {
   volumeOverflow: (information: number): SenseSpec =>
     Sense.of(SenseKey.VOLUME_OVERFLOW, TapeAsc.END_OF_PARTITION_DETECTED, { eom: true, information }),
   writeProtected: (): SenseSpec => Sense.of(SenseKey.DATA_PROTECT, TapeAsc.WRITE_PROTECTED),
+  /** DATA PROTECT, WORM MEDIUM - OVERWRITE ATTEMPTED (SSC-4, IBM LTO). */
+  wormOverwrite: (information = 0): SenseSpec =>
+    Sense.of(SenseKey.DATA_PROTECT, TapeAsc.WORM_OVERWRITE_ATTEMPTED, { information }),
   readOnlyFormat: (): SenseSpec =>
     Sense.of(SenseKey.DATA_PROTECT, TapeAsc.CANNOT_WRITE_MEDIUM_INCOMPATIBLE_FORMAT),
   incompatibleMedium: (): SenseSpec => Sense.of(SenseKey.MEDIUM_ERROR, TapeAsc.INCOMPATIBLE_MEDIUM_INSTALLED),
@@ -66,6 +70,8 @@ export function mediaErrorToScsi(err: unknown, residue?: number): never {
     switch (err.reason) {
       case 'write_protected':
         throw new ScsiError(TapeSense.writeProtected());
+      case 'worm_overwrite':
+        throw new ScsiError(TapeSense.wormOverwrite(residue ?? 0));
       case 'end_of_medium':
         throw new ScsiError(TapeSense.volumeOverflow(residue ?? 0));
       case 'stub':

@@ -34,7 +34,7 @@ export interface LibraryTarget {
     library: number,
     label: string,
     slot: number,
-    opts?: { generation?: number; capacityBytes?: number },
+    opts?: { generation?: number; capacityBytes?: number; worm?: boolean },
   ): Promise<void>;
   /** Evicts a cartridge's data, leaving the labelled stub. */
   evict(library: number, label: string): Promise<void>;
@@ -52,7 +52,7 @@ export function libraryConfig(spec: LibrarySpec, mediaRoot: string): EmulatorLib
     serial: `LIB${String(spec.id).padStart(4, '0')}X1`,
     product: spec.product ?? '3573-TL',
     vendor: 'IBM',
-    drive_product: spec.driveProduct ?? `ULT3580-TD${gen}`,
+    drive_product: spec.driveProduct ?? `ULT3580-TD${gen === 10 ? 'A' : gen}`,
     drive_serials: Array.from(
       { length: drives },
       (_, i) => `10${String(spec.id).padStart(2, '0')}00000${i + 1}`,
@@ -104,6 +104,7 @@ export async function startLibraryTarget(
         label,
         generation: opts.generation ?? lib.config.generation,
         ...(opts.capacityBytes ? { capacityBytes: opts.capacityBytes } : {}),
+        ...(opts.worm ? { worm: true } : {}),
       });
       await lib.inventory.place(label, slot);
     },

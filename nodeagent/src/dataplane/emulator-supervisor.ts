@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import fs from 'node:fs/promises';
 import { closeSync, fchmodSync, openSync } from 'node:fs';
 import path from 'node:path';
@@ -49,6 +50,8 @@ export class EmulatorSupervisor {
     private readonly opts: {
       stateDir: string;
       entry: string;
+      /** A systemd unit to restart instead of spawning the emulator (its config file is fixed). */
+      unit?: string;
       logger: Logger;
       onEvent: (e: EmuEvent) => void;
       onChange: () => void;
@@ -123,15 +126,20 @@ export class EmulatorSupervisor {
     await fs.mkdir(path.join(this.opts.stateDir, 'logs'), { recursive: true, mode: 0o700 });
     const configFile = path.join(dir, 'config.json');
     await fs.writeFile(configFile, JSON.stringify(config, null, 2));
-    const log = openSync(path.join(this.opts.stateDir, 'logs', 'emulator.log'), 'a', 0o600);
-    fchmodSync(log, 0o600);
-    const child = spawn(process.execPath, [...EMULATOR_NODE_FLAGS, this.opts.entry, '--config', configFile], {
-      detached: true,
-      stdio: ['ignore', log, log],
-    });
-    child.unref();
-    closeSync(log); // the child holds its own copy of the descriptor
-    this.opts.logger.info({ pid: child.pid, generation: config.generation }, 'emulator started');
+    if (this.opts.unit) {
+      // Its own unit (deploy/systemd): the emulator outlives nodeagent restarts there too, and
+      // journald keeps its log. The unit reads the config file written just above.
+      await promisify(execFile)('systemctl', ['restart', '--no-block', this.opts.unit]).catch((err) =>
+        this.opts.logger.error(
+          { err, unit: this.opts.unit },
+          'systemctl restart of the emulator unit failed',
+        ),
+      );
+      this.opts.logger.info(
+        { unit: this.opts.unit, generation: config.generation },
+        'emulator unit restarted',
+      );
+    } else this.spawnEmulator(configFile, config.generation);
     try {
       let client: EmulatorClient | undefined;
       await waitFor(
@@ -148,6 +156,18 @@ export class EmulatorSupervisor {
         detail: `The tape emulator did not start (${(err as Error).message}); see ${path.join(this.opts.stateDir, 'logs', 'emulator.log')}.`,
       });
     }
+  }
+
+  private spawnEmulator(configFile: string, generation: number) {
+    const log = openSync(path.join(this.opts.stateDir, 'logs', 'emulator.log'), 'a', 0o600);
+    fchmodSync(log, 0o600);
+    const child = spawn(process.execPath, [...EMULATOR_NODE_FLAGS, this.opts.entry, '--config', configFile], {
+      detached: true,
+      stdio: ['ignore', log, log],
+    });
+    child.unref();
+    closeSync(log); // the child holds its own copy of the descriptor
+    this.opts.logger.info({ pid: child.pid, generation }, 'emulator started');
   }
 
   /** Stops the emulator (data-plane stop: host sessions drop). */

@@ -116,6 +116,12 @@ export class NodeStatusPublisher {
     this.last = fingerprint;
   }
 
+  /** Writes the record again even if unchanged: it vanished with a lost lease. */
+  republish(): Promise<void> {
+    this.last = '';
+    return this.publish();
+  }
+
   stop() {
     clearInterval(this.timer);
   }

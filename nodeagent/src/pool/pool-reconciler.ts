@@ -91,6 +91,11 @@ export async function startPoolReconciler(opts: {
   return {
     /** Re-reads figures now (after cartridge data changed). */
     refresh: () => informer.items().forEach((_v, key) => controller.queue.add(key)),
+    /** Writes every pool status again: they vanished with a lost lease. */
+    republish: () => {
+      published.clear();
+      informer.items().forEach((_v, key) => controller.queue.add(key));
+    },
     stop: async () => {
       await informer.close();
       await controller.stop();

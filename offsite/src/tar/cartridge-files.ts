@@ -1,13 +1,38 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import {
+  CARTRIDGE_BASE_FILES,
+  MAX_PARTITIONS,
+  cartridgeImageFiles,
+  isCartridgeImageFile,
+  metaPartitionCount,
+} from '@vtl/api';
 import { OffsiteError } from '../errors.js';
 
 /**
- * Every file of a cartridge image, in tar order: emulator/src/media/layout.ts IMAGE_FILES
- * (meta.json, mam.json, index, data). The order is part of the bucket format.
+ * The files every cartridge image has, in tar order (meta.json, mam.json, index, data); a
+ * partitioned one adds each further partition's index and data after them. The one layout
+ * definition is the api's cartridge-image.ts, which the emulator writes by; the order is part
+ * of the bucket format.
  */
-export const CARTRIDGE_FILES = ['meta.json', 'mam.json', 'index', 'data'] as const;
+export const CARTRIDGE_FILES = CARTRIDGE_BASE_FILES;
 export type CartridgeFile = (typeof CARTRIDGE_FILES)[number];
+
+/** Every file of the image whose meta.json text this is, in tar order. */
+export function filesOfMeta(metaText: string): string[] {
+  let meta: { partitions?: unknown };
+  try {
+    meta = JSON.parse(metaText) as { partitions?: unknown };
+  } catch {
+    return [...CARTRIDGE_FILES];
+  }
+  return cartridgeImageFiles(Math.min(MAX_PARTITIONS, metaPartitionCount(meta)));
+}
+
+/** Every name a cartridge image may hold, for cleaning up a failed import. */
+export const ALL_CARTRIDGE_FILES = cartridgeImageFiles(MAX_PARTITIONS);
+
+export { isCartridgeImageFile };
 
 /** The meta.json fields the manifest repeats (emulator CartridgeMeta). */
 export interface CartridgeIdentity {

@@ -1,8 +1,8 @@
-import { open, type FileHandle } from 'node:fs/promises';
+import { open, readFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ZERO_BLOCK } from '../codec/messages.js';
 import { OffsiteError } from '../errors.js';
-import { CARTRIDGE_FILES } from './cartridge-files.js';
+import { filesOfMeta, isCartridgeImageFile } from './cartridge-files.js';
 import { BLOCK, decodeHeader, padding, paxSize } from './tar-header.js';
 
 interface OpenFile {
@@ -93,13 +93,17 @@ export class TarExtractor {
   /** Checks the archive ended with every file complete, sets final sizes and syncs. */
   async finish(): Promise<void> {
     if (this.state.kind !== 'end') this.fail('ends before its end marker');
-    const missing = CARTRIDGE_FILES.filter((n) => !this.files.some((f) => f.name === n));
-    if (missing.length > 0) this.fail(`lacks ${missing.join(', ')}`);
     for (const f of this.files) {
       // Trailing holes were never written: the size comes from truncate.
       await f.handle.truncate(f.size);
       await f.handle.sync();
     }
+    // meta.json says how many partitions, so which files, the image must have.
+    const metaText = this.files.some((f) => f.name === 'meta.json')
+      ? await readFile(join(this.dir, 'meta.json'), 'utf8')
+      : '';
+    const missing = filesOfMeta(metaText).filter((n) => !this.files.some((f) => f.name === n));
+    if (missing.length > 0) this.fail(`lacks ${missing.join(', ')}`);
     await this.close();
     const dirHandle = await open(this.dir, 'r');
     try {
@@ -137,7 +141,7 @@ export class TarExtractor {
       this.fail(`holds an entry of type "${h.type}" (${h.name}); a cartridge has only files`);
     const size = this.paxSizeNext ?? h.size;
     this.paxSizeNext = undefined;
-    if (!(CARTRIDGE_FILES as readonly string[]).includes(h.name)) {
+    if (!isCartridgeImageFile(h.name)) {
       this.fail(`holds "${h.name}", which is not a cartridge file`);
     }
     if (this.files.some((f) => f.name === h.name)) this.fail(`holds ${h.name} twice`);

@@ -1,7 +1,7 @@
-import { open, type FileHandle } from 'node:fs/promises';
+import { open, readFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { OffsiteError } from '../errors.js';
-import { CARTRIDGE_FILES } from './cartridge-files.js';
+import { filesOfMeta } from './cartridge-files.js';
 import { END_OF_ARCHIVE, fileHeader, padding } from './tar-header.js';
 
 /** One stretch of the tar stream: literal bytes (headers, padding) or a range of a file. */
@@ -27,8 +27,17 @@ export class TarSource {
     readonly fileSizes: Record<string, number>,
   ) {}
 
-  /** Opens the four files of a cartridge image; 'invalid' names a missing one. */
+  /** Opens the files of a cartridge image (every partition's); 'invalid' names a missing one. */
   static async open(dir: string): Promise<TarSource> {
+    let names: string[];
+    try {
+      names = filesOfMeta(await readFile(join(dir, 'meta.json'), 'utf8'));
+    } catch (err) {
+      throw new OffsiteError(
+        'invalid',
+        `the cartridge image at ${dir} has no readable meta.json (${(err as Error).message})`,
+      );
+    }
     const segments: Segment[] = [];
     const handles: FileHandle[] = [];
     const fileSizes: Record<string, number> = {};
@@ -39,7 +48,7 @@ export class TarSource {
       pos += bytes.length;
     };
     try {
-      for (const name of CARTRIDGE_FILES) {
+      for (const name of names) {
         let handle: FileHandle;
         try {
           handle = await open(join(dir, name), 'r');

@@ -107,6 +107,45 @@ describe('the cartridge tar', () => {
     await ex.close();
   });
 
+  it('carries every partition of a partitioned cartridge, byte-identical, and refuses one missing', async () => {
+    const dir = await makeTestCartridge(join(work, 'PRT001L8'), {
+      label: 'PRT001L8',
+      dataBytes: 2 * 1024 * 1024,
+      extents: [{ offset: 4096, bytes: backupLikeData(70_000, 3) }],
+    });
+    const meta = JSON.parse(await readFile(join(dir, 'meta.json'), 'utf8')) as Record<string, unknown>;
+    await writeFile(
+      join(dir, 'meta.json'),
+      JSON.stringify({ ...meta, format: 2, partitions: [11_880_000_000_000, 120_000_000_000] }),
+    );
+    await writeFile(join(dir, 'index.p1'), backupLikeData(32 + 24 * 7, 4));
+    await writeFile(join(dir, 'data.p1'), backupLikeData(123_457, 5));
+    const tar = await wholeTar(dir);
+    const names = [...CARTRIDGE_FILES, 'index.p1', 'data.p1'];
+    const out = join(work, 'partitioned-extract');
+    await mkdir(out);
+    const ex = new TarExtractor(out, 'the partitioned tar');
+    await ex.write(tar, new Uint8Array(Math.ceil(tar.length / ZERO_BLOCK)));
+    await ex.finish();
+    for (const f of names)
+      expect(sha(await readFile(join(out, f))), f).toBe(sha(await readFile(join(dir, f))));
+
+    // A tar whose meta.json names two partitions but lacks the second one's files.
+    const out2 = join(work, 'lacking-extract');
+    await mkdir(out2);
+    const ex2 = new TarExtractor(out2, 'the lacking tar');
+    const withoutP1 = tar.subarray(0, tar.indexOf(Buffer.from('index.p1')));
+    await ex2.write(
+      Buffer.concat([withoutP1, Buffer.alloc(2 * BLOCK)]),
+      new Uint8Array(1 + tar.length / ZERO_BLOCK),
+    );
+    await expect(ex2.finish()).rejects.toMatchObject({
+      code: 'verify_failed',
+      message: expect.stringContaining('lacks index.p1, data.p1'),
+    });
+    await ex2.close();
+  });
+
   it('records sizes beyond the 8 GiB ustar limit in a pax header', () => {
     const size = 12_000_000_000_123;
     const blocks = fileHeader('data', size);

@@ -1,0 +1,141 @@
+import type { ComponentChildren } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { messageOf } from '../api/client';
+import { session } from '../api/session';
+
+export const canWrite = () => session.get()?.role === 'admin';
+
+export function bytes(n: number): string {
+  const units = ['B', 'KB', 'MB', 'GB', 'TB', 'PB'];
+  let i = 0;
+  while (n >= 1000 && i < units.length - 1) {
+    n /= 1000;
+    i++;
+  }
+  return `${n.toFixed(n < 10 && i > 0 ? 1 : 0)} ${units[i]}`;
+}
+
+/** The API's refusal, worded as the error body says, in a live region screen readers announce. */
+export function ErrorLine({ error }: { error: string | undefined }) {
+  if (!error) return null;
+  return (
+    <p class="error" role="alert">
+      {error}
+    </p>
+  );
+}
+
+export function Notice({ text }: { text: string | undefined }) {
+  return (
+    <p class="notice" role="status" aria-live="polite">
+      {text ?? ''}
+    </p>
+  );
+}
+
+/** Runs an action, keeping its error (the API's message) and busy state for the form. */
+export function useAction() {
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const run = async (fn: () => Promise<unknown>): Promise<boolean> => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await fn();
+      return true;
+    } catch (err) {
+      setError(messageOf(err));
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { error, busy, run, setError };
+}
+
+export function Progress({ value, max, label }: { value: number; max: number; label: string }) {
+  const pct = max > 0 ? Math.min(100, Math.round((value / max) * 100)) : 0;
+  return (
+    <span
+      class="progress"
+      role="progressbar"
+      aria-label={label}
+      aria-valuemin={0}
+      aria-valuemax={100}
+      aria-valuenow={pct}
+    >
+      <span class="bar" style={{ width: `${pct}%` }} />
+      <span class="pct">{pct}%</span>
+    </span>
+  );
+}
+
+/**
+ * A modal confirmation (native <dialog>: focus is trapped and Escape cancels). `typed`, when set,
+ * is the text the operator must type, as the spec's confirmations require.
+ */
+export function Confirm(props: {
+  title: string;
+  children: ComponentChildren;
+  typed?: string;
+  acknowledge?: string;
+  action: string;
+  onConfirm: () => Promise<boolean>;
+  onClose: () => void;
+  error?: string | undefined;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const [text, setText] = useState('');
+  const [ack, setAck] = useState(false);
+  useEffect(() => {
+    ref.current?.showModal();
+  }, []);
+  const ready = (!props.typed || text === props.typed) && (!props.acknowledge || ack);
+  return (
+    <dialog ref={ref} onClose={props.onClose} aria-labelledby="confirm-title">
+      <form
+        method="dialog"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          if (ready && (await props.onConfirm())) ref.current?.close();
+        }}
+      >
+        <h2 id="confirm-title">{props.title}</h2>
+        <div>{props.children}</div>
+        {props.typed && (
+          <label>
+            Type <code>{props.typed}</code> to confirm
+            <input value={text} onInput={(e) => setText(e.currentTarget.value)} autoComplete="off" />
+          </label>
+        )}
+        {props.acknowledge && (
+          <label class="check">
+            <input type="checkbox" checked={ack} onChange={(e) => setAck(e.currentTarget.checked)} />
+            {props.acknowledge}
+          </label>
+        )}
+        <ErrorLine error={props.error} />
+        <div class="actions">
+          <button type="button" onClick={() => ref.current?.close()}>
+            Cancel
+          </button>
+          <button type="submit" class="danger" disabled={!ready}>
+            {props.action}
+          </button>
+        </div>
+      </form>
+    </dialog>
+  );
+}
+
+export function Page({ title, children }: { title: string; children: ComponentChildren }) {
+  useEffect(() => {
+    document.title = `${title} · VTL console`;
+  }, [title]);
+  return (
+    <section aria-labelledby="page-title">
+      <h1 id="page-title">{title}</h1>
+      {children}
+    </section>
+  );
+}

@@ -1,0 +1,71 @@
+import { useState } from 'preact/hooks';
+import { api, unwrap } from '../api/client';
+import { canWrite, ErrorLine, Page } from '../components/common';
+import { useLive } from '../live';
+
+/** Who asked for what, newest first, a page at a time (admin only). */
+export function AuditPage() {
+  const [before, setBefore] = useState<number[]>([]);
+  const cursor = before[before.length - 1];
+  const audit = useLive(
+    async () =>
+      canWrite()
+        ? unwrap(
+            api.GET('/api/audit', {
+              params: { query: { limit: 50, ...(cursor ? { before: cursor } : {}) } },
+            }),
+          )
+        : undefined,
+    [cursor],
+    15_000,
+  );
+  if (!canWrite())
+    return (
+      <Page title="Audit log">
+        <p>Only an admin can read the audit log.</p>
+      </Page>
+    );
+  const next = audit.data?.next_before;
+  return (
+    <Page title="Audit log">
+      <ErrorLine error={audit.error} />
+      <table class="list">
+        <caption>Audit entries</caption>
+        <thead>
+          <tr>
+            <th scope="col">When</th>
+            <th scope="col">Who</th>
+            <th scope="col">Action</th>
+            <th scope="col">Subject</th>
+            <th scope="col">Outcome</th>
+          </tr>
+        </thead>
+        <tbody>
+          {audit.data?.entries.map((e) => (
+            <tr key={e.id}>
+              <td>
+                <time dateTime={e.ts}>{new Date(e.ts).toLocaleString()}</time>
+              </td>
+              <td>
+                {e.actor.kind} {e.actor.name}
+              </td>
+              <td>{e.action}</td>
+              <td>{e.subject}</td>
+              <td>
+                {e.outcome} ({e.status})
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p class="row-actions">
+        <button type="button" disabled={before.length === 0} onClick={() => setBefore(before.slice(0, -1))}>
+          Newer
+        </button>
+        <button type="button" disabled={!next} onClick={() => next && setBefore([...before, next])}>
+          Older
+        </button>
+      </p>
+    </Page>
+  );
+}

@@ -1,0 +1,254 @@
+import { useState } from 'preact/hooks';
+import { api, unwrap } from '../api/client';
+import { bytes, canWrite, Confirm, ErrorLine, Notice, Page, useAction } from '../components/common';
+import { useLive } from '../live';
+import { ACTIVE_JOB_STATES, loadJobs, type Job } from '../status';
+import { MintForm, ImportForm } from './cartridge-forms';
+
+const loadAll = async () => {
+  const [cartridges, remotes] = await Promise.all([
+    unwrap(api.GET('/api/cartridges')),
+    unwrap(api.GET('/api/remotes')),
+  ]);
+  return { cartridges, remotes };
+};
+type Cartridge = Awaited<ReturnType<typeof loadAll>>['cartridges'][number];
+
+function where(c: Cartridge, active: Map<string, Job>): string {
+  const job = active.get(c.label);
+  if (job) return `${job.kind} ${job.state}`;
+  if (c.local_state === 'evicted') return 'evicted';
+  return c.location.startsWith('drive:') ? 'in drive' : 'resident';
+}
+
+function JobsTable({ jobs, onChange }: { jobs: Job[]; onChange: () => void }) {
+  const action = useAction();
+  const write = canWrite();
+  const act = (id: number, verb: 'retry' | 'cancel') =>
+    action.run(async () => {
+      const path = verb === 'retry' ? '/api/jobs/{id}/retry' : '/api/jobs/{id}/cancel';
+      await unwrap(api.POST(path, { params: { path: { id: String(id) } } }));
+      onChange();
+    });
+  return (
+    <>
+      <ErrorLine error={action.error} />
+      <table class="list">
+        <caption>Jobs</caption>
+        <thead>
+          <tr>
+            <th scope="col">Job</th>
+            <th scope="col">Cartridge</th>
+            <th scope="col">State</th>
+            <th scope="col">Progress</th>
+            {write && <th scope="col">Actions</th>}
+          </tr>
+        </thead>
+        <tbody>
+          {jobs.map((j) => {
+            const pct =
+              j.logical_bytes > 0
+                ? Math.min(100, Math.round((j.bytes_done / j.logical_bytes) * 100))
+                : j.state === 'succeeded'
+                  ? 100
+                  : 0;
+            return (
+              <tr key={j.id}>
+                <td>
+                  #{j.id} {j.kind}
+                </td>
+                <td>{j.label}</td>
+                <td title={j.error || j.detail}>
+                  {j.state}
+                  {j.error && <span class="job-error"> — {j.error}</span>}
+                </td>
+                <td>
+                  <span
+                    class="progress"
+                    role="progressbar"
+                    aria-label={`Job ${j.id} progress`}
+                    aria-valuemin={0}
+                    aria-valuemax={100}
+                    aria-valuenow={pct}
+                  >
+                    <span class="bar" style={{ width: `${pct}%` }} />
+                    <span class="pct">
+                      {pct}% · {bytes(j.bytes_done)}
+                    </span>
+                  </span>
+                </td>
+                {write && (
+                  <td>
+                    {(j.state === 'failed' || j.state === 'interrupted') && (
+                      <button type="button" onClick={() => void act(j.id, 'retry')}>
+                        Retry #{j.id}
+                      </button>
+                    )}
+                    {(j.state === 'detected' || j.state === 'queued') && (
+                      <button type="button" onClick={() => void act(j.id, 'cancel')}>
+                        Cancel #{j.id}
+                      </button>
+                    )}
+                  </td>
+                )}
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </>
+  );
+}
+
+export function CartridgesPage() {
+  const data = useLive(loadAll);
+  const jobs = useLive(() => loadJobs(200), [], 2000);
+  const [q, setQ] = useState('');
+  const [state, setState] = useState('all');
+  const [remote, setRemote] = useState<number>();
+  const [notice, setNotice] = useState<string>();
+  const [deleting, setDeleting] = useState<string>();
+  const action = useAction();
+  const write = canWrite();
+  const remotes = data.data?.remotes ?? [];
+  const remoteId = remote ?? remotes[0]?.id;
+  const active = new Map(
+    (jobs.data ?? []).filter((j) => ACTIVE_JOB_STATES.has(j.state)).map((j) => [j.label, j]),
+  );
+  const rows = (data.data?.cartridges ?? []).filter(
+    (c) =>
+      c.label.toLowerCase().includes(q.toLowerCase()) &&
+      (state === 'all' || where(c, active).startsWith(state)),
+  );
+  const reload = () => (data.reload(), jobs.reload());
+  const job = (label: string, kind: 'export' | 'evict') =>
+    action.run(async () => {
+      if (remoteId === undefined) throw new Error('Create a remote first (Remotes page)');
+      const path = kind === 'export' ? '/api/cartridges/{label}/export' : '/api/cartridges/{label}/evict';
+      const j = await unwrap(api.POST(path, { params: { path: { label } }, body: { remote_id: remoteId } }));
+      setNotice(`Job #${j.id}: ${kind} of ${label} ${j.state}.`);
+      reload();
+    });
+
+  return (
+    <Page title="Cartridges">
+      <ErrorLine error={data.error} />
+      <Notice text={notice} />
+      {write && <MintForm onMinted={(n) => (setNotice(n), reload())} />}
+      <div class="filters" role="search">
+        <label>
+          Search{' '}
+          <input type="search" value={q} onInput={(e) => setQ(e.currentTarget.value)} placeholder="label" />
+        </label>
+        <label>
+          State
+          <select value={state} onChange={(e) => setState(e.currentTarget.value)}>
+            <option value="all">all</option>
+            <option value="resident">resident</option>
+            <option value="in drive">in drive</option>
+            <option value="evicted">evicted</option>
+            <option value="export">exporting</option>
+            <option value="evict">evicting</option>
+            <option value="import">importing</option>
+          </select>
+        </label>
+        {write && (
+          <label>
+            Remote
+            <select value={remoteId} onChange={(e) => setRemote(Number(e.currentTarget.value))}>
+              {remotes.map((r) => (
+                <option key={r.id} value={r.id}>
+                  {r.name}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
+      </div>
+      <ErrorLine error={action.error} />
+      <table class="list">
+        <caption>{rows.length} cartridge(s)</caption>
+        <thead>
+          <tr>
+            <th scope="col">Label</th>
+            <th scope="col" class="opt">
+              Library
+            </th>
+            <th scope="col">Location</th>
+            <th scope="col">State</th>
+            <th scope="col" class="opt">
+              Size
+            </th>
+            <th scope="col" class="opt">
+              Offsite
+            </th>
+            {write && <th scope="col">Actions</th>}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((c) => (
+            <tr key={c.label}>
+              <td>{c.label}</td>
+              <td class="opt">{c.library}</td>
+              <td>{c.location}</td>
+              <td>{where(c, active)}</td>
+              <td class="opt">{bytes(c.size_bytes)}</td>
+              <td class="opt">{c.last_export_gen || '—'}</td>
+              {write && (
+                <td class="row-actions">
+                  <button
+                    type="button"
+                    onClick={() => void job(c.label, 'export')}
+                    aria-label={`Export ${c.label}`}
+                  >
+                    Export
+                  </button>
+                  <button
+                    type="button"
+                    onClick={() => void job(c.label, 'evict')}
+                    aria-label={`Evict ${c.label}`}
+                  >
+                    Evict
+                  </button>
+                  <button
+                    type="button"
+                    class="danger"
+                    onClick={() => (action.setError(undefined), setDeleting(c.label))}
+                    aria-label={`Delete ${c.label}`}
+                  >
+                    Delete
+                  </button>
+                </td>
+              )}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {write && <ImportForm remotes={remotes} onStarted={(n) => (setNotice(n), reload())} />}
+      <JobsTable jobs={jobs.data ?? []} onChange={reload} />
+      {deleting && (
+        <Confirm
+          title={`Delete cartridge ${deleting}?`}
+          typed={deleting}
+          action="Delete cartridge"
+          error={action.error}
+          onClose={() => setDeleting(undefined)}
+          onConfirm={() =>
+            action.run(async () => {
+              await unwrap(
+                api.DELETE('/api/cartridges/{label}', {
+                  params: { path: { label: deleting } },
+                  body: { confirm: deleting },
+                }),
+              );
+              setNotice(`Deleted ${deleting}.`);
+              reload();
+            })
+          }
+        >
+          <p>Its data is erased from the pool. Offsite copies stay in their bucket.</p>
+        </Confirm>
+      )}
+    </Page>
+  );
+}

@@ -1,0 +1,175 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@vtl/reconcile';
+import { Appliance } from './harness/appliance.js';
+import { ensureGuestImage, findQemu } from './guest/guest-image.js';
+import { guestScript } from './guest/guest-script.js';
+import { LTFS_PREFIX, findLtfsBuildScript, ltfsOverlay } from './guest/ltfs-overlay.js';
+import { GUEST_PORTAL, runGuest, type GuestRun } from './guest/qemu-runner.js';
+
+const GUEST_IQN = 'iqn.2026-11.test.guest:archive1';
+const LTFS_SLOT = 1;
+const TAR_SLOT = 2;
+const WORM_SLOT = 3;
+/** LTFS builds in ~3 minutes on first use; the guest session takes a few more under emulation. */
+const GUEST_TIMEOUT_MS = 15 * 60_000;
+
+const qemu = await findQemu();
+const ltfsBuild = await findLtfsBuildScript();
+
+/**
+ * An archive host: the LTFS reference implementation (LinearTapeFileSystem/ltfs 2.4.8.4) in the
+ * Linux guest formats a cartridge of an LTO-8 library with mkltfs, mounts it through FUSE, copies
+ * files in and out across a remount, and checks it with ltfsck. It talks to the drive through the
+ * sg driver, so every command it sends (partitions, MAM, log and mode pages) is the real one.
+ */
+describe.skipIf(!qemu || !ltfsBuild)(
+  'an archive host formats, mounts and checks a cartridge with LTFS',
+  () => {
+    let app: Appliance;
+    let libId: number;
+    let guest: GuestRun;
+    let wormLabel: string;
+
+    beforeAll(
+      async () => {
+        const [image, overlay, started] = await Promise.allSettled([
+          ensureGuestImage(),
+          ltfsOverlay(ltfsBuild!),
+          Appliance.start({ env: { VTL_ISCSI_OPEN: '0' } }),
+        ]);
+        if (started.status === 'fulfilled') app = started.value;
+        for (const r of [image, overlay, started]) if (r.status === 'rejected') throw r.reason;
+        const pool = (await app.api.get('/api/pools')).body[0];
+        const lib = await app.api.post('/api/libraries', {
+          name: 'archive',
+          product: '3573-TL',
+          drive_product: 'ULT3580-TD8',
+          num_drives: 1,
+          num_slots: 4,
+          num_map: 1,
+          label_prefix: 'LTF',
+          pool_id: pool.id,
+        });
+        expect(lib.status, lib.text).toBe(201);
+        libId = lib.body.library;
+        expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
+        expect((await app.api.post('/api/targets/acls', { wwpn: GUEST_IQN, fabric: 'iscsi' })).status).toBe(
+          200,
+        );
+        expect((await app.api.post('/api/cartridges', { library: libId, count: 2 })).status).toBe(200);
+        const worm = await app.api.post('/api/cartridges', { library: libId, worm: true });
+        expect(worm.status, worm.text).toBe(200);
+        wormLabel = worm.body.created[0].label;
+        const drive = await waitFor(async () => {
+          const status = (await app.api.get('/api/status')).body;
+          const d = status.libraries.find((l: any) => l.library.id === libId)?.drives;
+          return d?.length === 1 && d[0].serial ? d[0] : undefined;
+        });
+        const script = guestScript(
+          {
+            initiatorIqn: GUEST_IQN,
+            portal: GUEST_PORTAL,
+            driveSerial: drive.serial,
+            numDrives: 1,
+            loadSlot: LTFS_SLOT,
+            fromSlot: 0,
+            toSlot: 0,
+          },
+          'ltfs-steps.sh',
+          { LTFS: LTFS_PREFIX, TAR_SLOT, WORM_SLOT },
+        );
+        const startedAt = Date.now();
+        guest = await runGuest({
+          qemu: qemu!,
+          image: (image as PromiseFulfilledResult<Awaited<ReturnType<typeof ensureGuestImage>>>).value,
+          extraArchives: [(overlay as PromiseFulfilledResult<Buffer>).value],
+          memoryMb: 1536,
+          script,
+          targetPort: app.ports.iscsi,
+          timeoutMs: GUEST_TIMEOUT_MS,
+          onLine: process.env.VTL_GUEST_CONSOLE ? (line) => console.log(`guest| ${line}`) : undefined,
+        });
+        const seconds = Math.round((Date.now() - startedAt) / 1000);
+        const detail = (step: string) => guest.results.find((r) => r.step === step)?.detail ?? '';
+        console.info(
+          `ltfs guest: ${guest.results.length} steps in ${seconds} s; LTFS copy-in ${detail('copy-in')}; ` +
+            `copy-out ${detail('copy-out')}; tar ${detail('tar')}`,
+        );
+      },
+      GUEST_TIMEOUT_MS + 35 * 60_000,
+    );
+
+    afterAll(async () => {
+      await app?.destroy();
+    });
+
+    function passed(step: string): string {
+      const result =
+        guest.results.find((r) => r.step === step && !r.ok) ?? guest.results.find((r) => r.step === step);
+      const logs = guest.console
+        .split(/\r?\n/)
+        .filter((l) => l.startsWith(`LOG ${step} `))
+        .join('\n');
+      expect(
+        result?.ok,
+        `${step}: ${result ? result.detail : 'never reported'}\n${logs || guest.console.slice(-4000)}`,
+      ).toBe(true);
+      return result!.detail;
+    }
+
+    it('formats the cartridge with mkltfs: two partitions, as sg_modes, sg_logs and sg_read_attr show', () => {
+      expect(guest.finished, guest.console.slice(-3000)).toBe(true);
+      passed('devices');
+      passed('load');
+      expect(passed('mkltfs')).toMatch(/formatted successfully/i);
+      expect(passed('partitions')).toMatch(/^additional=01 coherency-attrs=[1-9]/);
+    });
+
+    it('mounts it through FUSE, takes files, and gives them back byte-identical after a remount', () => {
+      passed('mount');
+      expect(passed('copy-in')).toMatch(/^kib=\d+ seconds=/);
+      passed('unmount');
+      expect(passed('copy-out')).toMatch(/^identical files=23 /);
+      expect(passed('remount')).toBe('entries=22');
+    });
+
+    it('passes ltfsck', () => {
+      passed('ltfsck');
+      passed('unload');
+    });
+
+    it('mints a WORM cartridge through the API that takes an append but refuses an overwrite through st', () => {
+      expect(wormLabel).toBe('LTF003LY');
+      expect(passed('worm')).toBe('medium=0x8c appended=yes overwrite=refused');
+    });
+
+    it('refuses a WORM mint whose label has the data media suffix', async () => {
+      const refused = await app.api.post('/api/cartridges', {
+        library: libId,
+        label: 'LTF009L8',
+        worm: true,
+      });
+      expect(refused.status).toBe(400);
+      expect(refused.text).toContain('LY');
+    });
+
+    it('writes the same files with tar for comparison, and logs out', async () => {
+      expect(passed('tar')).toMatch(/^kib=\d+ seconds=/);
+      passed('logout');
+      const carts = (await app.api.get('/api/cartridges')).body as {
+        label: string;
+        library: number;
+        size_bytes: number;
+      }[];
+      // Both partitions' data counts in the cartridge's size.
+      const sizes = carts
+        .filter((c) => c.library === libId && c.label !== wormLabel)
+        .map((c) => c.size_bytes);
+      expect(sizes.every((s) => s > 8_000_000)).toBe(true);
+    });
+  },
+);
+
+if (!qemu || !ltfsBuild) {
+  it.skip('an archive host with LTFS: skipped, qemu-system-x86_64 or the LTFS source (../shared/peers) is missing', () => {});
+}

@@ -1,0 +1,88 @@
+import { VtlError } from '@vtl/api';
+import {
+  GRPCCancelledError,
+  GRPCDeadlineExceededError,
+  GRPCUnavailableError,
+  type CallContext,
+  type CallOptionsFactory,
+} from 'etcd3';
+
+/** How long one store call may take when nothing else is configured (VTL_STORE_DEADLINE_MS). */
+export const DEFAULT_STORE_DEADLINE_MS = 5_000;
+
+/** The store deadline from the environment: VTL_STORE_DEADLINE_MS, else the default. */
+export function storeDeadlineFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.VTL_STORE_DEADLINE_MS;
+  if (raw === undefined || raw === '') return DEFAULT_STORE_DEADLINE_MS;
+  const n = Number.parseInt(raw, 10);
+  if (!Number.isInteger(n) || n <= 0)
+    throw new Error(`VTL_STORE_DEADLINE_MS: expected a positive integer of milliseconds, got "${raw}"`);
+  return n;
+}
+
+/** Seconds a client should wait before retrying after the store did not answer. */
+export function retryAfterSec(deadlineMs: number): number {
+  return Math.max(1, Math.ceil(deadlineMs / 1000));
+}
+
+/** The answer for "the store is unreachable or stalled": 503 unavailable with Retry-After. */
+export function storeUnavailable(why: string, deadlineMs: number): VtlError {
+  // No key names or addresses: 5xx bodies carry no internals (the store logs what it was doing).
+  return new VtlError(
+    'unavailable',
+    `The store (etcd) ${why}. Retry shortly (after a change, re-read first: it may have taken effect); if this persists, check that etcd runs (GET /healthz names what is down).`,
+    { retry_after_sec: retryAfterSec(deadlineMs), down: ['store'] },
+  );
+}
+
+/** Errors that mean "etcd did not answer" rather than "etcd answered no". */
+export function isUnreachable(err: unknown): boolean {
+  return (
+    err instanceof GRPCUnavailableError ||
+    err instanceof GRPCDeadlineExceededError ||
+    err instanceof GRPCCancelledError ||
+    // cockatiel's open circuit after consecutive failures: etcd3 refuses calls for a few seconds.
+    (typeof err === 'object' && err !== null && 'isBrokenCircuitError' in err)
+  );
+}
+
+/**
+ * Runs one store call under a deadline. A stalled etcd (SIGSTOP, a partition) keeps its TCP
+ * connection open, so without this a call waits forever; the gRPC deadline set by
+ * unaryDeadlines cancels the call itself, this timer bounds what the caller waits even across
+ * etcd3's internal retries.
+ */
+export async function withDeadline<T>(
+  deadlineMs: number,
+  fn: () => Promise<T>,
+  onUnreachable?: (err: unknown) => void,
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () => reject(storeUnavailable(`did not answer within ${deadlineMs} ms`, deadlineMs)),
+      deadlineMs,
+    );
+  });
+  try {
+    return await Promise.race([fn(), expired]);
+  } catch (err) {
+    if (isUnreachable(err)) {
+      onUnreachable?.(err);
+      throw storeUnavailable('is unreachable', deadlineMs);
+    }
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** gRPC call options giving every unary etcd call a deadline; streams (watch, keepalive) have none. */
+export function unaryDeadlines(deadlineMs: number): CallOptionsFactory {
+  return (ctx: CallContext) => (ctx.isStream ? {} : { deadline: Date.now() + deadlineMs });
+}
+
+/** A store call's description for logs, with record ids cut off (a session key holds a token hash). */
+export function coarse(what: string): string {
+  return what.replace(/(\/vtl\/(?:[^/\s]+\/)*)[^/\s]+(?=\s|$)/g, '$1…');
+}
