@@ -441,6 +441,18 @@ export class Store {
   }
 
   /**
+   * The store's current revision, from one small bounded read (503 unavailable past the
+   * deadline): a cache that has reached it holds everything written before this call.
+   */
+  async currentRevision(): Promise<string> {
+    const res = await this.bounded('reading the current revision', () =>
+      this.client.kv.range({ key: Buffer.from(keys.settings), count_only: true }),
+    );
+    this.noteRevision(res.header.revision);
+    return res.header.revision;
+  }
+
+  /**
    * Whether etcd answers within the deadline (or timeoutMs); /healthz asks this. Never throws.
    */
   async ping(timeoutMs = this.deadlineMs): Promise<boolean> {

@@ -61,16 +61,43 @@ export class ViewCache {
   }
 
   /**
-   * Read-your-writes: resolves once the cache holds every revision this process has written or
-   * read at, so a client whose write (or op) was answered sees it in the next view. 503 if the
-   * cache stays behind.
+   * Consistent reads from the cache, as the Kubernetes apiserver does them: ask etcd for its
+   * current revision (one small bounded read, shared by the requests that arrive while it is in
+   * flight) and wait until the cache has reached it. A view is then never older than any write
+   * answered before the request came, this process's or another's; with the store stalled the
+   * answer is 503 `unavailable` within the store deadline instead of cached data of unknown age.
    */
   async fresh(): Promise<this> {
-    if (await this.cache.reached(this.store.seenRevision, READ_YOUR_WRITES_MS)) return this;
+    const current = await this.latestRevision();
+    const want = BigInt(current) > BigInt(this.store.seenRevision) ? current : this.store.seenRevision;
+    if (await this.cache.reached(want, READ_YOUR_WRITES_MS)) return this;
     throw new VtlError(
       'unavailable',
-      `The view cache is behind the store (at revision ${this.cache.revision}, wanted ${this.store.seenRevision}); retry shortly.`,
+      `The view cache is behind the store (at revision ${this.cache.revision}, wanted ${want}); retry shortly.`,
+      { retry_after_sec: 1 },
     );
+  }
+
+  private revisionFetch: Promise<string> | undefined;
+  private nextRevisionFetch: Promise<string> | undefined;
+
+  /** The store's revision, read after this call began; concurrent callers share one read. */
+  private latestRevision(): Promise<string> {
+    if (!this.revisionFetch) {
+      const fetch = this.store.currentRevision().finally(() => {
+        if (this.revisionFetch === fetch) this.revisionFetch = undefined;
+      });
+      this.revisionFetch = fetch;
+      return fetch;
+    }
+    // One is in flight but may have started before this call: join the one after it.
+    this.nextRevisionFetch ??= this.revisionFetch
+      .catch(() => undefined)
+      .then(() => {
+        this.nextRevisionFetch = undefined;
+        return this.latestRevision();
+      });
+    return this.nextRevisionFetch;
   }
 
   /** The records as one Snapshot, rebuilt only after a change. */
