@@ -1,5 +1,6 @@
 import { pino } from 'pino';
 import type { EventJournal, Store } from '@vtl/store';
+import type { ViewCache } from './services/view-cache.js';
 import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
 import { VERSION } from './version.js';
@@ -21,6 +22,8 @@ export async function openApiSnapshot(): Promise<unknown> {
   const ctx = {
     store: refuse as Store,
     journal: refuse as EventJournal,
+    // Given, so buildApp does not start a watch cache on the refusing store.
+    views: refuse as ViewCache,
     config: loadConfig({}),
     logger: pino({ level: 'silent' }),
     version: VERSION,
