@@ -7,9 +7,6 @@ import { LTFS_PREFIX, findLtfsBuildScript, ltfsOverlay } from './guest/ltfs-over
 import { GUEST_PORTAL, runGuest, type GuestRun } from './guest/qemu-runner.js';
 
 const GUEST_IQN = 'iqn.2026-11.test.guest:archive1';
-const LTFS_SLOT = 1;
-const TAR_SLOT = 2;
-const WORM_SLOT = 3;
 /** LTFS builds in ~3 minutes on first use; the guest session takes a few more under emulation. */
 const GUEST_TIMEOUT_MS = 15 * 60_000;
 
@@ -60,6 +57,19 @@ describe.skipIf(!qemu || !ltfsBuild)(
         const worm = await app.api.post('/api/cartridges', { library: libId, worm: true });
         expect(worm.status, worm.text).toBe(200);
         wormLabel = worm.body.created[0].label;
+        // Slots as the library placed the cartridges (a batched mint picks its own order).
+        const slots = await waitFor(async () => {
+          const carts: Array<{ label: string; location: string }> = (await app.api.get('/api/cartridges'))
+            .body;
+          const placed = carts.filter((c) => c.location.startsWith('slot:'));
+          return placed.length === 3 ? placed : undefined;
+        });
+        const slotOf = (c: { location: string }) => Number(c.location.slice('slot:'.length));
+        const WORM_SLOT = slotOf(slots.find((c) => c.label === wormLabel)!);
+        const [LTFS_SLOT, TAR_SLOT] = slots.filter((c) => c.label !== wormLabel).map(slotOf) as [
+          number,
+          number,
+        ];
         const drive = await waitFor(async () => {
           const status = (await app.api.get('/api/status')).body;
           const d = status.libraries.find((l: any) => l.library.id === libId)?.drives;

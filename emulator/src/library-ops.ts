@@ -68,9 +68,7 @@ export async function mint(
   const generation = mediumGeneration(label, lib);
   const dir = cartridgeDir(lib.config.media_dir, label);
   try {
-    // The media identifier says WORM (LT..LZ): the cartridge is minted write-once.
-    const worm = parseMediaSuffix(label.slice(6))?.worm === true;
-    await mintCartridge({ mediaDir: lib.config.media_dir, label, generation, worm });
+    await mintCartridge({ mediaDir: lib.config.media_dir, label, generation, worm: isWormLabel(label) });
   } catch (err) {
     if (!isMediaError(err, 'exists')) throw err;
     const meta = await readMeta(dir);
@@ -79,6 +77,9 @@ export async function mint(
   await inv.place(label, target);
   return { label, slot: target };
 }
+
+/** The media identifier says WORM (LT..LZ): such a cartridge is minted write-once. */
+const isWormLabel = (label: string) => parseMediaSuffix(label.slice(6))?.worm === true;
 
 /** Images created at once by mintBatch: enough to overlap the syncs, few enough not to swamp the disk. */
 const MINT_PARALLEL = 16;
@@ -131,7 +132,15 @@ export async function mintBatch(
         todo.slice(start, start + MINT_PARALLEL).map(async (t) => {
           if (placed.has(t.label)) return; // placeMany says whether it sits in the asked slot
           try {
-            staged.set(t.i, await stageCartridge({ mediaDir, label: t.label, generation: t.generation }));
+            staged.set(
+              t.i,
+              await stageCartridge({
+                mediaDir,
+                label: t.label,
+                generation: t.generation,
+                worm: isWormLabel(t.label),
+              }),
+            );
           } catch (err) {
             refuse(t.i, t.label, t.slot, err);
           }

@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../emulator.js';
 import { makeTempDir } from '../util/temp-dir.js';
+import { cartridgeDir, readMeta } from '../media/layout.js';
 import { EmulatorClient } from './client.js';
 import type { EmuEvent, EmulatorConfig } from './protocol.js';
 
@@ -153,6 +154,22 @@ describe('control socket', () => {
     expect((await readdir(config().libraries[0]!.media_dir)).filter((n) => n.startsWith('.mint-'))).toEqual(
       [],
     );
+  });
+
+  it('mints a WORM-labelled cartridge of a batch write-once, as a single mint does', async () => {
+    await start();
+    const c = await connect();
+    const { results } = await c.mintBatch({
+      library: 1,
+      items: [
+        { label: 'AAA001LY', slot: 1 },
+        { label: 'AAA002L8', slot: 2 },
+      ],
+    });
+    expect(results.every((r) => !('error' in r))).toBe(true);
+    const mediaDir = config().libraries[0]!.media_dir;
+    expect((await readMeta(cartridgeDir(mediaDir, 'AAA001LY'))).worm).toBe(true);
+    expect((await readMeta(cartridgeDir(mediaDir, 'AAA002L8'))).worm).toBeUndefined();
   });
 
   it('loads and unloads under the quiet window and pushes events to every client', async () => {
