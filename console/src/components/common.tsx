@@ -141,12 +141,13 @@ export function Page({ title, children }: { title: string; children: ComponentCh
 }
 
 /**
- * The pages' list table: a caption screen readers announce and column headers; a column given as
- * `false` (e.g. Actions for a read-only user) is left out. The rows are the children.
+ * The pages' list table: a caption screen readers announce and column headers (with a class, e.g.
+ * `opt` for one a narrow screen hides); a column given as `false` (e.g. Actions for a read-only
+ * user) is left out. The rows are the children.
  */
 export function ListTable(props: {
   caption: ComponentChildren;
-  columns: (string | false)[];
+  columns: (string | { label: string; class: string } | false)[];
   children: ComponentChildren;
 }) {
   return (
@@ -154,13 +155,18 @@ export function ListTable(props: {
       <caption>{props.caption}</caption>
       <thead>
         <tr>
-          {props.columns.map(
-            (c) =>
+          {props.columns.map((c) =>
+            typeof c === 'object' ? (
+              <th key={c.label} scope="col" class={c.class}>
+                {c.label}
+              </th>
+            ) : (
               c && (
                 <th key={c} scope="col">
                   {c}
                 </th>
-              ),
+              )
+            ),
           )}
         </tr>
       </thead>

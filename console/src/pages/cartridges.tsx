@@ -163,64 +163,55 @@ export function CartridgesPage() {
         )}
       </div>
       <ErrorLine error={action.error} />
-      <table class="list">
-        <caption>{rows.length} cartridge(s)</caption>
-        <thead>
-          <tr>
-            <th scope="col">Label</th>
-            <th scope="col" class="opt">
-              Library
-            </th>
-            <th scope="col">Location</th>
-            <th scope="col">State</th>
-            <th scope="col" class="opt">
-              Size
-            </th>
-            <th scope="col" class="opt">
-              Offsite
-            </th>
-            {write && <th scope="col">Actions</th>}
+      <ListTable
+        caption={`${rows.length} cartridge(s)`}
+        columns={[
+          'Label',
+          { label: 'Library', class: 'opt' },
+          'Location',
+          'State',
+          { label: 'Size', class: 'opt' },
+          { label: 'Offsite', class: 'opt' },
+          write && 'Actions',
+        ]}
+      >
+        {rows.map((c) => (
+          <tr key={c.label}>
+            <td>{c.label}</td>
+            <td class="opt">{c.library}</td>
+            <td>{c.location}</td>
+            <td>{where(c, active)}</td>
+            <td class="opt">{bytes(c.size_bytes)}</td>
+            <td class="opt">{c.last_export_gen || '—'}</td>
+            {write && (
+              <td class="row-actions">
+                <button
+                  type="button"
+                  onClick={() => void job(c.label, 'export')}
+                  aria-label={`Export ${c.label}`}
+                >
+                  Export
+                </button>
+                <button
+                  type="button"
+                  onClick={() => void job(c.label, 'evict')}
+                  aria-label={`Evict ${c.label}`}
+                >
+                  Evict
+                </button>
+                <button
+                  type="button"
+                  class="danger"
+                  onClick={() => (action.setError(undefined), setDeleting(c.label))}
+                  aria-label={`Delete ${c.label}`}
+                >
+                  Delete
+                </button>
+              </td>
+            )}
           </tr>
-        </thead>
-        <tbody>
-          {rows.map((c) => (
-            <tr key={c.label}>
-              <td>{c.label}</td>
-              <td class="opt">{c.library}</td>
-              <td>{c.location}</td>
-              <td>{where(c, active)}</td>
-              <td class="opt">{bytes(c.size_bytes)}</td>
-              <td class="opt">{c.last_export_gen || '—'}</td>
-              {write && (
-                <td class="row-actions">
-                  <button
-                    type="button"
-                    onClick={() => void job(c.label, 'export')}
-                    aria-label={`Export ${c.label}`}
-                  >
-                    Export
-                  </button>
-                  <button
-                    type="button"
-                    onClick={() => void job(c.label, 'evict')}
-                    aria-label={`Evict ${c.label}`}
-                  >
-                    Evict
-                  </button>
-                  <button
-                    type="button"
-                    class="danger"
-                    onClick={() => (action.setError(undefined), setDeleting(c.label))}
-                    aria-label={`Delete ${c.label}`}
-                  >
-                    Delete
-                  </button>
-                </td>
-              )}
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </ListTable>
       {write && <ImportForm remotes={remotes} onStarted={(n) => (setNotice(n), reload())} />}
       <JobsTable jobs={jobs.data ?? []} onChange={reload} />
       {deleting && (
