@@ -139,3 +139,83 @@ export function Page({ title, children }: { title: string; children: ComponentCh
     </section>
   );
 }
+
+/**
+ * The pages' list table: a caption screen readers announce and column headers (with a class, e.g.
+ * `opt` for one a narrow screen hides); a column given as `false` (e.g. Actions for a read-only
+ * user) is left out. The rows are the children.
+ */
+export function ListTable(props: {
+  caption: ComponentChildren;
+  columns: (string | { label: string; class: string } | false)[];
+  children: ComponentChildren;
+}) {
+  return (
+    <table class="list">
+      <caption>{props.caption}</caption>
+      <thead>
+        <tr>
+          {props.columns.map((c) =>
+            typeof c === 'object' ? (
+              <th key={c.label} scope="col" class={c.class}>
+                {c.label}
+              </th>
+            ) : (
+              c && (
+                <th key={c} scope="col">
+                  {c}
+                </th>
+              )
+            ),
+          )}
+        </tr>
+      </thead>
+      <tbody>{props.children}</tbody>
+    </table>
+  );
+}
+
+/** A card form titled by its heading (its accessible name); submitting never reloads the page. */
+export function CardForm(props: {
+  id: string;
+  title: string;
+  onSubmit: () => unknown;
+  children: ComponentChildren;
+}) {
+  return (
+    <form
+      class="card form"
+      aria-labelledby={props.id}
+      onSubmit={(e) => {
+        e.preventDefault();
+        void props.onSubmit();
+      }}
+    >
+      <h2 id={props.id}>{props.title}</h2>
+      {props.children}
+    </form>
+  );
+}
+
+/**
+ * A table row's button: its accessible name says which row it acts on, and it runs through the
+ * page's action so a refusal shows on the page's error line.
+ */
+export function RowButton(props: {
+  label: string;
+  danger?: boolean;
+  action: ReturnType<typeof useAction>;
+  run: () => Promise<unknown>;
+  children: ComponentChildren;
+}) {
+  return (
+    <button
+      type="button"
+      class={props.danger ? 'danger' : undefined}
+      aria-label={props.label}
+      onClick={() => void props.action.run(props.run)}
+    >
+      {props.children}
+    </button>
+  );
+}

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
-import { canWrite, ErrorLine, Page } from '../components/common';
+import { canWrite, ErrorLine, Page, ListTable } from '../components/common';
 import { useLive } from '../live';
 
 /** Who asked for what, newest first, a page at a time (admin only). */
@@ -29,35 +29,23 @@ export function AuditPage() {
   return (
     <Page title="Audit log">
       <ErrorLine error={audit.error} />
-      <table class="list">
-        <caption>Audit entries</caption>
-        <thead>
-          <tr>
-            <th scope="col">When</th>
-            <th scope="col">Who</th>
-            <th scope="col">Action</th>
-            <th scope="col">Subject</th>
-            <th scope="col">Outcome</th>
+      <ListTable caption="Audit entries" columns={['When', 'Who', 'Action', 'Subject', 'Outcome']}>
+        {audit.data?.entries.map((e) => (
+          <tr key={e.id}>
+            <td>
+              <time dateTime={e.ts}>{new Date(e.ts).toLocaleString()}</time>
+            </td>
+            <td>
+              {e.actor.kind} {e.actor.name}
+            </td>
+            <td>{e.action}</td>
+            <td>{e.subject}</td>
+            <td>
+              {e.outcome} ({e.status})
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {audit.data?.entries.map((e) => (
-            <tr key={e.id}>
-              <td>
-                <time dateTime={e.ts}>{new Date(e.ts).toLocaleString()}</time>
-              </td>
-              <td>
-                {e.actor.kind} {e.actor.name}
-              </td>
-              <td>{e.action}</td>
-              <td>{e.subject}</td>
-              <td>
-                {e.outcome} ({e.status})
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </ListTable>
       <p class="row-actions">
         <button type="button" disabled={before.length === 0} onClick={() => setBefore(before.slice(0, -1))}>
           Newer

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
-import { ErrorLine, useAction } from '../components/common';
+import { ErrorLine, useAction, CardForm } from '../components/common';
 import { useLive } from '../live';
 
 const loadLibraries = () => unwrap(api.GET('/api/libraries'));
@@ -15,11 +15,10 @@ export function MintForm({ onMinted }: { onMinted: (note: string) => void }) {
   const active = libs.data?.filter((l) => l.state === 'active') ?? [];
   const lib = library || active[0]?.id || 0;
   return (
-    <form
-      class="card form"
-      aria-labelledby="mint-title"
-      onSubmit={async (e) => {
-        e.preventDefault();
+    <CardForm
+      id="mint-title"
+      title="Mint cartridges"
+      onSubmit={async () => {
         await action.run(async () => {
           const r = await unwrap(
             api.POST('/api/cartridges', { body: label ? { library: lib, label } : { library: lib, count } }),
@@ -29,7 +28,6 @@ export function MintForm({ onMinted }: { onMinted: (note: string) => void }) {
         });
       }}
     >
-      <h2 id="mint-title">Mint cartridges</h2>
       <label>
         Library
         <select value={lib} onChange={(e) => setLibrary(Number(e.currentTarget.value))}>
@@ -58,7 +56,7 @@ export function MintForm({ onMinted }: { onMinted: (note: string) => void }) {
       <button type="submit" disabled={action.busy}>
         Mint
       </button>
-    </form>
+    </CardForm>
   );
 }
 
@@ -71,11 +69,10 @@ export function ImportForm(props: {
   const [f, setF] = useState({ label: '', generation: '', remote: 0, system_name: '' });
   const remote = f.remote || props.remotes[0]?.id || 0;
   return (
-    <form
-      class="card form"
-      aria-labelledby="import-title"
-      onSubmit={async (e) => {
-        e.preventDefault();
+    <CardForm
+      id="import-title"
+      title="Import from a remote"
+      onSubmit={async () => {
         await action.run(async () => {
           const j = await unwrap(
             api.POST('/api/cartridges/{label}/import', {
@@ -91,7 +88,6 @@ export function ImportForm(props: {
         });
       }}
     >
-      <h2 id="import-title">Import from a remote</h2>
       <label>
         Label <input value={f.label} required onInput={(e) => setF({ ...f, label: e.currentTarget.value })} />
       </label>
@@ -125,6 +121,6 @@ export function ImportForm(props: {
       <button type="submit" disabled={action.busy}>
         Import
       </button>
-    </form>
+    </CardForm>
   );
 }

@@ -1,6 +1,15 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
-import { bytes, canWrite, Confirm, ErrorLine, Notice, Page, useAction } from '../components/common';
+import {
+  bytes,
+  canWrite,
+  Confirm,
+  ErrorLine,
+  Notice,
+  Page,
+  useAction,
+  ListTable,
+} from '../components/common';
 import { useLive } from '../live';
 import { ACTIVE_JOB_STATES, loadJobs, type Job } from '../status';
 import { MintForm, ImportForm } from './cartridge-forms';
@@ -33,69 +42,57 @@ function JobsTable({ jobs, onChange }: { jobs: Job[]; onChange: () => void }) {
   return (
     <>
       <ErrorLine error={action.error} />
-      <table class="list">
-        <caption>Jobs</caption>
-        <thead>
-          <tr>
-            <th scope="col">Job</th>
-            <th scope="col">Cartridge</th>
-            <th scope="col">State</th>
-            <th scope="col">Progress</th>
-            {write && <th scope="col">Actions</th>}
-          </tr>
-        </thead>
-        <tbody>
-          {jobs.map((j) => {
-            const pct =
-              j.logical_bytes > 0
-                ? Math.min(100, Math.round((j.bytes_done / j.logical_bytes) * 100))
-                : j.state === 'succeeded'
-                  ? 100
-                  : 0;
-            return (
-              <tr key={j.id}>
-                <td>
-                  #{j.id} {j.kind}
-                </td>
-                <td>{j.label}</td>
-                <td title={j.error || j.detail}>
-                  {j.state}
-                  {j.error && <span class="job-error"> — {j.error}</span>}
-                </td>
-                <td>
-                  <span
-                    class="progress"
-                    role="progressbar"
-                    aria-label={`Job ${j.id} progress`}
-                    aria-valuemin={0}
-                    aria-valuemax={100}
-                    aria-valuenow={pct}
-                  >
-                    <span class="bar" style={{ width: `${pct}%` }} />
-                    <span class="pct">
-                      {pct}% · {bytes(j.bytes_done)}
-                    </span>
+      <ListTable caption="Jobs" columns={['Job', 'Cartridge', 'State', 'Progress', write && 'Actions']}>
+        {jobs.map((j) => {
+          const pct =
+            j.logical_bytes > 0
+              ? Math.min(100, Math.round((j.bytes_done / j.logical_bytes) * 100))
+              : j.state === 'succeeded'
+                ? 100
+                : 0;
+          return (
+            <tr key={j.id}>
+              <td>
+                #{j.id} {j.kind}
+              </td>
+              <td>{j.label}</td>
+              <td title={j.error || j.detail}>
+                {j.state}
+                {j.error && <span class="job-error"> — {j.error}</span>}
+              </td>
+              <td>
+                <span
+                  class="progress"
+                  role="progressbar"
+                  aria-label={`Job ${j.id} progress`}
+                  aria-valuemin={0}
+                  aria-valuemax={100}
+                  aria-valuenow={pct}
+                >
+                  <span class="bar" style={{ width: `${pct}%` }} />
+                  <span class="pct">
+                    {pct}% · {bytes(j.bytes_done)}
                   </span>
+                </span>
+              </td>
+              {write && (
+                <td>
+                  {(j.state === 'failed' || j.state === 'interrupted') && (
+                    <button type="button" onClick={() => void act(j.id, 'retry')}>
+                      Retry #{j.id}
+                    </button>
+                  )}
+                  {(j.state === 'detected' || j.state === 'queued') && (
+                    <button type="button" onClick={() => void act(j.id, 'cancel')}>
+                      Cancel #{j.id}
+                    </button>
+                  )}
                 </td>
-                {write && (
-                  <td>
-                    {(j.state === 'failed' || j.state === 'interrupted') && (
-                      <button type="button" onClick={() => void act(j.id, 'retry')}>
-                        Retry #{j.id}
-                      </button>
-                    )}
-                    {(j.state === 'detected' || j.state === 'queued') && (
-                      <button type="button" onClick={() => void act(j.id, 'cancel')}>
-                        Cancel #{j.id}
-                      </button>
-                    )}
-                  </td>
-                )}
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+              )}
+            </tr>
+          );
+        })}
+      </ListTable>
     </>
   );
 }
@@ -166,64 +163,55 @@ export function CartridgesPage() {
         )}
       </div>
       <ErrorLine error={action.error} />
-      <table class="list">
-        <caption>{rows.length} cartridge(s)</caption>
-        <thead>
-          <tr>
-            <th scope="col">Label</th>
-            <th scope="col" class="opt">
-              Library
-            </th>
-            <th scope="col">Location</th>
-            <th scope="col">State</th>
-            <th scope="col" class="opt">
-              Size
-            </th>
-            <th scope="col" class="opt">
-              Offsite
-            </th>
-            {write && <th scope="col">Actions</th>}
+      <ListTable
+        caption={`${rows.length} cartridge(s)`}
+        columns={[
+          'Label',
+          { label: 'Library', class: 'opt' },
+          'Location',
+          'State',
+          { label: 'Size', class: 'opt' },
+          { label: 'Offsite', class: 'opt' },
+          write && 'Actions',
+        ]}
+      >
+        {rows.map((c) => (
+          <tr key={c.label}>
+            <td>{c.label}</td>
+            <td class="opt">{c.library}</td>
+            <td>{c.location}</td>
+            <td>{where(c, active)}</td>
+            <td class="opt">{bytes(c.size_bytes)}</td>
+            <td class="opt">{c.last_export_gen || '—'}</td>
+            {write && (
+              <td class="row-actions">
+                <button
+                  type="button"
+                  onClick={() => void job(c.label, 'export')}
+                  aria-label={`Export ${c.label}`}
+                >
+                  Export
+                </button>
+                <button
+                  type="button"
+                  onClick={() => void job(c.label, 'evict')}
+                  aria-label={`Evict ${c.label}`}
+                >
+                  Evict
+                </button>
+                <button
+                  type="button"
+                  class="danger"
+                  onClick={() => (action.setError(undefined), setDeleting(c.label))}
+                  aria-label={`Delete ${c.label}`}
+                >
+                  Delete
+                </button>
+              </td>
+            )}
           </tr>
-        </thead>
-        <tbody>
-          {rows.map((c) => (
-            <tr key={c.label}>
-              <td>{c.label}</td>
-              <td class="opt">{c.library}</td>
-              <td>{c.location}</td>
-              <td>{where(c, active)}</td>
-              <td class="opt">{bytes(c.size_bytes)}</td>
-              <td class="opt">{c.last_export_gen || '—'}</td>
-              {write && (
-                <td class="row-actions">
-                  <button
-                    type="button"
-                    onClick={() => void job(c.label, 'export')}
-                    aria-label={`Export ${c.label}`}
-                  >
-                    Export
-                  </button>
-                  <button
-                    type="button"
-                    onClick={() => void job(c.label, 'evict')}
-                    aria-label={`Evict ${c.label}`}
-                  >
-                    Evict
-                  </button>
-                  <button
-                    type="button"
-                    class="danger"
-                    onClick={() => (action.setError(undefined), setDeleting(c.label))}
-                    aria-label={`Delete ${c.label}`}
-                  >
-                    Delete
-                  </button>
-                </td>
-              )}
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </ListTable>
       {write && <ImportForm remotes={remotes} onStarted={(n) => (setNotice(n), reload())} />}
       <JobsTable jobs={jobs.data ?? []} onChange={reload} />
       {deleting && (

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
-import { ErrorLine, useAction } from '../components/common';
+import { ErrorLine, useAction, CardForm } from '../components/common';
 import { useLive } from '../live';
 
 const loadChoices = async () => {
@@ -32,11 +32,10 @@ export function DeclareForm({ onDeclared }: { onDeclared: (note: string) => void
   const pools = choices.data?.pools.filter((p) => p.state === 'active') ?? [];
   const poolId = f.pool_id || pools[0]?.id || 0;
   return (
-    <form
-      class="card form"
-      aria-labelledby="declare-title"
-      onSubmit={async (e) => {
-        e.preventDefault();
+    <CardForm
+      id="declare-title"
+      title="Declare a library"
+      onSubmit={async () => {
         await action.run(async () => {
           const r = await unwrap(
             api.POST('/api/libraries', { body: { ...f, name: f.name || undefined, pool_id: poolId } }),
@@ -45,7 +44,6 @@ export function DeclareForm({ onDeclared }: { onDeclared: (note: string) => void
         });
       }}
     >
-      <h2 id="declare-title">Declare a library</h2>
       <label>
         Name <input name="name" value={f.name} onInput={set('name')} />
       </label>
@@ -119,6 +117,6 @@ export function DeclareForm({ onDeclared }: { onDeclared: (note: string) => void
       <button type="submit" disabled={action.busy}>
         Declare
       </button>
-    </form>
+    </CardForm>
   );
 }

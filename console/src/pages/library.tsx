@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
 import { LibraryGrid, type Drive } from '../components/library-grid';
-import { canWrite, Confirm, ErrorLine, Notice, Page, useAction } from '../components/common';
+import { canWrite, Confirm, ErrorLine, Notice, Page, useAction, ListTable } from '../components/common';
 import { useLive } from '../live';
 import { cartridgeSets, loadJobs, loadStatus } from '../status';
 import { DeclareForm } from './declare-form';
@@ -99,43 +99,33 @@ export function LibraryPage() {
     <Page title="Library">
       <ErrorLine error={libs.error} />
       <Notice text={notice} />
-      <table class="list">
-        <caption>Declared libraries</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Model</th>
-            <th scope="col">Serial</th>
-            <th scope="col">Drives</th>
-            <th scope="col">State</th>
-            {write && <th scope="col">Actions</th>}
-          </tr>
-        </thead>
-        <tbody>
-          {libs.data?.map((l) => (
-            <tr key={l.id}>
-              <td>{l.name}</td>
+      <ListTable
+        caption="Declared libraries"
+        columns={['Name', 'Model', 'Serial', 'Drives', 'State', write && 'Actions']}
+      >
+        {libs.data?.map((l) => (
+          <tr key={l.id}>
+            <td>{l.name}</td>
+            <td>
+              {l.product} / {l.drive_model}
+            </td>
+            <td>{l.serial}</td>
+            <td>{l.num_drives}</td>
+            <td>{l.state === 'active' ? 'active' : 'pending apply'}</td>
+            {write && (
               <td>
-                {l.product} / {l.drive_model}
+                <button
+                  type="button"
+                  class="danger"
+                  onClick={() => (action.setError(undefined), setDialog(l))}
+                >
+                  Delete {l.name}
+                </button>
               </td>
-              <td>{l.serial}</td>
-              <td>{l.num_drives}</td>
-              <td>{l.state === 'active' ? 'active' : 'pending apply'}</td>
-              {write && (
-                <td>
-                  <button
-                    type="button"
-                    class="danger"
-                    onClick={() => (action.setError(undefined), setDialog(l))}
-                  >
-                    Delete {l.name}
-                  </button>
-                </td>
-              )}
-            </tr>
-          ))}
-        </tbody>
-      </table>
+            )}
+          </tr>
+        ))}
+      </ListTable>
       {write && (
         <>
           <DeclareForm onDeclared={(note) => (setNotice(note), libs.reload())} />

@@ -1,6 +1,15 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
-import { canWrite, ErrorLine, Notice, Page, useAction } from '../components/common';
+import {
+  canWrite,
+  ErrorLine,
+  Notice,
+  Page,
+  useAction,
+  ListTable,
+  CardForm,
+  RowButton,
+} from '../components/common';
 import { useLive } from '../live';
 
 const load = () => unwrap(api.GET('/api/remotes'));
@@ -34,72 +43,54 @@ export function RemotesPage() {
       <ErrorLine error={remotes.error} />
       <Notice text={notice} />
       <ErrorLine error={action.error} />
-      <table class="list">
-        <caption>S3 remotes</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Endpoint</th>
-            <th scope="col">Bucket</th>
-            <th scope="col">Last test</th>
-            {write && <th scope="col">Actions</th>}
+      <ListTable
+        caption="S3 remotes"
+        columns={['Name', 'Endpoint', 'Bucket', 'Last test', write && 'Actions']}
+      >
+        {remotes.data?.map((r) => (
+          <tr key={r.id}>
+            <td>{r.name}</td>
+            <td>{r.endpoint || 'AWS'}</td>
+            <td>
+              {r.bucket}/{r.prefix}
+            </td>
+            <td>{r.last_test_at ? `${r.last_test_ok ? 'ok' : 'failed'}: ${r.last_test_detail}` : 'never'}</td>
+            {write && (
+              <td class="row-actions">
+                <RowButton
+                  label={`Test ${r.name}`}
+                  action={action}
+                  run={async () => {
+                    const t = await unwrap(
+                      api.POST('/api/remotes/{id}/test', { params: { path: { id: String(r.id) } } }),
+                    );
+                    setNotice(`${r.name}: ${t.ok ? 'ok' : 'failed'} — ${t.detail}`);
+                    remotes.reload();
+                  }}
+                >
+                  Test
+                </RowButton>
+                <RowButton
+                  danger
+                  label={`Delete ${r.name}`}
+                  action={action}
+                  run={async () => {
+                    await unwrap(api.DELETE('/api/remotes/{id}', { params: { path: { id: String(r.id) } } }));
+                    remotes.reload();
+                  }}
+                >
+                  Delete
+                </RowButton>
+              </td>
+            )}
           </tr>
-        </thead>
-        <tbody>
-          {remotes.data?.map((r) => (
-            <tr key={r.id}>
-              <td>{r.name}</td>
-              <td>{r.endpoint || 'AWS'}</td>
-              <td>
-                {r.bucket}/{r.prefix}
-              </td>
-              <td>
-                {r.last_test_at ? `${r.last_test_ok ? 'ok' : 'failed'}: ${r.last_test_detail}` : 'never'}
-              </td>
-              {write && (
-                <td class="row-actions">
-                  <button
-                    type="button"
-                    aria-label={`Test ${r.name}`}
-                    onClick={() =>
-                      void action.run(async () => {
-                        const t = await unwrap(
-                          api.POST('/api/remotes/{id}/test', { params: { path: { id: String(r.id) } } }),
-                        );
-                        setNotice(`${r.name}: ${t.ok ? 'ok' : 'failed'} — ${t.detail}`);
-                        remotes.reload();
-                      })
-                    }
-                  >
-                    Test
-                  </button>
-                  <button
-                    type="button"
-                    class="danger"
-                    aria-label={`Delete ${r.name}`}
-                    onClick={() =>
-                      void action.run(async () => {
-                        await unwrap(
-                          api.DELETE('/api/remotes/{id}', { params: { path: { id: String(r.id) } } }),
-                        );
-                        remotes.reload();
-                      })
-                    }
-                  >
-                    Delete
-                  </button>
-                </td>
-              )}
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </ListTable>
       {write && (
-        <form
-          class="card form"
-          aria-labelledby="remote-title"
-          onSubmit={async (e) => {
-            e.preventDefault();
+        <CardForm
+          id="remote-title"
+          title="Add a remote"
+          onSubmit={async () => {
             const ok = await action.run(() => unwrap(api.POST('/api/remotes', { body: f })));
             if (ok) {
               setF(EMPTY);
@@ -107,7 +98,6 @@ export function RemotesPage() {
             }
           }}
         >
-          <h2 id="remote-title">Add a remote</h2>
           <label>Name {input('name')}</label>
           <label>Endpoint {input('endpoint')}</label>
           <label>Region {input('region')}</label>
@@ -126,7 +116,7 @@ export function RemotesPage() {
           <button type="submit" disabled={action.busy}>
             Add remote
           </button>
-        </form>
+        </CardForm>
       )}
     </Page>
   );

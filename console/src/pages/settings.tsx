@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
-import { canWrite, ErrorLine, Notice, Page, useAction } from '../components/common';
+import { canWrite, ErrorLine, Notice, Page, useAction, ListTable } from '../components/common';
 import { useLive } from '../live';
 
 const load = async () => (await unwrap(api.GET('/api/settings'))) as Record<string, string>;
@@ -17,51 +17,42 @@ export function SettingsPage() {
       <ErrorLine error={settings.error} />
       <ErrorLine error={action.error} />
       <Notice text={notice} />
-      <table class="list">
-        <caption>Settings</caption>
-        <thead>
-          <tr>
-            <th scope="col">Key</th>
-            <th scope="col">Value</th>
+      <ListTable caption="Settings" columns={['Key', 'Value']}>
+        {Object.entries(settings.data ?? {}).map(([k, v]) => (
+          <tr key={k}>
+            <th scope="row">{k}</th>
+            <td>
+              {write ? (
+                <form
+                  class="inline"
+                  onSubmit={async (e) => {
+                    e.preventDefault();
+                    const value = edit[k] ?? v;
+                    const ok = await action.run(() =>
+                      unwrap(api.PUT('/api/settings', { body: { [k]: value } })),
+                    );
+                    if (ok) {
+                      setNotice(`${k} set.`);
+                      settings.reload();
+                    }
+                  }}
+                >
+                  <input
+                    aria-label={k}
+                    value={edit[k] ?? v}
+                    onInput={(e) => setEdit({ ...edit, [k]: e.currentTarget.value })}
+                  />
+                  <button type="submit" aria-label={`Save ${k}`}>
+                    Save
+                  </button>
+                </form>
+              ) : (
+                v
+              )}
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {Object.entries(settings.data ?? {}).map(([k, v]) => (
-            <tr key={k}>
-              <th scope="row">{k}</th>
-              <td>
-                {write ? (
-                  <form
-                    class="inline"
-                    onSubmit={async (e) => {
-                      e.preventDefault();
-                      const value = edit[k] ?? v;
-                      const ok = await action.run(() =>
-                        unwrap(api.PUT('/api/settings', { body: { [k]: value } })),
-                      );
-                      if (ok) {
-                        setNotice(`${k} set.`);
-                        settings.reload();
-                      }
-                    }}
-                  >
-                    <input
-                      aria-label={k}
-                      value={edit[k] ?? v}
-                      onInput={(e) => setEdit({ ...edit, [k]: e.currentTarget.value })}
-                    />
-                    <button type="submit" aria-label={`Save ${k}`}>
-                      Save
-                    </button>
-                  </form>
-                ) : (
-                  v
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </ListTable>
     </Page>
   );
 }

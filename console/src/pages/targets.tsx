@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
-import { canWrite, ErrorLine, Page, useAction } from '../components/common';
+import { canWrite, ErrorLine, Page, useAction, ListTable, CardForm, RowButton } from '../components/common';
 import { useLive } from '../live';
 
 const load = () => unwrap(api.GET('/api/targets'));
@@ -15,56 +15,43 @@ export function TargetsPage() {
   return (
     <Page title="Targets and initiators">
       <ErrorLine error={targets.error ?? t?.error} />
-      <table class="list">
-        <caption>Registered initiators</caption>
-        <thead>
-          <tr>
-            <th scope="col">Initiator</th>
-            <th scope="col">Alias</th>
-            <th scope="col">Fabric</th>
-            <th scope="col">Libraries</th>
-            <th scope="col">Logged in</th>
-            {write && <th scope="col">Actions</th>}
+      <ListTable
+        caption="Registered initiators"
+        columns={['Initiator', 'Alias', 'Fabric', 'Libraries', 'Logged in', write && 'Actions']}
+      >
+        {t?.initiators.map((i) => (
+          <tr key={i.wwpn}>
+            <td>{i.wwpn}</td>
+            <td>{i.alias}</td>
+            <td>{i.fabric}</td>
+            <td>{i.libraries || 'all'}</td>
+            <td>{i.logged_in ? 'yes' : 'no'}</td>
+            {write && (
+              <td>
+                <RowButton
+                  danger
+                  label={`Deregister ${i.wwpn}`}
+                  action={action}
+                  run={async () => {
+                    await unwrap(
+                      api.DELETE('/api/targets/acls/{wwpn}', { params: { path: { wwpn: i.wwpn } } }),
+                    );
+                    targets.reload();
+                  }}
+                >
+                  Deregister
+                </RowButton>
+              </td>
+            )}
           </tr>
-        </thead>
-        <tbody>
-          {t?.initiators.map((i) => (
-            <tr key={i.wwpn}>
-              <td>{i.wwpn}</td>
-              <td>{i.alias}</td>
-              <td>{i.fabric}</td>
-              <td>{i.libraries || 'all'}</td>
-              <td>{i.logged_in ? 'yes' : 'no'}</td>
-              {write && (
-                <td>
-                  <button
-                    type="button"
-                    class="danger"
-                    aria-label={`Deregister ${i.wwpn}`}
-                    onClick={() =>
-                      void action.run(async () => {
-                        await unwrap(
-                          api.DELETE('/api/targets/acls/{wwpn}', { params: { path: { wwpn: i.wwpn } } }),
-                        );
-                        targets.reload();
-                      })
-                    }
-                  >
-                    Deregister
-                  </button>
-                </td>
-              )}
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </ListTable>
       <ErrorLine error={action.error} />
       {write && (
-        <form
-          class="card form"
-          aria-labelledby="register-title"
-          onSubmit={async (e) => {
-            e.preventDefault();
+        <CardForm
+          id="register-title"
+          title="Register an initiator"
+          onSubmit={async () => {
             await action.run(async () => {
               const libraries = f.libraries
                 .split(/[\s,]+/)
@@ -85,7 +72,6 @@ export function TargetsPage() {
             });
           }}
         >
-          <h2 id="register-title">Register an initiator</h2>
           <label>
             Fabric
             <select
@@ -114,27 +100,17 @@ export function TargetsPage() {
           <button type="submit" disabled={action.busy}>
             Register
           </button>
-        </form>
+        </CardForm>
       )}
-      <table class="list">
-        <caption>LUNs</caption>
-        <thead>
-          <tr>
-            <th scope="col">LUN</th>
-            <th scope="col">Device</th>
-            <th scope="col">Library</th>
+      <ListTable caption="LUNs" columns={['LUN', 'Device', 'Library']}>
+        {t?.luns.map((l) => (
+          <tr key={l.lun}>
+            <td>{l.lun}</td>
+            <td>{l.device}</td>
+            <td>{l.library}</td>
           </tr>
-        </thead>
-        <tbody>
-          {t?.luns.map((l) => (
-            <tr key={l.lun}>
-              <td>{l.lun}</td>
-              <td>{l.device}</td>
-              <td>{l.library}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </ListTable>
       <p>Fibre Channel: {t?.fc.no_hba ? 'no HBA on this node' : `${t?.fc.ports.length ?? 0} port(s)`}</p>
     </Page>
   );

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
-import { canWrite, ErrorLine, Page, useAction } from '../components/common';
+import { canWrite, ErrorLine, Page, useAction, ListTable, CardForm, RowButton } from '../components/common';
 import { useLive } from '../live';
 
 const load = async () => {
@@ -28,48 +28,32 @@ export function UsersPage() {
     <Page title="Users and API keys">
       <ErrorLine error={data.error} />
       <ErrorLine error={action.error} />
-      <table class="list">
-        <caption>Users</caption>
-        <thead>
-          <tr>
-            <th scope="col">User</th>
-            <th scope="col">Role</th>
-            <th scope="col">Password changed</th>
-            <th scope="col">Actions</th>
+      <ListTable caption="Users" columns={['User', 'Role', 'Password changed', 'Actions']}>
+        {data.data?.users.map((u) => (
+          <tr key={u.username}>
+            <td>{u.username}</td>
+            <td>{u.role}</td>
+            <td>{u.password_changed_at}</td>
+            <td>
+              <RowButton
+                danger
+                label={`Delete user ${u.username}`}
+                action={action}
+                run={async () => {
+                  await unwrap(api.DELETE('/api/users/{name}', { params: { path: { name: u.username } } }));
+                  data.reload();
+                }}
+              >
+                Delete
+              </RowButton>
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {data.data?.users.map((u) => (
-            <tr key={u.username}>
-              <td>{u.username}</td>
-              <td>{u.role}</td>
-              <td>{u.password_changed_at}</td>
-              <td>
-                <button
-                  type="button"
-                  class="danger"
-                  aria-label={`Delete user ${u.username}`}
-                  onClick={() =>
-                    void action.run(async () => {
-                      await unwrap(
-                        api.DELETE('/api/users/{name}', { params: { path: { name: u.username } } }),
-                      );
-                      data.reload();
-                    })
-                  }
-                >
-                  Delete
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <form
-        class="card form"
-        aria-labelledby="user-title"
-        onSubmit={async (e) => {
-          e.preventDefault();
+        ))}
+      </ListTable>
+      <CardForm
+        id="user-title"
+        title="Create a user"
+        onSubmit={async () => {
           const ok = await action.run(() => unwrap(api.POST('/api/users', { body: user })));
           if (ok) {
             setUser({ ...user, username: '', password: '' });
@@ -77,7 +61,6 @@ export function UsersPage() {
           }
         }}
       >
-        <h2 id="user-title">Create a user</h2>
         <label>
           User{' '}
           <input
@@ -108,51 +91,34 @@ export function UsersPage() {
           </select>
         </label>
         <button type="submit">Create user</button>
-      </form>
-      <table class="list">
-        <caption>API keys</caption>
-        <thead>
-          <tr>
-            <th scope="col">Id</th>
-            <th scope="col">Name</th>
-            <th scope="col">Role</th>
-            <th scope="col">Created by</th>
-            <th scope="col">Actions</th>
+      </CardForm>
+      <ListTable caption="API keys" columns={['Id', 'Name', 'Role', 'Created by', 'Actions']}>
+        {data.data?.keys.map((k) => (
+          <tr key={k.id}>
+            <td>{k.id}</td>
+            <td>{k.name}</td>
+            <td>{k.role}</td>
+            <td>{k.created_by}</td>
+            <td>
+              <RowButton
+                danger
+                label={`Revoke key ${k.name}`}
+                action={action}
+                run={async () => {
+                  await unwrap(api.DELETE('/api/apikeys/{id}', { params: { path: { id: String(k.id) } } }));
+                  data.reload();
+                }}
+              >
+                Revoke
+              </RowButton>
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {data.data?.keys.map((k) => (
-            <tr key={k.id}>
-              <td>{k.id}</td>
-              <td>{k.name}</td>
-              <td>{k.role}</td>
-              <td>{k.created_by}</td>
-              <td>
-                <button
-                  type="button"
-                  class="danger"
-                  aria-label={`Revoke key ${k.name}`}
-                  onClick={() =>
-                    void action.run(async () => {
-                      await unwrap(
-                        api.DELETE('/api/apikeys/{id}', { params: { path: { id: String(k.id) } } }),
-                      );
-                      data.reload();
-                    })
-                  }
-                >
-                  Revoke
-                </button>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <form
-        class="card form"
-        aria-labelledby="key-title"
-        onSubmit={async (e) => {
-          e.preventDefault();
+        ))}
+      </ListTable>
+      <CardForm
+        id="key-title"
+        title="Create an API key"
+        onSubmit={async () => {
           await action.run(async () => {
             const created = await unwrap(api.POST('/api/apikeys', { body: key }));
             setShown(created.key);
@@ -161,7 +127,6 @@ export function UsersPage() {
           });
         }}
       >
-        <h2 id="key-title">Create an API key</h2>
         <label>
           Name{' '}
           <input value={key.name} required onInput={(e) => setKey({ ...key, name: e.currentTarget.value })} />
@@ -183,7 +148,7 @@ export function UsersPage() {
             </button>
           </div>
         )}
-      </form>
+      </CardForm>
     </Page>
   );
 }
