@@ -114,6 +114,12 @@ describe('racing writes: exactly one wins', () => {
   it('20 retries of a failed job: one 200, 19 × 409, attempts 1 → 2', async () => {
     const label = labels[3]!;
     const id = 9_001;
+    // A job the nodeagent can really run: its retry then stays in flight against the silent
+    // remote instead of failing again at once, so a late request of the burst cannot meet a
+    // second failure and win a second, legitimate retry.
+    const system = (await app.api.get('/api/system')).body.system_name as string;
+    const serial = (await app.api.get('/api/libraries')).body.find((l: { id: number }) => l.id === libId)
+      .serial as string;
     await store.put(
       keys.jobs.one(id),
       testJob({
@@ -124,6 +130,8 @@ describe('racing writes: exactly one wins', () => {
         library: libId,
         remote_id: remoteId,
         attempts: 1,
+        system_name: system,
+        library_serial: serial,
       }),
     );
     const b = await burst(times(20, () => app.api.post(`/api/jobs/${id}/retry`, {})));
