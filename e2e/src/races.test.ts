@@ -3,7 +3,7 @@ import { Job, keys } from '@vtl/api';
 import { Store, testJob } from '@vtl/store';
 import { waitFor } from '@vtl/reconcile';
 import { Appliance } from './harness/appliance.js';
-import { burst, refusalCodes, startSilentServer, times } from './harness/race.js';
+import { burst, refusalCodes, startSilentServer, times, unreachableRemote } from './harness/race.js';
 
 const N = 10;
 
@@ -45,15 +45,7 @@ describe('racing writes: exactly one wins', () => {
     expect(mint.status, mint.text).toBe(200);
     labels.push(...mint.body.created.map((c: { label: string }) => c.label));
     // An S3 endpoint that never answers: jobs sent there stay in flight while the test looks.
-    const remote = await app.api.post('/api/remotes', {
-      name: 'silent',
-      endpoint: `127.0.0.1:${silent.port}`,
-      bucket: 'b',
-      access_key: 'k',
-      secret_key: 'secret-key-never-used',
-      use_ssl: false,
-      path_style: true,
-    });
+    const remote = await app.api.post('/api/remotes', unreachableRemote('silent', silent.port));
     expect(remote.status, remote.text).toBe(201);
     remoteId = remote.body.id;
   }, 300_000);
@@ -191,15 +183,7 @@ describe('racing writes: exactly one wins', () => {
 
   it('exports to a remote and deletes of that remote at once: never a job without its remote', async () => {
     const label = labels[4]!;
-    const other = await app.api.post('/api/remotes', {
-      name: 'doomed',
-      endpoint: `127.0.0.1:${silent.port}`,
-      bucket: 'b2',
-      access_key: 'k',
-      secret_key: 'secret-key-never-used',
-      use_ssl: false,
-      path_style: true,
-    });
+    const other = await app.api.post('/api/remotes', unreachableRemote('doomed', silent.port, 'b2'));
     expect(other.status, other.text).toBe(201);
     const id = other.body.id;
     const calls = [

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@vtl/reconcile';
 import { Appliance } from './harness/appliance.js';
 import type { ApiResponse } from './harness/api-client.js';
+import { unreachableRemote } from './harness/race.js';
 
 /** A short store deadline keeps the test fast; the default is 5 s (README). */
 const DEADLINE_MS = 2_000;
@@ -64,15 +65,7 @@ describe('a stalled store and an unreachable remote', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     closedPort = (server.address() as net.AddressInfo).port;
     await new Promise((resolve) => server.close(resolve));
-    const remote = await app.api.post('/api/remotes', {
-      name: 'closed',
-      endpoint: `127.0.0.1:${closedPort}`,
-      bucket: 'b',
-      access_key: 'k',
-      secret_key: 'secret-key-never-used',
-      use_ssl: false,
-      path_style: true,
-    });
+    const remote = await app.api.post('/api/remotes', unreachableRemote('closed', closedPort));
     expect(remote.status, remote.text).toBe(201);
     remoteId = remote.body.id;
   }, 300_000);

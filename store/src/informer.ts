@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import { addRevision, type Versioned } from './codec.js';
+import { relistUntilDone } from './relist.js';
 import type { Watch, WatchEvent, WatchOptions } from './watch.js';
 
 /** A cached, watched view of one prefix. */
@@ -26,8 +27,6 @@ export interface InformerSource {
   list<T>(prefix: string, schema: z.ZodType<T>): Promise<{ items: Versioned<T>[]; revision: string }>;
   watch(prefix: string, opts: WatchOptions, onEvent: (e: WatchEvent) => void): Promise<Watch>;
 }
-
-const MAX_RELIST_BACKOFF_MS = 5_000;
 
 /**
  * List-then-watch from the list revision + 1, so nothing is missed or seen twice. When the
@@ -115,28 +114,19 @@ class PrefixInformer<T> implements Informer<T> {
     this.relisting = this.relistUntilDone().finally(() => (this.relisting = undefined));
   }
 
-  private async relistUntilDone(): Promise<void> {
-    let backoffMs = 100;
-    while (!this.closed) {
-      try {
+  private relistUntilDone(): Promise<void> {
+    return relistUntilDone({
+      closed: () => this.closed,
+      attempt: async () => {
         const { items, revision } = await this.source.list(this.prefix, this.schema);
         if (this.closed) return;
         this.diff(items);
         await this.watchFrom(addRevision(revision, 1));
         this.log.info({ prefix: this.prefix, revision }, 'informer re-listed after its watch ended');
-        return;
-      } catch (err) {
-        this.log.warn({ err, prefix: this.prefix }, 'informer re-list failed; retrying');
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, backoffMs);
-          this.wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        backoffMs = Math.min(backoffMs * 2, MAX_RELIST_BACKOFF_MS);
-      }
-    }
+      },
+      failed: (err) => this.log.warn({ err, prefix: this.prefix }, 'informer re-list failed; retrying'),
+      setWake: (wake) => (this.wake = wake),
+    });
   }
 
   private diff(items: Versioned<T>[]): void {

@@ -1,7 +1,7 @@
-import { Job, conflict, isJobActive, isoNow, keys } from '@vtl/api';
+import { Job, conflict, isJobActive, keys } from '@vtl/api';
 import { z } from 'zod';
 import type { EventJournal } from './event-journal.js';
-import { publishJob, type NewJob } from './job-records.js';
+import { newJobRow, publishJob, type NewJob } from './job-records.js';
 import type { Store } from './store.js';
 import type { Txn } from './txn.js';
 
@@ -65,16 +65,7 @@ export async function admitJob(
     const claim = await readLabelClaim(store, label);
     if (claim.busy) throw busyLabel(label, [claim.busy]);
     const guard = await recheck();
-    const now = isoNow();
-    const job = Job.parse({
-      ...fields,
-      id,
-      bytes_done: 0,
-      chunks_done: 0,
-      attempts: 1,
-      created_at: now,
-      updated_at: now,
-    });
+    const job = newJobRow(fields, id);
     const txn = store.transaction();
     claim.guard(txn);
     guard(txn);

@@ -18,11 +18,10 @@ export type NewJob = Omit<
   'id' | 'created_at' | 'updated_at' | 'bytes_done' | 'chunks_done' | 'attempts'
 >;
 
-/** Stores a new job under the next id of the `jobs` counter and announces it. */
-export async function createJob(store: Store, journal: EventJournal, fields: NewJob): Promise<Job> {
-  const id = await store.nextId('jobs');
+/** A new job row: the caller's fields, with zeroed counters, a first attempt and now as both timestamps. */
+export function newJobRow(fields: NewJob, id: number): Job {
   const now = isoNow();
-  const job = Job.parse({
+  return Job.parse({
     ...fields,
     id,
     bytes_done: 0,
@@ -31,6 +30,12 @@ export async function createJob(store: Store, journal: EventJournal, fields: New
     created_at: now,
     updated_at: now,
   });
+}
+
+/** Stores a new job under the next id of the `jobs` counter and announces it. */
+export async function createJob(store: Store, journal: EventJournal, fields: NewJob): Promise<Job> {
+  const id = await store.nextId('jobs');
+  const job = newJobRow(fields, id);
   if (!(await store.create(keys.jobs.one(id), job)))
     throw new VtlError('internal', `Job id ${id} was taken; retry.`);
   await publishJob(journal, job);

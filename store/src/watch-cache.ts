@@ -2,6 +2,7 @@ import type { IKeyValue } from 'etcd3';
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import { addRevision, decodeKvOrSkip, type Versioned } from './codec.js';
+import { relistUntilDone } from './relist.js';
 import type { Watch, WatchEvent, WatchOptions } from './watch.js';
 
 /** One prefix a WatchCache holds, with the schema its records must pass. */
@@ -18,8 +19,6 @@ export interface WatchCacheSource {
 
 /** What changed: a key under a cached prefix, or `undefined` for "everything" (after a re-list). */
 export type CacheChange = { prefix: string; key: string } | undefined;
-
-const MAX_RELIST_BACKOFF_MS = 5_000;
 
 /**
  * An in-memory copy of several prefixes kept by ONE watch of their common root, as the
@@ -201,27 +200,18 @@ export class WatchCache implements Watch {
     this.relisting = this.relistUntilDone().finally(() => (this.relisting = undefined));
   }
 
-  private async relistUntilDone(): Promise<void> {
-    let backoffMs = 100;
-    while (!this.closed) {
-      try {
+  private relistUntilDone(): Promise<void> {
+    return relistUntilDone({
+      closed: () => this.closed,
+      attempt: async () => {
         const revision = await this.listAll();
         if (this.closed) return;
         this.notify(undefined);
         await this.watchFrom(addRevision(revision, 1));
         this.log.info({ root: this.root, revision }, 'watch cache re-listed after its watch ended');
-        return;
-      } catch (err) {
-        this.log.warn({ err, root: this.root }, 'watch cache re-list failed; retrying');
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, backoffMs);
-          this.wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        backoffMs = Math.min(backoffMs * 2, MAX_RELIST_BACKOFF_MS);
-      }
-    }
+      },
+      failed: (err) => this.log.warn({ err, root: this.root }, 'watch cache re-list failed; retrying'),
+      setWake: (wake) => (this.wake = wake),
+    });
   }
 }

@@ -6,6 +6,7 @@ import {
   ExportRequest,
   ImportRequest,
   Job,
+  type LibrarySpec,
   badRequest,
   conflict,
   keys,
@@ -32,6 +33,29 @@ import { catalogGenerations, referencedRemote, refuseBusyLabel } from '../servic
 import { offsite } from '../services/offsite.js';
 
 type LabelParams = { Params: { label: string } };
+
+/**
+ * The fields an export or evict job shares: which copy of the cartridge (remote, generation,
+ * system, this library's serial) and the node whose agent runs it.
+ */
+function libraryCopyFields(
+  s: Snapshot,
+  lib: LibrarySpec,
+  label: string,
+  remoteId: number,
+  generation: string,
+  system: string,
+) {
+  return {
+    label,
+    library: lib.id,
+    remote_id: remoteId,
+    generation,
+    system_name: system,
+    library_serial: lib.serial,
+    node: nodeOfLibrary(s, lib) ?? '',
+  };
+}
 
 /** The cartridge a job path names: 404 when unknown or being deleted. */
 function cartridgeOf(s: Snapshot, label: string): CartridgeSpec {
@@ -128,15 +152,9 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
         store,
         journal,
         {
+          ...libraryCopyFields(s, lib, label, body.remote_id, generation, system),
           kind: 'export',
           state: 'detected',
-          label,
-          library: lib.id,
-          remote_id: body.remote_id,
-          generation,
-          system_name: system,
-          library_serial: lib.serial,
-          node: nodeOfLibrary(s, lib) ?? '',
           logical_bytes: observedCartridges(s).get(label)?.size_bytes ?? 0,
           detail: 'waiting for the controller',
           requested_by: principalName(request),
@@ -191,15 +209,9 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
         store,
         journal,
         {
+          ...libraryCopyFields(s, lib, label, body.remote_id, generation, system),
           kind: 'evict',
           state: 'queued',
-          label,
-          library: lib.id,
-          remote_id: body.remote_id,
-          generation,
-          system_name: system,
-          library_serial: lib.serial,
-          node: nodeOfLibrary(s, lib) ?? '',
           logical_bytes: seen?.size_bytes ?? 0,
           detail: 'queued',
           requested_by: principalName(request),

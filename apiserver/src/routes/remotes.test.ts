@@ -13,8 +13,7 @@ describe('remotes and the catalog (§4.4)', () => {
     await t?.close();
   });
 
-  const req = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) =>
-    t.app.inject({ method, url, headers: t.admin, ...(payload ? { payload } : {}) });
+  const req: TestApp['call'] = (method, url, payload) => t.call(method, url, payload);
   const create = (extra: object = {}) =>
     req('POST', '/api/remotes', {
       name: 'site-b',

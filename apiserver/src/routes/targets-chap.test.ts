@@ -15,8 +15,7 @@ describe('CHAP on iSCSI initiators (beyond the spec)', () => {
     await t?.close();
   });
 
-  const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) =>
-    t.app.inject({ method, url, headers: t.admin, ...(payload ? { payload } : {}) });
+  const call: TestApp['call'] = (method, url, payload) => t.call(method, url, payload);
   const stored = async () => ({
     record: (await t.store.get(keys.initiators.one(HOST), InitiatorRecord))?.value,
     secret: (await t.store.get(keys.initiatorSecrets.one(HOST), InitiatorChapSecret))?.value,

@@ -11,8 +11,7 @@ describe('the initiator registry routes (§4.1)', () => {
     await t?.close();
   });
 
-  const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) =>
-    t.app.inject({ method, url, headers: t.admin, ...(payload ? { payload } : {}) });
+  const call: TestApp['call'] = (method, url, payload) => t.call(method, url, payload);
   const registry = async () =>
     (await t.store.list(keys.initiators.prefix, InitiatorRecord)).items.map((i) => i.value);
 

@@ -1,6 +1,13 @@
 import { Cartridge, LegacyLibraryView, PoolFigures, StatusView, isoNow, type LibrarySpec } from '@vtl/api';
 import { z } from 'zod';
-import { cartridgeView, fcFabric, iscsiFabric, liveLibrary, poolFigures } from './status-view.js';
+import {
+  cartridgeView,
+  fcFabric,
+  iscsiFabric,
+  libraryCartridges,
+  liveLibrary,
+  poolFigures,
+} from './status-view.js';
 import type { ViewCache } from './view-cache.js';
 
 const LibraryEntry = StatusView.shape.libraries.element;
@@ -10,17 +17,10 @@ const LegacyEntry = LegacyLibraryView.shape.libraries.element;
 function libraryFragment(views: ViewCache, lib: LibrarySpec): string {
   return views.part(`status-library-${lib.id}`, views.libraryFingerprint(lib), () => {
     const s = views.snapshot();
-    const cartridges = views
-      .memo('cartridge-view', () => cartridgeView(s))
-      .filter((c) => c.library === lib.id)
-      .map(({ label, library, size_bytes, phys_bytes, modified, location }) => ({
-        label,
-        library,
-        size_bytes,
-        phys_bytes,
-        modified,
-        location,
-      }));
+    const cartridges = libraryCartridges(
+      views.memo('cartridge-view', () => cartridgeView(s)),
+      lib.id,
+    );
     return JSON.stringify(LibraryEntry.parse({ ...liveLibrary(s, lib), cartridges }));
   });
 }

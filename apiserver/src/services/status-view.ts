@@ -107,6 +107,20 @@ export function fcFabric(s: Snapshot) {
   };
 }
 
+/** The per-library cartridge entries of GET /api/status: a library's cartridges, fewer fields. */
+export function libraryCartridges(cartridges: readonly Cartridge[], libraryId: number) {
+  return cartridges
+    .filter((c) => c.library === libraryId)
+    .map(({ label, library, size_bytes, phys_bytes, modified, location }) => ({
+      label,
+      library,
+      size_bytes,
+      phys_bytes,
+      modified,
+      location,
+    }));
+}
+
 export function statusView(s: Snapshot): StatusView {
   const fc = fcFabric(s);
   const cartridges = cartridgeView(s);
@@ -116,16 +130,7 @@ export function statusView(s: Snapshot): StatusView {
       .filter((l) => !l.deleting)
       .map((lib) => ({
         ...liveLibrary(s, lib),
-        cartridges: cartridges
-          .filter((c) => c.library === lib.id)
-          .map(({ label, library, size_bytes, phys_bytes, modified, location }) => ({
-            label,
-            library,
-            size_bytes,
-            phys_bytes,
-            modified,
-            location,
-          })),
+        cartridges: libraryCartridges(cartridges, lib.id),
       })),
     pools: poolFigures(s),
     fc: fc.status,

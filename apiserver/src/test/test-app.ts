@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { pino } from 'pino';
 import { EventJournal, Store, startTestEtcd, type TestEtcd } from '@vtl/store';
 import { buildApp } from '../app.js';
@@ -16,8 +16,12 @@ export interface TestApp {
   stateDir: string;
   machineIdFile: string;
   admin: { authorization: string };
+  /** One request as admin, with an optional JSON body. */
+  call(method: AdminMethod, url: string, payload?: object): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
+
+export type AdminMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const etcd: TestEtcd = await startTestEtcd();
@@ -49,12 +53,15 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     payload: { username: 'admin', password },
   });
   if (login.statusCode !== 200) throw new Error(`admin login failed: ${login.body}`);
+  const admin = { authorization: `Bearer ${login.json().token}` };
   return {
     app,
     store,
     stateDir,
     machineIdFile,
-    admin: { authorization: `Bearer ${login.json().token}` },
+    admin,
+    call: (method, url, payload) =>
+      app.inject({ method, url, headers: admin, ...(payload ? { payload } : {}) }),
     close: async () => {
       await app.close();
       await store.close();

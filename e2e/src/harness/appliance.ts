@@ -236,14 +236,7 @@ export class Appliance {
 
   /** SIGTERM and wait: the clean stop of `npm start` + Ctrl-C. */
   async stop(): Promise<void> {
-    const child = this.child;
-    this.api?.close();
-    this.anonymous?.close();
-    this.plain?.close();
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGTERM');
-    await exited;
+    await this.signalMain('SIGTERM');
   }
 
   /** Stops and deletes the state directory. */

@@ -51,3 +51,17 @@ export async function startSilentServer(): Promise<{ port: number; close: () => 
       }),
   };
 }
+
+/**
+ * The POST /api/remotes body of a remote at 127.0.0.1:port with throwaway credentials: an
+ * endpoint that never answers (or refuses), so jobs sent there show what a stuck remote does.
+ */
+export const unreachableRemote = (name: string, port: number, bucket = 'b') => ({
+  name,
+  endpoint: `127.0.0.1:${port}`,
+  bucket,
+  access_key: 'k',
+  secret_key: 'secret-key-never-used',
+  use_ssl: false,
+  path_style: true,
+});
