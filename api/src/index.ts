@@ -3,6 +3,7 @@ export * from './errors.js';
 export * from './identifiers.js';
 export * from './models.js';
 export * from './cartridge-image.js';
+export * from './lun-layout.js';
 export * from './resources/pool.js';
 export * from './resources/library.js';
 export * from './resources/live.js';

@@ -1,40 +1,28 @@
 import type { Logger } from 'pino';
+import { lunOrder, type LunSlot } from '@vtl/api';
 import type { DataPlane, LibraryRuntime } from './dataplane.js';
 import type { EmulatorLibraryConfig } from './control/protocol.js';
 import type { ScsiDevice } from './scsi/types.js';
 import { MediaChanger } from './smc/media-changer.js';
 import { TapeDrive } from './ssc/tape-drive.js';
 
-/** One row of the LUN table: which device of which library a LUN is. */
-export interface LunAssignment {
-  lun: number;
-  library: number;
-  kind: 'changer' | 'drive';
-  /** Drive index (0-based, element address order) for drive LUNs. */
-  drive?: number;
+/** One row of the LUN table: which device of which library a LUN is (@vtl/api `lunOrder`). */
+export interface LunAssignment extends LunSlot {
   serial: string;
   product: string;
 }
 
-/**
- * The LUN table every initiator sees (spec §2.2: one changer LUN plus one LUN per drive, per
- * library, identical on every port). Libraries are taken in ascending id; each takes a
- * consecutive block: its changer first, then its drives in element address order. So LUN 0 is
- * always the changer of the lowest-numbered library (hosts scan from LUN 0, and Linux falls
- * back to a sequential scan that stops at the first hole), and a library's block only moves
- * when a library with a lower id is added or deleted, which the spec makes a restart anyway.
- * Backup software pairs drives with changer elements by serial (DVCID), not by LUN.
- */
+/** The LUN table every initiator sees, in the one LUN order of @vtl/api (spec §2.2). */
 export function lunLayout(libraries: readonly EmulatorLibraryConfig[]): LunAssignment[] {
-  const out: LunAssignment[] = [];
-  let next = 0;
-  for (const lib of [...libraries].sort((a, b) => a.id - b.id)) {
-    out.push({ lun: next++, library: lib.id, kind: 'changer', serial: lib.serial, product: lib.product });
-    lib.drive_serials.forEach((serial, drive) =>
-      out.push({ lun: next++, library: lib.id, kind: 'drive', drive, serial, product: lib.drive_product }),
-    );
-  }
-  return out;
+  const byId = new Map(libraries.map((lib) => [lib.id, lib]));
+  return lunOrder(libraries.map((lib) => ({ id: lib.id, drives: lib.drive_serials.map((_, i) => i) }))).map(
+    (slot) => {
+      const lib = byId.get(slot.library)!;
+      return slot.kind === 'changer'
+        ? { ...slot, serial: lib.serial, product: lib.product }
+        : { ...slot, serial: lib.drive_serials[slot.drive!]!, product: lib.drive_product };
+    },
+  );
 }
 
 /** The SCSI devices of one library. */

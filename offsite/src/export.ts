@@ -1,4 +1,6 @@
-import { isoNow } from '@vtl/api';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CARTRIDGE_META_FILE, isoNow, parseCartridgeMeta, type CartridgeMeta } from '@vtl/api';
 import type { Logger } from 'pino';
 import {
   DEFAULT_CHUNK_BYTES,
@@ -18,7 +20,6 @@ import { checkLedger } from './ledger.js';
 import { putJson } from './objects.js';
 import { describeRemote, s3For, type RemoteConnection } from './remote.js';
 import { MANIFEST_FORMAT, type LedgerEntry, type Manifest } from './schemas.js';
-import { readIdentity } from './tar/cartridge-files.js';
 import { TarSource } from './tar/tar-source.js';
 
 /** Progress of a transfer: raw tar bytes and chunks done so far (including resumed ones). */
@@ -190,4 +191,21 @@ export async function exportCartridge(opts: ExportOptions): Promise<Manifest> {
     s3.destroy();
     await source.close();
   }
+}
+
+/** The meta.json of a cartridge directory (api cartridge-image.ts); 'invalid' when missing or unreadable. */
+async function readIdentity(dir: string): Promise<CartridgeMeta> {
+  const file = join(dir, CARTRIDGE_META_FILE);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new OffsiteError(
+      'invalid',
+      `no cartridge image at ${dir} (${CARTRIDGE_META_FILE}: ${(err as Error).message})`,
+    );
+  }
+  const parsed = parseCartridgeMeta(text);
+  if (!parsed.ok) throw new OffsiteError('invalid', `${file} is not a cartridge meta.json`);
+  return parsed.meta;
 }

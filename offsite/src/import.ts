@@ -1,3 +1,4 @@
+import { CARTRIDGE_META_FILE, MAX_PARTITIONS, cartridgeImageFiles, parseCartridgeMeta } from '@vtl/api';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -11,7 +12,6 @@ import { largest } from './chunk-math.js';
 import { loadCheckedManifest } from './manifest-check.js';
 import { describeRemote, s3For, type RemoteConnection } from './remote.js';
 import type { Manifest } from './schemas.js';
-import { ALL_CARTRIDGE_FILES, parseIdentity } from './tar/cartridge-files.js';
 import { TarExtractor } from './tar/tar-extract.js';
 
 /** Options of importCartridge(). */
@@ -93,7 +93,8 @@ export async function importCartridge(opts: ImportOptions): Promise<Manifest> {
       opts.onProgress?.({ bytes_done: c.raw_offset + c.raw_bytes, chunks_done: c.n + 1 });
     }
     await extractor.finish();
-    const identity = parseIdentity(await readFile(join(opts.dir, 'meta.json'), 'utf8'));
+    const parsed = parseCartridgeMeta(await readFile(join(opts.dir, CARTRIDGE_META_FILE), 'utf8'));
+    const identity = parsed.ok ? parsed.meta : undefined;
     if (identity?.label !== ref.label) {
       throw new OffsiteError(
         'verify_failed',
@@ -110,7 +111,10 @@ export async function importCartridge(opts: ImportOptions): Promise<Manifest> {
     await Promise.allSettled(inflight);
     await extractor.close();
     if (created) await rm(opts.dir, { recursive: true, force: true });
-    else await Promise.all(ALL_CARTRIDGE_FILES.map((f) => rm(join(opts.dir, f), { force: true })));
+    else
+      await Promise.all(
+        cartridgeImageFiles(MAX_PARTITIONS).map((f) => rm(join(opts.dir, f), { force: true })),
+      );
     if (opts.signal?.aborted) throw new OffsiteError('aborted', `${what} was aborted`, { cause: err });
     throw err;
   } finally {

@@ -36,5 +36,5 @@ export { DEFAULT_CHUNK_BYTES } from './chunk-math.js';
 export { exportCartridge, type ExportOptions, type TransferProgress } from './export.js';
 export { verifyGeneration, type VerifyOptions } from './verify.js';
 export { importCartridge, type ImportOptions } from './import.js';
-export { CARTRIDGE_FILES } from './tar/cartridge-files.js';
+export { CARTRIDGE_BASE_FILES as CARTRIDGE_FILES } from '@vtl/api';
 export { startTestRgw, type TestRgw } from './testing/rgw.js';

@@ -11,7 +11,7 @@ import { importCartridge } from './import.js';
 import type { GenerationRef } from './layout.js';
 import { s3For } from './remote.js';
 import type { LedgerEntry } from './schemas.js';
-import { CARTRIDGE_FILES } from './tar/cartridge-files.js';
+import { CARTRIDGE_BASE_FILES as CARTRIDGE_FILES } from '@vtl/api';
 import { backupLikeData, makeTestCartridge } from './testing/cartridge-fixture.js';
 import { startTestRgw, type TestRgw } from './testing/rgw.js';
 import { verifyGeneration } from './verify.js';

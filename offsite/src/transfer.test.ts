@@ -10,7 +10,7 @@ import { exportCartridge } from './export.js';
 import { importCartridge } from './import.js';
 import { chunkName, keysOf, type GenerationRef } from './layout.js';
 import { s3For } from './remote.js';
-import { CARTRIDGE_FILES } from './tar/cartridge-files.js';
+import { CARTRIDGE_BASE_FILES as CARTRIDGE_FILES } from '@vtl/api';
 import { backupLikeData, makeTestCartridge } from './testing/cartridge-fixture.js';
 import { startTestRgw, type TestRgw } from './testing/rgw.js';
 import { verifyGeneration } from './verify.js';

@@ -4,8 +4,12 @@ import {
   CARTRIDGE_BASE_FILES,
   LTO_GENERATIONS,
   MAX_PARTITIONS,
+  META_FORMAT,
+  META_FORMAT_PARTITIONED,
   cartridgeImageFiles,
+  parseCartridgeMeta,
   partitionFiles,
+  type CartridgeMeta,
   type LtoGeneration,
 } from '@vtl/api';
 import { writeFileAtomic } from '../util/atomic-file.js';
@@ -34,31 +38,8 @@ export function imageFiles(partitions = 1): string[] {
   return cartridgeImageFiles(partitions);
 }
 
-/** meta.json of a one-partition cartridge; older emulators read it too. */
-export const META_FORMAT = 1;
-/** meta.json of a partitioned cartridge: adds `partitions`. */
-export const META_FORMAT_PARTITIONED = 2;
-
-/** meta.json: what the cartridge is; rewritten atomically, never appended to. */
-export interface CartridgeMeta {
-  format: number;
-  label: string;
-  generation: number;
-  /** SCSI density code of the generation (api LTO_GENERATIONS). */
-  density: number;
-  capacity_bytes: number;
-  /**
-   * Format 2: the capacity of each partition in bytes, partition 0 first (their sum is at most
-   * capacity_bytes). Absent in format 1: one partition of capacity_bytes.
-   */
-  partitions?: number[];
-  write_protected: boolean;
-  /** A WORM cartridge (media identifier LT..LZ): data once written stays; appending is allowed. */
-  worm?: boolean;
-  /** Evicted: data and index were deleted after a verified bucket copy. */
-  stub: boolean;
-  created: string;
-}
+// The meta.json format is the api's (cartridge-image.ts), which offsite reads by too.
+export { META_FORMAT, META_FORMAT_PARTITIONED, type CartridgeMeta };
 
 /** Capacity of each partition in bytes. */
 export function partitionCapacities(meta: CartridgeMeta): number[] {
@@ -104,28 +85,12 @@ export async function readMeta(dir: string): Promise<CartridgeMeta> {
     if (isErrno(err, 'ENOENT')) throw new MediaError('not_found', `no cartridge image at ${dir}`);
     throw err;
   }
-  let meta: CartridgeMeta;
-  try {
-    meta = JSON.parse(text) as CartridgeMeta;
-  } catch {
-    throw new MediaError('corrupt', `${join(dir, IMAGE_FILES.meta)} is not valid JSON`);
+  const parsed = parseCartridgeMeta(text);
+  if (!parsed.ok) {
+    const what = parsed.problem === 'not_json' ? 'is not valid JSON' : 'has an unknown format';
+    throw new MediaError('corrupt', `${join(dir, IMAGE_FILES.meta)} ${what}`);
   }
-  const partitionsOk =
-    meta.format === META_FORMAT
-      ? meta.partitions === undefined
-      : Array.isArray(meta.partitions) &&
-        meta.partitions.length >= 1 &&
-        meta.partitions.length <= MAX_PARTITIONS &&
-        meta.partitions.every((n) => Number.isSafeInteger(n) && n >= 0);
-  if (
-    (meta.format !== META_FORMAT && meta.format !== META_FORMAT_PARTITIONED) ||
-    !partitionsOk ||
-    typeof meta.label !== 'string' ||
-    !Number.isFinite(meta.capacity_bytes)
-  ) {
-    throw new MediaError('corrupt', `${join(dir, IMAGE_FILES.meta)} has an unknown format`);
-  }
-  return meta;
+  return parsed.meta;
 }
 
 export async function writeMeta(dir: string, meta: CartridgeMeta): Promise<void> {

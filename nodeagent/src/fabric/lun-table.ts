@@ -1,4 +1,4 @@
-import type { TargetLun } from '@vtl/api';
+import { lunOrder, type TargetLun } from '@vtl/api';
 import type { EmuLibrary } from '@vtl/emulator';
 import { TCMU_HBA, backstoreName } from './lio-objects.js';
 
@@ -11,25 +11,29 @@ export interface LunPlan extends TargetLun {
 }
 
 /**
- * The LUN table every port presents (§2.2), in the emulator's own order (emulator
- * `lunLayout`): libraries by ascending id, each its changer then its drives. So an FC host
- * and an iSCSI host see a library's devices under the same LUN numbers.
+ * The LUN table every port presents (§2.2), in the one LUN order of @vtl/api (`lunOrder`, which
+ * the emulator numbers its devices by too): so an FC host and an iSCSI host see a library's
+ * devices under the same LUN numbers.
  */
 export function lunTable(libraries: readonly EmuLibrary[]): LunPlan[] {
-  const out: LunPlan[] = [];
-  let next = 0;
-  const row = (library: number, name: string, device: string): LunPlan => ({
-    lun: next++,
-    library,
-    name,
-    backstore: `${TCMU_HBA.replace(/^target\//, '')}/${name}`,
-    device,
-    config: `vtl/${device}`,
-  });
-  for (const lib of [...libraries].sort((a, b) => a.id - b.id)) {
-    out.push(row(lib.id, backstoreName(lib.id, 'changer'), lib.changer));
-    for (const d of [...lib.drives].sort((a, b) => a.index - b.index))
-      out.push(row(lib.id, backstoreName(lib.id, 'drive', d.index), d.device));
-  }
-  return out;
+  const byId = new Map(libraries.map((lib) => [lib.id, lib]));
+  return lunOrder(libraries.map((lib) => ({ id: lib.id, drives: lib.drives.map((d) => d.index) }))).map(
+    (slot) => {
+      const lib = byId.get(slot.library)!;
+      const name =
+        slot.kind === 'changer'
+          ? backstoreName(lib.id, 'changer')
+          : backstoreName(lib.id, 'drive', slot.drive);
+      const device =
+        slot.kind === 'changer' ? lib.changer : lib.drives.find((d) => d.index === slot.drive)!.device;
+      return {
+        lun: slot.lun,
+        library: lib.id,
+        name,
+        backstore: `${TCMU_HBA.replace(/^target\//, '')}/${name}`,
+        device,
+        config: `vtl/${device}`,
+      };
+    },
+  );
 }

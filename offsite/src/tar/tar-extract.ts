@@ -1,8 +1,8 @@
+import { cartridgeFilesOfMeta, isCartridgeImageFile } from '@vtl/api';
 import { open, readFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ZERO_BLOCK } from '../codec/messages.js';
 import { OffsiteError } from '../errors.js';
-import { filesOfMeta, isCartridgeImageFile } from './cartridge-files.js';
 import { BLOCK, decodeHeader, padding, paxSize } from './tar-header.js';
 
 interface OpenFile {
@@ -102,7 +102,7 @@ export class TarExtractor {
     const metaText = this.files.some((f) => f.name === 'meta.json')
       ? await readFile(join(this.dir, 'meta.json'), 'utf8')
       : '';
-    const missing = filesOfMeta(metaText).filter((n) => !this.files.some((f) => f.name === n));
+    const missing = cartridgeFilesOfMeta(metaText).filter((n) => !this.files.some((f) => f.name === n));
     if (missing.length > 0) this.fail(`lacks ${missing.join(', ')}`);
     await this.close();
     const dirHandle = await open(this.dir, 'r');

@@ -1,7 +1,7 @@
+import { CARTRIDGE_META_FILE, cartridgeFilesOfMeta } from '@vtl/api';
 import { open, readFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { OffsiteError } from '../errors.js';
-import { filesOfMeta } from './cartridge-files.js';
 import { END_OF_ARCHIVE, fileHeader, padding } from './tar-header.js';
 
 /** One stretch of the tar stream: literal bytes (headers, padding) or a range of a file. */
@@ -31,7 +31,7 @@ export class TarSource {
   static async open(dir: string): Promise<TarSource> {
     let names: string[];
     try {
-      names = filesOfMeta(await readFile(join(dir, 'meta.json'), 'utf8'));
+      names = cartridgeFilesOfMeta(await readFile(join(dir, CARTRIDGE_META_FILE), 'utf8'));
     } catch (err) {
       throw new OffsiteError(
         'invalid',

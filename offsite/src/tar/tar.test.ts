@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZERO_BLOCK } from '../codec/messages.js';
 import { backupLikeData, makeTestCartridge } from '../testing/cartridge-fixture.js';
-import { CARTRIDGE_FILES } from './cartridge-files.js';
+import { CARTRIDGE_BASE_FILES as CARTRIDGE_FILES } from '@vtl/api';
 import { BLOCK, decodeHeader, fileHeader, paxSize, USTAR_MAX_SIZE } from './tar-header.js';
 import { TarExtractor } from './tar-extract.js';
 import { TarSource } from './tar-source.js';
