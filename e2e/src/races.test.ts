@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Job, keys } from '@vtl/api';
-import { Store, testJob } from '@vtl/store';
+import { Store } from '@vtl/store';
+import { testJob } from '@vtl/store/testing';
 import { waitFor } from '@vtl/reconcile';
 import { Appliance } from './harness/appliance.js';
 import { burst, refusalCodes, startSilentServer, times, unreachableRemote } from './harness/race.js';

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '@vtl/api';
 import { identify } from '@vtl/reconcile';
-import { startTestStores, type TestStores } from '@vtl/store';
+import { startTestStores, type TestStores } from '@vtl/store/testing';
 import { claimNode } from './node-claim.js';
 
 const logger = pino({ level: 'silent' });

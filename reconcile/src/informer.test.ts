@@ -1,4 +1,5 @@
-import { startTestStores, type Store, type TestStores } from '@vtl/store';
+import { type Store } from '@vtl/store';
+import { startTestStores, type TestStores } from '@vtl/store/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { watchInto } from './informer.js';

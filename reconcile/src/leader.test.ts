@@ -1,4 +1,5 @@
-import { Store, startTcpProxy, startTestStores, type TestStores } from '@vtl/store';
+import { Store } from '@vtl/store';
+import { startTcpProxy, startTestStores, type TestStores } from '@vtl/store/testing';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runWhileLeader } from './leader.js';

@@ -4,32 +4,16 @@ export { EventJournal } from './event-journal.js';
 export { startEtcd, type EtcdOptions, type EtcdProcess } from './etcd-process.js';
 export { freePort, freePorts } from './free-port.js';
 export type { Informer, InformerHandler } from './informer.js';
-export { createJob, publishJob, updateJob, type NewJob } from './job-records.js';
 export { admitJob, busyLabel, JobLabelClaim, readLabelClaim, type LabelClaim } from './job-admission.js';
 export type { Lease } from './lease.js';
 export type { RenewingLease } from './renewing-lease.js';
 export { DEFAULT_STORE_DEADLINE_MS, isUnreachable, storeDeadlineFromEnv } from './deadline.js';
 export { Store, type ListOptions } from './store.js';
-export { libraryLiveness, libraryStateUnknown, refuseWhileLivenessUnknown, requireLive } from './liveness.js';
-export { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
-export { startTestEtcd, startTestStores, type TestEtcd, type TestStores } from './test-etcd.js';
-export { putTestLibrary, putTestNodeStatus, putTestPool, putTestRemote, testJob } from './testing/records.js';
 export type { Txn } from './txn.js';
 export type { Watch, WatchEvent, WatchOptions } from './watch.js';
 export { WatchCache, type CacheChange, type CachedPrefix } from './watch-cache.js';
 export { waitFor, type WaitOptions } from './wait.js';
-export {
-  activeJobs,
-  libraryState,
-  liveLibraryIds,
-  loadSnapshot,
-  nodeOfLibrary,
-  observedCartridges,
-  observedLibrary,
-  refuseWithActiveJobs,
-  refuseWithLoadedDrives,
-  type Snapshot,
-} from './snapshot.js';
+export { loadSnapshot } from './snapshot.js';
 export { ensurePki, PKI_IDENTITIES, type Pki, type PkiIdentity } from './pki.js';
 export {
   ensureSealingKeyFile,

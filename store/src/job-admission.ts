@@ -1,7 +1,7 @@
 import { Job, conflict, isJobActive, keys } from '@vtl/api';
 import { z } from 'zod';
 import type { EventJournal } from './event-journal.js';
-import { newJobRow, publishJob, type NewJob } from './job-records.js';
+import { newJobRow, publishJob, type NewJob } from '@vtl/domain';
 import type { Store } from './store.js';
 import type { Txn } from './txn.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CartridgeSpec, Job, isoNow, keys, type CatalogEntry, type ObservedCartridge } from '@vtl/api';
-import { putTestLibrary, putTestNodeStatus, putTestPool } from '@vtl/store';
+import { putTestLibrary, putTestNodeStatus, putTestPool } from '@vtl/store/testing';
 import { startTestApp, type TestApp } from '../test/test-app.js';
 
 const GEN = '20260101T120000Z';

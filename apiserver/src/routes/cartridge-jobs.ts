@@ -13,18 +13,15 @@ import {
   notFound,
   RemoteRecord,
 } from '@vtl/api';
+import { admitJob, loadSnapshot, type Store, type Txn } from '@vtl/store';
 import {
-  admitJob,
   liveLibraryIds,
-  loadSnapshot,
   nodeOfLibrary,
   observedCartridges,
   refuseWhileLivenessUnknown,
   requireLive,
   type Snapshot,
-  type Store,
-  type Txn,
-} from '@vtl/store';
+} from '@vtl/domain';
 import type { AppContext } from '../context.js';
 import { parse } from '../plugins/validate.js';
 import { refuseWhileDraining } from '../services/guards.js';

@@ -24,17 +24,15 @@ import {
 import { waitFor } from '@vtl/reconcile';
 import type { AppContext } from '../context.js';
 import { parse } from '../plugins/validate.js';
+import { loadSnapshot, readLabelClaim, type Store } from '@vtl/store';
 import {
   liveLibraryIds,
-  loadSnapshot,
   observedCartridges,
   observedLibrary,
-  readLabelClaim,
   refuseWhileLivenessUnknown,
   requireLive,
   type Snapshot,
-  type Store,
-} from '@vtl/store';
+} from '@vtl/domain';
 import { cartridgeView } from '../services/status-view.js';
 import { asBytes, cartridgesJson } from '../services/status-body.js';
 import { viewsOf } from '../services/views.js';

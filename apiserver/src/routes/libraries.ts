@@ -21,14 +21,14 @@ import {
 } from '@vtl/api';
 import type { AppContext } from '../context.js';
 import { idParam, parse } from '../plugins/validate.js';
+import { loadSnapshot } from '@vtl/store';
 import {
   libraryState,
-  loadSnapshot,
   nodeOfLibrary,
   refuseWithActiveJobs,
   refuseWithLoadedDrives,
   type Snapshot,
-} from '@vtl/store';
+} from '@vtl/domain';
 import { nextLabels, usedVolsers } from '../services/labels.js';
 import { runOp } from '../services/ops.js';
 import { refuseWhileDraining } from '../services/guards.js';

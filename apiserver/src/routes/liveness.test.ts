@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { keys } from '@vtl/api';
-import { putTestLibrary, putTestNodeStatus, putTestPool } from '@vtl/store';
+import { putTestLibrary, putTestNodeStatus, putTestPool } from '@vtl/store/testing';
 import { startTestApp, type TestApp } from '../test/test-app.js';
 
 /**

@@ -12,7 +12,8 @@ import {
   keys,
   type RestartRequest,
 } from '@vtl/api';
-import { activeJobs, loadSnapshot } from '@vtl/store';
+import { loadSnapshot } from '@vtl/store';
+import { activeJobs } from '@vtl/domain';
 import type { AppContext } from '../context.js';
 import { parse } from '../plugins/validate.js';
 import { submitOp } from '../services/ops.js';

@@ -13,7 +13,8 @@ import {
 } from '@vtl/api';
 import { waitFor } from '@vtl/reconcile';
 import type { AppContext } from '../context.js';
-import { loadSnapshot, type Snapshot } from '@vtl/store';
+import { loadSnapshot } from '@vtl/store';
+import { type Snapshot } from '@vtl/domain';
 import { idParam, parse } from '../plugins/validate.js';
 import { checkPoolPath } from '../services/pool-path.js';
 

@@ -1,6 +1,6 @@
 import { formatLabel, keys, VtlError } from '@vtl/api';
 import type { Store } from '@vtl/store';
-import type { Snapshot } from '@vtl/store';
+import type { Snapshot } from '@vtl/domain';
 
 /**
  * Barcodes are unique on their first six characters (the volume serial a backup application

@@ -10,14 +10,8 @@ import {
   type LibrarySpec,
   type RecoverRequest,
 } from '@vtl/api';
-import {
-  createJob,
-  loadSnapshot,
-  nodeOfLibrary,
-  refuseWithActiveJobs,
-  type EventJournal,
-  type Store,
-} from '@vtl/store';
+import { loadSnapshot, type EventJournal, type Store } from '@vtl/store';
+import { createJob, nodeOfLibrary, refuseWithActiveJobs } from '@vtl/domain';
 import { readTopology } from '@vtl/offsite';
 import { offsite } from './offsite.js';
 import { remoteFailure } from './remote-errors.js';

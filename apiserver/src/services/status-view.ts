@@ -8,7 +8,7 @@ import {
   type Slot,
   type StatusView,
 } from '@vtl/api';
-import { observedCartridges, observedLibrary, type Snapshot } from '@vtl/store';
+import { observedCartridges, observedLibrary, type Snapshot } from '@vtl/domain';
 
 const NO_HBA_DETAIL = 'No Fibre Channel HBA on this appliance; hosts reach the libraries over iSCSI.';
 

@@ -1,5 +1,6 @@
 import { DrainState, SystemInfo, defaultSystemName, isoNow, keys } from '@vtl/api';
-import { activeJobs, loadSnapshot } from '@vtl/store';
+import { loadSnapshot } from '@vtl/store';
+import { activeJobs } from '@vtl/domain';
 import type { AppContext } from '../context.js';
 import { ensureIdentity, readSettings } from './identity.js';
 

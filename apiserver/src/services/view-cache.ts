@@ -16,7 +16,8 @@ import {
   VtlError,
   keys,
 } from '@vtl/api';
-import type { Snapshot, Store, Versioned, WatchCache } from '@vtl/store';
+import type { Store, Versioned, WatchCache } from '@vtl/store';
+import type { Snapshot } from '@vtl/domain';
 import type { z } from 'zod';
 
 /** How long a read waits for the cache to reach this process's own latest write. */

@@ -1,15 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CartridgeSpec, Job, isoNow, keys, type CatalogEntry, type PoolStatus } from '@vtl/api';
+import { EventJournal, type Store } from '@vtl/store';
 import {
-  EventJournal,
   putTestLibrary,
   putTestNodeStatus,
   putTestPool,
   putTestRemote,
   startTestStores,
-  type Store,
   type TestStores,
-} from '@vtl/store';
+} from '@vtl/store/testing';
 import { EVICT_POLICY, evictionPass } from './evict-policy.js';
 
 const GB = 1_000_000_000;

@@ -11,9 +11,10 @@ import {
   keys,
   type ObservedCartridge,
 } from '@vtl/api';
-import { loadSnapshot, nodeOfLibrary, observedCartridges, type EventJournal, type Store } from '@vtl/store';
+import { loadSnapshot, type EventJournal, type Store } from '@vtl/store';
+import { nodeOfLibrary, observedCartridges } from '@vtl/domain';
 import { Requeue, startController, watchInto } from '@vtl/reconcile';
-import { createJob } from '@vtl/store';
+import { createJob } from '@vtl/domain';
 
 /** Jobs the policy creates carry this as `requested_by`. */
 export const EVICT_POLICY = POLICY_REQUESTERS.evictThreshold;

@@ -1,16 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CartridgeSpec, Job, POLICY_REQUESTERS, isoNow, keys } from '@vtl/api';
+import { EventJournal, type Store } from '@vtl/store';
 import {
-  EventJournal,
   putTestLibrary,
   putTestNodeStatus,
   putTestPool,
   putTestRemote,
   startTestStores,
   testJob,
-  type Store,
   type TestStores,
-} from '@vtl/store';
+} from '@vtl/store/testing';
 import { generationNow, ieWatcherPass } from './ie-watcher.js';
 
 async function seed(store: Store) {

@@ -8,9 +8,10 @@ import {
   isJobActive,
   keys,
 } from '@vtl/api';
-import { loadSnapshot, nodeOfLibrary, observedCartridges, type EventJournal, type Store } from '@vtl/store';
+import { loadSnapshot, type EventJournal, type Store } from '@vtl/store';
+import { nodeOfLibrary, observedCartridges } from '@vtl/domain';
 import { Requeue, startController, watchInto } from '@vtl/reconcile';
-import { createJob } from '@vtl/store';
+import { createJob } from '@vtl/domain';
 
 const KEY = 'ie-watcher';
 

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { CartridgeSpec, Job, LibrarySpec, PoolSpec, RemoteRecord, isoNow, keys } from '@vtl/api';
-import { EventJournal, startTestStores, waitFor, type Store, type TestStores } from '@vtl/store';
+import { EventJournal, waitFor, type Store } from '@vtl/store';
+import { startTestStores, type TestStores } from '@vtl/store/testing';
 import { startJobReconciler } from './job-reconciler.js';
 
 const job = (id: number, kind: Job['kind'], state: Job['state'], extra: Partial<Job> = {}) =>

@@ -10,7 +10,8 @@ import {
   keys,
   type JobState,
 } from '@vtl/api';
-import { publishJob, type EventJournal, type Store } from '@vtl/store';
+import { type EventJournal, type Store } from '@vtl/store';
+import { publishJob } from '@vtl/domain';
 import { Requeue, startController, watchInto } from '@vtl/reconcile';
 
 /** Where each kind of job goes once the controller has admitted it (docs/api.md "Jobs"). */

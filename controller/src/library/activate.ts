@@ -7,14 +7,8 @@ import {
   keys,
   type ApplyResponse,
 } from '@vtl/api';
-import {
-  loadSnapshot,
-  observedLibrary,
-  refuseWithActiveJobs,
-  refuseWithLoadedDrives,
-  type Snapshot,
-  type Store,
-} from '@vtl/store';
+import { loadSnapshot, type Store } from '@vtl/store';
+import { observedLibrary, refuseWithActiveJobs, refuseWithLoadedDrives, type Snapshot } from '@vtl/domain';
 import { waitFor, type OpContext } from '@vtl/reconcile';
 
 /** How long activation waits for every node's tape emulator to come back. */

@@ -4,7 +4,7 @@ import { isoNow, keys, type CartridgeSpec } from '@vtl/api';
 import { Requeue } from '@vtl/reconcile';
 import type { JobStepContext, StepResult } from './job-context.js';
 import { connectionFor } from './job-records.js';
-import { updateJob } from '@vtl/store';
+import { updateJob } from '@vtl/domain';
 
 const refOf = (ctx: JobStepContext) => ({
   system: ctx.job.system_name,

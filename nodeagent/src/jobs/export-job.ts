@@ -11,7 +11,7 @@ import {
 import { Requeue } from '@vtl/reconcile';
 import type { JobStepContext, StepResult } from './job-context.js';
 import { connectionFor, readLedger, recordChunk, setLastExport } from './job-records.js';
-import { updateJob } from '@vtl/store';
+import { updateJob } from '@vtl/domain';
 import { DEFAULT_CHUNK_BYTES, type LedgerEntry, type RemoteConnection } from './offsite.js';
 
 const holder = (id: number) => `export job ${id}`;

@@ -7,7 +7,7 @@ import type { NodeStatusPublisher } from '../dataplane/node-status.js';
 import type { JobStepContext, StepResult } from './job-context.js';
 import { quiesce, upload } from './export-job.js';
 import { downloadAndSwapIn, verifyAndEvict } from './evict-import-jobs.js';
-import { updateJob } from '@vtl/store';
+import { updateJob } from '@vtl/domain';
 import { offsiteCode, offsiteEngine, type Codec } from './offsite.js';
 
 const STEPS: Partial<Record<JobState, (ctx: JobStepContext) => Promise<StepResult>>> = {

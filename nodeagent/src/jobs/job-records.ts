@@ -1,5 +1,6 @@
 import { CartridgeSpec, JobLedger, RemoteRecord, RemoteSecret, VtlError, keys } from '@vtl/api';
-import { updateJob, type EventJournal, type Store } from '@vtl/store';
+import { type EventJournal, type Store } from '@vtl/store';
+import { updateJob } from '@vtl/domain';
 import type { LedgerEntry, RemoteConnection } from './offsite.js';
 
 /** The remote with its secret: what the engine needs to reach the bucket. */

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Job, isoNow, keys } from '@vtl/api';
-import { EventJournal, startTestStores, type Store, type TestStores } from '@vtl/store';
+import { EventJournal, type Store } from '@vtl/store';
+import { startTestStores, type TestStores } from '@vtl/store/testing';
 import { interruptJobsAfterReboot } from './reboot-interrupt.js';
 
 const job = (id: number, state: Job['state'], node = 'n1') =>

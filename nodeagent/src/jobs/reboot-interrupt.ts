@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { EXECUTING_JOB_STATES, Job, JobBoot, keys } from '@vtl/api';
 import type { EventJournal, Store } from '@vtl/store';
-import { updateJob } from '@vtl/store';
+import { updateJob } from '@vtl/domain';
 
 /** The kernel's id of this boot; changes exactly when the host reboots. */
 export async function currentBootId(file = '/proc/sys/kernel/random/boot_id'): Promise<string> {

@@ -1,9 +1,28 @@
-import { Job, VtlError, isoNow, keys, type JobInput } from '@vtl/api';
-import type { EventJournal } from './event-journal.js';
-import type { Store } from './store.js';
+import { Job, VtlError, isoNow, keys, type JobInput, type NewEvent } from '@vtl/api';
+
+/**
+ * The job record's rules: how a new row starts, that every change is a compare-and-swap from
+ * an expected state, and that each row written is announced as `job_update` (§6.2). The store
+ * and the event journal come in as the two small ports below (the etcd Store and EventJournal
+ * fit them), so the rules stay out of the etcd client.
+ */
+export interface JobStore {
+  nextId(counter: string): Promise<number>;
+  create(key: string, value: Job): Promise<unknown>;
+  update(
+    key: string,
+    schema: typeof Job,
+    mutate: (current: Job | undefined) => Job | undefined,
+  ): Promise<{ value: Job } | undefined>;
+}
+
+/** Where job rows are announced. */
+export interface JobJournal {
+  emit(e: NewEvent): Promise<unknown>;
+}
 
 /** Journals a job row as `job_update` carrying the full row (§6.2). */
-export async function publishJob(journal: EventJournal, job: Job): Promise<void> {
+export async function publishJob(journal: JobJournal, job: Job): Promise<void> {
   await journal.emit({
     kind: 'job_update',
     subject: `job:${job.id}`,
@@ -33,7 +52,7 @@ export function newJobRow(fields: NewJob, id: number): Job {
 }
 
 /** Stores a new job under the next id of the `jobs` counter and announces it. */
-export async function createJob(store: Store, journal: EventJournal, fields: NewJob): Promise<Job> {
+export async function createJob(store: JobStore, journal: JobJournal, fields: NewJob): Promise<Job> {
   const id = await store.nextId('jobs');
   const job = newJobRow(fields, id);
   if (!(await store.create(keys.jobs.one(id), job)))
@@ -47,8 +66,8 @@ export async function createJob(store: Store, journal: EventJournal, fields: New
  * for "no change"; nothing is written unless the job is still in state `expect`.
  */
 export async function updateJob(
-  store: Store,
-  journal: EventJournal,
+  store: JobStore,
+  journal: JobJournal,
   id: number,
   expect: Job['state'],
   mutate: (job: Job) => Partial<Job> | undefined,
