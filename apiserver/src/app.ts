@@ -83,7 +83,7 @@ export async function buildApp(
       ctx.views = undefined;
       await started.close();
     });
-  await consoleRoutes(app); // the web console at /: not part of the API, so before the collector
+  await consoleRoutes(app, ctx.config.consoleDir); // the web console at /: not part of the API, so before the collector
   openApiRoutes(app, ctx); // first: it collects every route registered after it
   await healthRoutes(app, ctx);
   await metricsRoute(app, ctx);

@@ -26,6 +26,8 @@ export interface ApiserverConfig {
   tlsKeyFile?: string;
   /** Files holding this machine's durable identity (the support fingerprint), first readable wins. */
   machineIdFiles: string[];
+  /** The built web console served at / (VTL_CONSOLE_DIR, default where `npm run build` puts it). */
+  consoleDir: string;
 }
 
 const int = (value: string | undefined, fallback: number) => {
@@ -55,5 +57,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiserverConfi
     machineIdFiles: env.VTL_MACHINE_ID_FILE
       ? [env.VTL_MACHINE_ID_FILE]
       : ['/etc/machine-id', '/var/lib/dbus/machine-id', '/sys/class/dmi/id/product_uuid'],
+    consoleDir: path.resolve(env.VTL_CONSOLE_DIR || path.join(import.meta.dirname, '../../console/dist')),
   };
 }

@@ -9,7 +9,7 @@ describe('the start banner', () => {
       VTL_NODE: 'Node_1',
       VTL_HTTPS_PORT: '9443',
     });
-    const facts = bannerFacts(config, {});
+    const facts = bannerFacts(config);
     expect(facts).toEqual({
       console: 'https://127.0.0.1:9443/',
       adminPasswordFile: undefined,
@@ -19,7 +19,7 @@ describe('the start banner', () => {
     });
     const text = bannerText({ ...facts, adminPasswordFile: '/var/vtl/initial-admin-password' });
     expect(text).toContain('Web console   https://127.0.0.1:9443/  (self-signed certificate)');
-    expect(bannerText(bannerFacts(config, { VTL_TLS_CERT_FILE: '/etc/vtl/cert.pem' }))).not.toContain(
+    expect(bannerText(bannerFacts({ ...config, tlsCertFile: '/etc/vtl/cert.pem' }))).not.toContain(
       'self-signed',
     );
     expect(text).toContain('password in /var/vtl/initial-admin-password');

@@ -46,7 +46,7 @@ export interface Banner {
   selfSigned: boolean;
 }
 
-export function bannerFacts(config: ApplianceConfig, env: NodeJS.ProcessEnv = process.env): Banner {
+export function bannerFacts(config: ApplianceConfig): Banner {
   const host = config.bind === '0.0.0.0' || config.bind === '::' ? os.hostname() : config.bind;
   const file = path.join(config.stateDir, 'initial-admin-password');
   return {
@@ -54,7 +54,7 @@ export function bannerFacts(config: ApplianceConfig, env: NodeJS.ProcessEnv = pr
     adminPasswordFile: fs.existsSync(file) ? file : undefined,
     iscsiPortal: `${host}:${config.iscsiPort}`,
     iscsiTarget: targetName(config.node),
-    selfSigned: !env.VTL_TLS_CERT_FILE,
+    selfSigned: !config.tlsCertFile,
   };
 }
 

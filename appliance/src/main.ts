@@ -56,7 +56,7 @@ async function main() {
   }
 
   const env = {
-    ...process.env,
+    ...config.inherited,
     VTL_STATE_DIR: config.stateDir,
     VTL_BIND: config.bind,
     VTL_NODE: config.node,
@@ -67,7 +67,7 @@ async function main() {
   };
   const nodeagentEnv = {
     ...env,
-    VTL_DEFAULT_POOL: process.env.VTL_DEFAULT_POOL ?? path.join(config.stateDir, 'pool'),
+    VTL_DEFAULT_POOL: config.defaultPool,
     // `npm start` owns the whole appliance: stopping it stops the data plane too.
     VTL_STOP_EMULATOR_ON_EXIT: '1',
   };
@@ -104,8 +104,8 @@ async function main() {
       plain: config.plainPort ? `http://${config.bind}:${config.plainPort}` : 'disabled',
       stateDir: config.stateDir,
     },
-    process.env.VTL_TLS_CERT_FILE
-      ? `appliance starting (HTTPS certificate ${process.env.VTL_TLS_CERT_FILE})`
+    config.tlsCertFile
+      ? `appliance starting (HTTPS certificate ${config.tlsCertFile})`
       : 'appliance starting (the HTTPS certificate is self-signed)',
   );
 

@@ -1,7 +1,6 @@
-import path from 'node:path';
 import { pino } from 'pino';
-import { rotateSealingKey, Store, storeSettingsFromEnv } from '@vtl/store';
-import { loadConfig } from './config.js';
+import { rotateSealingKey, Store } from '@vtl/store';
+import { adminStoreSettings, loadConfig } from './config.js';
 
 /**
  * `npm run seal:rotate [-- --reseal-only]`: rotates the sealing key of the secrets in the store
@@ -16,24 +15,12 @@ async function main(argv: string[]) {
   }
   const config = loadConfig();
   const logger = pino({ name: 'seal-rotate' });
-  const pki = path.join(config.stateDir, 'pki');
-  const own = config.etcdEndpoints.length === 0;
-  const settings = storeSettingsFromEnv(
-    own
-      ? {
-          ...process.env,
-          VTL_ETCD_ENDPOINTS: `https://127.0.0.1:${config.etcdClientPort}`,
-          VTL_ETCD_CA_FILE: path.join(pki, 'ca.crt'),
-          VTL_ETCD_CERT_FILE: path.join(pki, 'admin.crt'),
-          VTL_ETCD_KEY_FILE: path.join(pki, 'admin.key'),
-        }
-      : process.env,
-    config.stateDir,
-  );
+  const settings = adminStoreSettings(config);
   const store = await Store.connect({
     endpoints: settings.endpoints,
     tls: settings.tls,
     sealingKeyFile: config.sealingKeyFile,
+    deadlineMs: config.storeDeadlineMs,
     logger,
   });
   try {

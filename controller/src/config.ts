@@ -1,6 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
-import { storeSettingsFromEnv, type StoreSettings } from '@vtl/store';
+import { storeDeadlineFromEnv, storeSettingsFromEnv, type StoreSettings } from '@vtl/store';
 
 /** Controller settings, from the environment (README lists every variable). */
 export interface ControllerConfig {
@@ -9,6 +9,8 @@ export interface ControllerConfig {
   store: StoreSettings;
   /** 0 keeps the drain reconciler's default. */
   drainTimeoutMs: number;
+  /** The most one store (etcd) call waits (VTL_STORE_DEADLINE_MS, default 5 s). */
+  storeDeadlineMs: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConfig {
@@ -17,5 +19,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     node: env.VTL_NODE ?? os.hostname(),
     store: storeSettingsFromEnv(env, stateDir),
     drainTimeoutMs: Number(env.VTL_DRAIN_TIMEOUT_MS) || 0,
+    storeDeadlineMs: storeDeadlineFromEnv(env),
   };
 }

@@ -17,6 +17,7 @@ runProcess('controller', async (logger) => {
     endpoints: config.store.endpoints,
     tls: config.store.tls,
     sealingKeyFile: config.store.sealingKeyFile,
+    deadlineMs: config.storeDeadlineMs,
     logger,
   });
   const journal = new EventJournal(store);

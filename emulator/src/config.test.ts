@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseEmulatorConfig } from './config.js';
+import { loadEmulatorEnv, parseEmulatorConfig } from './config.js';
 
 const lib = (over: Record<string, unknown> = {}) => ({
   id: 1,
@@ -47,5 +47,15 @@ describe('emulator config', () => {
       const iscsi = { ...config([]).iscsi, tcp_congestion };
       expect(() => parseEmulatorConfig({ ...config([]), iscsi })).toThrow(/iscsi\.tcp_congestion/);
     }
+  });
+});
+
+describe('emulator environment', () => {
+  it('keeps the unload quiet window unless VTL_UNLOAD_GUARD_MS sets one', () => {
+    expect(loadEmulatorEnv({}).unloadGuardMs).toBeUndefined();
+    expect(loadEmulatorEnv({ VTL_UNLOAD_GUARD_MS: '' }).unloadGuardMs).toBeUndefined();
+    expect(loadEmulatorEnv({ VTL_UNLOAD_GUARD_MS: '500' }).unloadGuardMs).toBe(500);
+    expect(() => loadEmulatorEnv({ VTL_UNLOAD_GUARD_MS: '-1' })).toThrow(/VTL_UNLOAD_GUARD_MS/);
+    expect(() => loadEmulatorEnv({ VTL_UNLOAD_GUARD_MS: 'soon' })).toThrow(/VTL_UNLOAD_GUARD_MS/);
   });
 });

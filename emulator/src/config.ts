@@ -91,3 +91,19 @@ export async function readEmulatorConfig(path: string): Promise<EmulatorConfig> 
   }
   return parseEmulatorConfig(raw);
 }
+
+/** What the emulator process takes from its environment (the rest comes from its --config file). */
+export interface EmulatorEnv {
+  /** VTL_UNLOAD_GUARD_MS: overrides the 15 s operator-unload quiet window (tests); undefined keeps it. */
+  unloadGuardMs: number | undefined;
+}
+
+/** Reads the emulator's environment; a malformed value throws, naming the variable. */
+export function loadEmulatorEnv(env: NodeJS.ProcessEnv = process.env): EmulatorEnv {
+  const guard = env.VTL_UNLOAD_GUARD_MS;
+  const unloadGuardMs = guard !== undefined && guard !== '' ? Number(guard) : undefined;
+  if (unloadGuardMs !== undefined && !(unloadGuardMs >= 0)) {
+    throw invalid(`VTL_UNLOAD_GUARD_MS must be a number of milliseconds, got "${guard}"`);
+  }
+  return { unloadGuardMs };
+}

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { pino } from 'pino';
-import { readEmulatorConfig } from './config.js';
+import { loadEmulatorEnv, readEmulatorConfig } from './config.js';
 import { startEmulator } from './emulator.js';
 import { iscsiTransport } from './transport/iscsi-transport.js';
 
@@ -18,10 +18,11 @@ async function main(): Promise<void> {
     logger.fatal('usage: main.js --config <emulator-config.json>');
     process.exit(2);
   }
-  const guardEnv = process.env.VTL_UNLOAD_GUARD_MS;
-  const unloadGuardMs = guardEnv !== undefined && guardEnv !== '' ? Number(guardEnv) : undefined;
-  if (unloadGuardMs !== undefined && !(unloadGuardMs >= 0)) {
-    logger.fatal({ guardEnv }, 'VTL_UNLOAD_GUARD_MS must be a number of milliseconds');
+  let unloadGuardMs: number | undefined;
+  try {
+    ({ unloadGuardMs } = loadEmulatorEnv());
+  } catch (err) {
+    logger.fatal({ err }, (err as Error).message);
     process.exit(2);
   }
 

@@ -9,4 +9,23 @@ describe('nodeagent config', () => {
     expect(loadConfig({ VTL_ISCSI_TCP_CONGESTION: '' }).iscsiTcpCongestion).toBe('');
     expect(() => loadConfig({ VTL_ISCSI_TCP_CONGESTION: 'Cubic!' })).toThrow(/VTL_ISCSI_TCP_CONGESTION/);
   });
+
+  it('reads the export, codec, version and store settings with their defaults', () => {
+    const d = loadConfig({});
+    expect(d).toMatchObject({
+      exportChunkBytes: undefined,
+      codecNice: 5,
+      version: 'v0.0.0',
+      storeDeadlineMs: 5000,
+    });
+    expect(
+      loadConfig({
+        VTL_EXPORT_CHUNK_BYTES: '131072',
+        VTL_CODEC_NICE: '0',
+        VTL_VERSION: 'v1.2.3',
+        VTL_STORE_DEADLINE_MS: '800',
+      }),
+    ).toMatchObject({ exportChunkBytes: 131072, codecNice: 0, version: 'v1.2.3', storeDeadlineMs: 800 });
+    expect(() => loadConfig({ VTL_STORE_DEADLINE_MS: 'soon' })).toThrow(/VTL_STORE_DEADLINE_MS/);
+  });
 });

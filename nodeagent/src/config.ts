@@ -1,7 +1,8 @@
 import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_TCP_CONGESTION, isCongestionControlName } from '@vtl/emulator';
-import { storeSettingsFromEnv, type StoreTls } from '@vtl/store';
+import { DEFAULT_CODEC_NICE } from '@vtl/offsite';
+import { storeDeadlineFromEnv, storeSettingsFromEnv, type StoreTls } from '@vtl/store';
 
 /** Nodeagent settings, from the environment (README lists every variable). */
 export interface NodeagentConfig {
@@ -12,6 +13,8 @@ export interface NodeagentConfig {
   etcdTls: StoreTls | undefined;
   /** Opens the sealed secrets it reads (S3 secret keys; VTL_SEALING_KEY_FILE). */
   sealingKeyFile: string;
+  /** The most one store (etcd) call waits (VTL_STORE_DEADLINE_MS, default 5 s). */
+  storeDeadlineMs: number;
   /** A directory pool created on first start when no pool exists yet (single-node default). */
   defaultPoolPath: string;
   bind: string;
@@ -38,6 +41,12 @@ export interface NodeagentConfig {
   configfsRoot: string;
   /** sysfs mount (FC host ports under class/fc_host). */
   sysfsRoot: string;
+  /** Export chunk size in bytes (VTL_EXPORT_CHUNK_BYTES); undefined: the offsite engine's default. Small in tests. */
+  exportChunkBytes: number | undefined;
+  /** Nice value of the zstd/SHA-256 codec threads (VTL_CODEC_NICE, default 5); 0: normal priority. */
+  codecNice: number;
+  /** The release written into a bucket's system file (VTL_VERSION). */
+  version: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): NodeagentConfig {
@@ -61,6 +70,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): NodeagentConfi
     sysfsRoot: env.VTL_SYSFS_ROOT ?? '/sys',
     emulatorEntry: env.VTL_EMULATOR_ENTRY ?? path.resolve(import.meta.dirname, '../../emulator/dist/main.js'),
     emulatorUnit: env.VTL_EMULATOR_UNIT ?? '',
+    exportChunkBytes: Number(env.VTL_EXPORT_CHUNK_BYTES) || undefined,
+    codecNice: Number(env.VTL_CODEC_NICE ?? DEFAULT_CODEC_NICE),
+    version: env.VTL_VERSION ?? 'v0.0.0',
+    storeDeadlineMs: storeDeadlineFromEnv(env),
   };
 }
 

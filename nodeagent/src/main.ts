@@ -38,6 +38,7 @@ runProcess('nodeagent', async (rootLogger) => {
     endpoints: config.etcdEndpoints,
     tls: config.etcdTls,
     sealingKeyFile: config.sealingKeyFile,
+    deadlineMs: config.storeDeadlineMs,
     logger,
   });
   // One nodeagent per node: a second one waits here until the first is gone.
@@ -90,7 +91,9 @@ runProcess('nodeagent', async (rootLogger) => {
     publisher,
     logger,
     // Small chunks let tests interrupt an export half way; the engine's default otherwise.
-    chunkBytes: Number(process.env.VTL_EXPORT_CHUNK_BYTES) || undefined,
+    chunkBytes: config.exportChunkBytes,
+    codecNice: config.codecNice,
+    version: config.version,
   });
 
   // Initiator registry and FC target: applied live; rebuilt once per data-plane generation.

@@ -10,8 +10,8 @@ import {
 /** How long one store call may take when nothing else is configured (VTL_STORE_DEADLINE_MS). */
 export const DEFAULT_STORE_DEADLINE_MS = 5_000;
 
-/** The store deadline from the environment: VTL_STORE_DEADLINE_MS, else the default. */
-export function storeDeadlineFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+/** The store deadline from a process's environment (its config.ts): VTL_STORE_DEADLINE_MS, else the default. */
+export function storeDeadlineFromEnv(env: NodeJS.ProcessEnv): number {
   const raw = env.VTL_STORE_DEADLINE_MS;
   if (raw === undefined || raw === '') return DEFAULT_STORE_DEADLINE_MS;
   const n = Number.parseInt(raw, 10);

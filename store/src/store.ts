@@ -10,7 +10,7 @@ import {
 import { pino, type Logger } from 'pino';
 import type { z } from 'zod';
 import { decodeKv, decodeKvOrSkip, encode, type Versioned } from './codec.js';
-import { coarse, storeDeadlineFromEnv, unaryDeadlines, withDeadline } from './deadline.js';
+import { DEFAULT_STORE_DEADLINE_MS, coarse, unaryDeadlines, withDeadline } from './deadline.js';
 import { campaign, type Leadership } from './election.js';
 import { startInformer, type Informer, type InformerHandler } from './informer.js';
 import { StoreLease, type Lease } from './lease.js';
@@ -60,7 +60,7 @@ export class Store {
    * Connects to etcd and checks that it answers. tls presents a client certificate (the
    * appliance's etcd refuses clients without one); sealingKeyFile seals and opens the records
    * under /vtl/secrets/ (without it they are refused). deadlineMs bounds every later call
-   * (default: VTL_STORE_DEADLINE_MS or 5 s), so a stalled etcd gives 'unavailable', not a hang.
+   * (default 5 s; each process's config.ts reads VTL_STORE_DEADLINE_MS), so a stalled etcd gives 'unavailable', not a hang.
    */
   static async connect(opts: {
     endpoints: string[];
@@ -70,7 +70,7 @@ export class Store {
     deadlineMs?: number;
   }): Promise<Store> {
     const log = (opts.logger ?? pino({ level: 'silent' })).child({ component: 'store' });
-    const deadlineMs = opts.deadlineMs ?? storeDeadlineFromEnv();
+    const deadlineMs = opts.deadlineMs ?? DEFAULT_STORE_DEADLINE_MS;
     const client = new Etcd3({
       hosts: opts.endpoints,
       defaultCallOptions: unaryDeadlines(deadlineMs),

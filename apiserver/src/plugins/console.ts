@@ -20,11 +20,6 @@ export const CONSOLE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-/** Where `npm run build` puts the console, unless VTL_CONSOLE_DIR says otherwise. */
-export function consoleDir(env: NodeJS.ProcessEnv = process.env): string {
-  return path.resolve(env.VTL_CONSOLE_DIR || path.join(import.meta.dirname, '../../../console/dist'));
-}
-
 /**
  * Serves the web console's built files at `/` (same origin and TLS as the API). Registered before
  * the OpenAPI collector: the console is not part of the API contract. Its routes are public (the
@@ -32,7 +27,7 @@ export function consoleDir(env: NodeJS.ProcessEnv = process.env): string {
  * carries the strict CSP. Files are routed one by one at start (no wildcard), so an unknown path
  * still gets the API's own 404 body.
  */
-export async function consoleRoutes(app: FastifyInstance, root = consoleDir()): Promise<void> {
+export async function consoleRoutes(app: FastifyInstance, root: string): Promise<void> {
   if (!fs.existsSync(path.join(root, 'index.html'))) {
     app.log.warn({ root }, 'web console not built: run `npm run build` to serve it at /');
     return;

@@ -71,7 +71,7 @@ async function writeDescriptors(ctx: JobStepContext, remote: RemoteConnection) {
     format: 1 as const,
     system: ctx.job.system_name,
     uuid: identity?.system_uuid ?? '',
-    version: process.env.VTL_VERSION ?? 'v0.0.0',
+    version: ctx.version ?? 'v0.0.0',
     written_at: isoNow(),
   });
 }

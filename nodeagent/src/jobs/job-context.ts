@@ -14,6 +14,8 @@ export interface JobStepContext {
   engine: OffsiteEngine;
   codec: () => Codec;
   chunkBytes?: number;
+  /** The release the bucket's system file names (VTL_VERSION; v0.0.0 when unset). */
+  version?: string;
   signal: AbortSignal;
   log: Logger;
   job: Job;

@@ -53,13 +53,17 @@ export async function startJobExecutor(opts: {
   publisher: NodeStatusPublisher;
   logger: Logger;
   chunkBytes?: number;
+  /** Nice value of the codec threads (nodeagent config). */
+  codecNice?: number;
+  /** The release the bucket's system file names (nodeagent config). */
+  version?: string;
 }): Promise<{ stop(opts?: { interrupt?: string }): Promise<void> }> {
   const { store, journal } = opts;
   const abort = new AbortController();
   const running = new Set<number>();
   let codec: Codec | undefined;
   const engine = offsiteEngine();
-  const codecOf = () => (codec ??= new engine.CodecPool());
+  const codecOf = () => (codec ??= new engine.CodecPool({ nice: opts.codecNice }));
 
   const controller = startController<string>({
     name: 'job-executor',

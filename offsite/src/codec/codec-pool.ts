@@ -9,7 +9,8 @@ import type { CodecReply, CodecRequest } from './messages.js';
 const WORKER_FILE = join(import.meta.dirname, '../../dist/codec/codec-worker.js');
 
 /** Codec threads yield to the event loop when cores are short; see codec-worker.ts. */
-const DEFAULT_NICE = Number(process.env.VTL_CODEC_NICE ?? 5);
+/** Codec threads yield to the data plane by default (the nodeagent's VTL_CODEC_NICE sets it). */
+export const DEFAULT_CODEC_NICE = 5;
 
 type Compute = Exclude<CodecRequest, { op: 'download' } | { op: 'cancel' }>;
 type Request = Compute extends infer R ? (R extends Compute ? Omit<R, 'id'> : never) : never;
@@ -51,7 +52,7 @@ export interface ChunkExpectation {
 export class CodecPool {
   readonly threads: number;
   readonly level: number;
-  /** Nice value of the codec threads on Linux (default 5, env VTL_CODEC_NICE); 0: normal priority. */
+  /** Nice value of the codec threads on Linux (default DEFAULT_CODEC_NICE; the nodeagent passes VTL_CODEC_NICE); 0: normal priority. */
   readonly nice: number;
   private readonly slots: Slot[] = [];
   private readonly queue: Task[] = [];
@@ -62,7 +63,7 @@ export class CodecPool {
   constructor(opts: { threads?: number; level?: number; nice?: number } = {}) {
     this.threads = Math.max(1, opts.threads ?? availableParallelism());
     this.level = opts.level ?? 3;
-    this.nice = opts.nice ?? DEFAULT_NICE;
+    this.nice = opts.nice ?? DEFAULT_CODEC_NICE;
   }
 
   /** zstd of `raw` into `out` (at least compressBound(raw.length) long) and its SHA-256. */
