@@ -2,6 +2,7 @@ import type { ServerOptions } from 'node:https';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AppContext } from './context.js';
 import './plugins/route-config.js';
+import { registerZodCompilers } from './plugins/zod-provider.js';
 import { registerErrorHandler } from './plugins/errors.js';
 import { registerArrival } from './plugins/arrival.js';
 import { hygieneOptions, registerHygiene } from './plugins/hygiene.js';
@@ -63,6 +64,7 @@ function base(ctx: AppContext, opts: { https?: ServerOptions }): FastifyInstance
     ...hygieneOptions(opts.https),
   }) as unknown as FastifyInstance;
   registerHygiene(app, opts.https);
+  registerZodCompilers(app);
   registerErrorHandler(app);
   registerArrival(app);
   registerAuth(app, ctx.store, ctx.views);

@@ -2,9 +2,13 @@ import type { Role } from '@vtl/api';
 import type { z } from 'zod';
 import type { Principal } from '../services/principal.js';
 
-/** What the OpenAPI document says of a route; schemas are the zod ones the handler parses with. */
+/**
+ * What the OpenAPI document says of a route beyond its Fastify schemas (`schema.body`,
+ * `schema.querystring`, `schema.response`: the zod schemas of plugins/zod-provider.ts).
+ */
 export interface RouteDoc {
   summary: string;
+  /** For a route that still parses by hand: its schemas, documented as if they were Fastify's. */
   body?: z.ZodType;
   query?: z.ZodType;
   response?: z.ZodType;

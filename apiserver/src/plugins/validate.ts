@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { badRequest, notFound } from '@vtl/api';
 import { validationError } from './errors.js';
@@ -7,6 +8,14 @@ export function parse<S extends z.ZodType>(schema: S, input: unknown): z.output<
   const result = schema.safeParse(input ?? {});
   if (!result.success) throw validationError(result.error);
   return result.data;
+}
+
+/**
+ * For a route with `attachValidation: true`: throws its schema's 400 (the ZodError, answered as
+ * the one error body) at the point the handler chooses, after the refusals that come first.
+ */
+export function validInput(request: FastifyRequest): void {
+  if (request.validationError) throw request.validationError;
 }
 
 /** Parses a numeric id in the path (`{lib}`, `{id}`); anything else names no resource. */

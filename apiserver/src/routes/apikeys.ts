@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from '../plugins/zod-provider.js';
 import {
   ApiKeyRecord,
   ApiKeyRow,
@@ -11,41 +12,43 @@ import {
 } from '@vtl/api';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { idParam, parse } from '../plugins/validate.js';
+import { idParam } from '../plugins/validate.js';
 import { newApiKey, sha256 } from '../services/secrets.js';
 
 /** API keys (§5.1, 5.2): created by admins, shown once, stored as a hash, revoked by id. */
 export async function apiKeyRoutes(app: FastifyInstance, ctx: AppContext) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
   const { store } = ctx;
 
-  app.get(
+  r.get(
     '/api/apikeys',
     {
+      schema: { response: { 200: z.array(ApiKeyRow) } },
       config: {
         role: 'admin',
-        doc: { summary: 'List API keys (never the keys)', response: z.array(ApiKeyRow) },
+        doc: { summary: 'List API keys (never the keys)' },
       },
     },
     async () =>
       (await store.list(keys.apiKeys.prefix, ApiKeyRecord)).items.map((i) => ApiKeyRow.parse(i.value)),
   );
 
-  app.post(
+  r.post(
     '/api/apikeys',
     {
+      schema: { body: CreateApiKeyRequest, response: { 201: CreatedApiKey } },
       config: {
         role: 'admin',
         action: 'apikey.create',
         doc: {
           summary: 'Create an API key; the response is the only place the key is shown',
-          body: CreateApiKeyRequest,
-          response: CreatedApiKey,
+
           status: 201,
         },
       },
     },
     async (request, reply) => {
-      const body = parse(CreateApiKeyRequest, request.body);
+      const body = request.body;
       const id = await store.nextId('apikeys');
       request.auditSubject = `${id}:${body.name}`;
       const key = newApiKey(id);
@@ -63,13 +66,14 @@ export async function apiKeyRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
-  app.delete<{ Params: { id: string } }>(
+  r.delete(
     '/api/apikeys/:id',
     {
+      schema: { params: z.object({ id: z.string() }), response: { 200: OkResponse } },
       config: {
         role: 'admin',
         action: 'apikey.revoke',
-        doc: { summary: 'Revoke an API key; it stops working at once', response: OkResponse },
+        doc: { summary: 'Revoke an API key; it stops working at once' },
       },
     },
     async (request) => {

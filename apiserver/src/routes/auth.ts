@@ -1,25 +1,27 @@
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from '../plugins/zod-provider.js';
 import { LoginRequest, LoginResponse, OkResponse, VtlError, WhoAmI, badRequest } from '@vtl/api';
 import type { AppContext } from '../context.js';
-import { parse } from '../plugins/validate.js';
 import { login } from '../services/users.js';
 import { readSettings } from '../services/identity.js';
 import { LoginThrottle } from '../services/login-throttle.js';
 
 /** Login sessions (§5; mechanics in docs/api.md "Authentication"). */
 export async function authRoutes(app: FastifyInstance, ctx: AppContext) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
   const throttle = new LoginThrottle();
-  app.post(
+  r.post(
     '/api/auth/login',
     {
+      schema: { body: LoginRequest, response: { 200: LoginResponse } },
       config: {
         role: 'public',
         action: 'auth.login',
-        doc: { summary: 'Log in; returns a session token', body: LoginRequest, response: LoginResponse },
+        doc: { summary: 'Log in; returns a session token' },
       },
     },
     async (request) => {
-      const body = parse(LoginRequest, request.body);
+      const body = request.body;
       request.auditSubject = body.username;
       throttle.check(body.username, request.ip);
       try {
@@ -34,13 +36,14 @@ export async function authRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
-  app.post(
+  r.post(
     '/api/auth/logout',
     {
+      schema: { response: { 200: OkResponse } },
       config: {
         role: 'read-only',
         action: 'auth.logout',
-        doc: { summary: 'End the session whose token the request carries', response: OkResponse },
+        doc: { summary: 'End the session whose token the request carries' },
       },
     },
     async (request) => {
@@ -53,12 +56,13 @@ export async function authRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
-  app.get(
+  r.get(
     '/api/auth/whoami',
     {
+      schema: { response: { 200: WhoAmI } },
       config: {
         role: 'read-only',
-        doc: { summary: 'The principal of the request and its role', response: WhoAmI },
+        doc: { summary: 'The principal of the request and its role' },
       },
     },
     async (request) => {

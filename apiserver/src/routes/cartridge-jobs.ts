@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from '../plugins/zod-provider.js';
+import { z } from 'zod';
 import {
   CARTRIDGE_LABEL,
   CartridgeSpec,
@@ -23,13 +25,11 @@ import {
   type Snapshot,
 } from '@vtl/domain';
 import type { AppContext } from '../context.js';
-import { parse } from '../plugins/validate.js';
+import { validInput } from '../plugins/validate.js';
 import { refuseWhileDraining } from '../services/guards.js';
 import { systemName } from '../services/identity.js';
 import { catalogGenerations, referencedRemote, refuseBusyLabel } from '../services/jobs.js';
 import { offsite } from '../services/offsite.js';
-
-type LabelParams = { Params: { label: string } };
 
 /**
  * The fields an export or evict job shares: which copy of the cartridge (remote, generation,
@@ -107,19 +107,22 @@ const remoteUnchanged = (store: Store, remoteId: number) => async () => {
 
 /** §4.5 rules 3–7: export, evict and import jobs. */
 export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
   const { store, journal } = ctx;
   const principalName = (r: { principal?: { name?: string } }) => r.principal?.name ?? '';
 
-  app.post<LabelParams>(
+  r.post(
     '/api/cartridges/:label/export',
     {
+      // Validated where the handler says: its own refusals come first, as they always did.
+      attachValidation: true,
+      schema: { params: z.object({ label: z.string() }), body: ExportRequest, response: { 201: Job } },
       config: {
         role: 'admin',
         action: 'cartridge.export',
         doc: {
           summary: 'Export a cartridge to a remote (job in detected)',
-          body: ExportRequest,
-          response: Job,
+
           status: 201,
         },
       },
@@ -127,7 +130,8 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
     async (request, reply) => {
       const label = request.params.label.toUpperCase();
       await refuseWhileDraining(store, 'Export');
-      const body = parse(ExportRequest, request.body);
+      validInput(request);
+      const body = request.body;
       const s = await loadSnapshot(store);
       const spec = cartridgeOf(s, label);
       const lib = libraryOf(s, spec);
@@ -164,16 +168,18 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
     },
   );
 
-  app.post<LabelParams>(
+  r.post(
     '/api/cartridges/:label/evict',
     {
+      // Validated where the handler says: its own refusals come first, as they always did.
+      attachValidation: true,
+      schema: { params: z.object({ label: z.string() }), body: EvictRequest, response: { 201: Job } },
       config: {
         role: 'admin',
         action: 'cartridge.evict',
         doc: {
           summary: 'Evict a cartridge once its bucket copy verifies (job in queued)',
-          body: EvictRequest,
-          response: Job,
+
           status: 201,
         },
       },
@@ -181,7 +187,8 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
     async (request, reply) => {
       const label = request.params.label.toUpperCase();
       await refuseWhileDraining(store, 'Evict');
-      const body = parse(EvictRequest, request.body);
+      validInput(request);
+      const body = request.body;
       const s = await loadSnapshot(store);
       const spec = cartridgeOf(s, label);
       const lib = libraryOf(s, spec);
@@ -221,16 +228,18 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
     },
   );
 
-  app.post<LabelParams>(
+  r.post(
     '/api/cartridges/:label/import',
     {
+      // Validated where the handler says: its own refusals come first, as they always did.
+      attachValidation: true,
+      schema: { params: z.object({ label: z.string() }), body: ImportRequest, response: { 201: Job } },
       config: {
         role: 'admin',
         action: 'cartridge.import',
         doc: {
           summary: 'Import a cartridge generation (job in queued)',
-          body: ImportRequest,
-          response: Job,
+
           status: 201,
         },
       },
@@ -238,7 +247,8 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
     async (request, reply) => {
       const label = request.params.label.toUpperCase();
       await refuseWhileDraining(store, 'Import');
-      const body = parse(ImportRequest, request.body);
+      validInput(request);
+      const body = request.body;
       if (!CARTRIDGE_LABEL.test(label))
         throw badRequest(`label "${label}" must be six A-Z0-9 characters plus the media suffix.`);
       await referencedRemote(store, body.remote_id);

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from '../plugins/zod-provider.js';
 import { z } from 'zod';
 import {
   CARTRIDGE_LABEL,
@@ -23,7 +24,6 @@ import {
 } from '@vtl/api';
 import { waitFor } from '@vtl/reconcile';
 import type { AppContext } from '../context.js';
-import { parse } from '../plugins/validate.js';
 import { loadSnapshot, readLabelClaim, type Store } from '@vtl/store';
 import {
   liveLibraryIds,
@@ -104,12 +104,14 @@ async function markDeleting(store: Store, label: string): Promise<void> {
 }
 
 export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
   const { store } = ctx;
   const views = viewsOf(ctx);
 
-  app.get(
+  r.get(
     '/api/cartridges',
     {
+      // Answered from the view cache's bytes, serialized through this schema when they were built.
       config: { role: 'read-only', doc: { summary: 'Every cartridge (§2.7)', response: z.array(Cartridge) } },
     },
     async (_request, reply) => {
@@ -120,9 +122,12 @@ export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
-  app.get<{ Params: { label: string } }>(
+  r.get(
     '/api/cartridges/:label',
-    { config: { role: 'read-only', doc: { summary: 'One cartridge', response: Cartridge } } },
+    {
+      schema: { params: z.object({ label: z.string() }), response: { 200: Cartridge } },
+      config: { role: 'read-only', doc: { summary: 'One cartridge' } },
+    },
     async (request) => {
       const label = request.params.label.toUpperCase();
       await views.fresh();
@@ -134,17 +139,18 @@ export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
-  app.post(
+  r.post(
     '/api/cartridges',
     {
+      schema: { body: MintRequest, response: { 200: MintResponse } },
       config: {
         role: 'admin',
         action: 'cartridge.mint',
-        doc: { summary: 'Mint cartridges', body: MintRequest, response: MintResponse },
+        doc: { summary: 'Mint cartridges' },
       },
     },
     async (request) => {
-      const body = parse(MintRequest, request.body);
+      const body = request.body;
       const s = await loadSnapshot(store);
       const lib = mintTarget(s, body.library);
       const drive = findDriveModel(lib.drive_model);
@@ -223,18 +229,19 @@ export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
-  app.delete<{ Params: { label: string } }>(
+  r.delete(
     '/api/cartridges/:label',
     {
+      schema: { params: z.object({ label: z.string() }), body: DeleteCartridgeRequest },
       config: {
         role: 'admin',
         action: 'cartridge.delete',
-        doc: { summary: 'Delete a cartridge', body: DeleteCartridgeRequest },
+        doc: { summary: 'Delete a cartridge' },
       },
     },
     async (request) => {
       const label = request.params.label.toUpperCase();
-      const body = parse(DeleteCartridgeRequest, request.body);
+      const body = request.body;
       const s = await loadSnapshot(store);
       const spec = s.cartridges.find((c) => c.label === label);
       if (!spec) throw notFound(`No cartridge ${label}; GET /api/cartridges lists them.`);

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from '../plugins/zod-provider.js';
+import { z } from 'zod';
 import { LoadRequest, LoadResponse, UnloadResponse, badRequest } from '@vtl/api';
 import type { AppContext } from '../context.js';
-import { idParam, indexParam, parse } from '../plugins/validate.js';
+import { idParam, indexParam } from '../plugins/validate.js';
 import { loadSnapshot } from '@vtl/store';
 import { nodeOfLibrary, requireLive } from '@vtl/domain';
 import { runOp } from '../services/ops.js';
@@ -12,6 +14,7 @@ type DriveParams = { Params: { lib: string; index: string } };
 
 /** Load and unload (§4.6 rules 6 and 7); the nodeagent of the library's pool moves the media. */
 export async function driveRoutes(app: FastifyInstance, ctx: AppContext) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
   const { store } = ctx;
 
   async function target(params: DriveParams['Params']) {
@@ -39,17 +42,22 @@ export async function driveRoutes(app: FastifyInstance, ctx: AppContext) {
   const oneMoveAtATime = <T>(params: DriveParams['Params'], fn: () => Promise<T>) =>
     withLock(store, `drives-${idParam(params.lib, 'library')}`, fn);
 
-  app.post<DriveParams>(
+  r.post(
     '/api/libraries/:lib/drives/:index/load',
     {
+      schema: {
+        params: z.object({ lib: z.string(), index: z.string() }),
+        body: LoadRequest,
+        response: { 200: LoadResponse },
+      },
       config: {
         role: 'admin',
         action: 'drive.load',
-        doc: { summary: 'Load a cartridge into a drive', body: LoadRequest, response: LoadResponse },
+        doc: { summary: 'Load a cartridge into a drive' },
       },
     },
     async (request) => {
-      const { label } = parse(LoadRequest, request.body);
+      const { label } = request.body;
       const wanted = label.trim().toUpperCase();
       const result = await oneMoveAtATime(request.params, async () => {
         const { lib, live, drive, executor } = await target(request.params);
@@ -68,13 +76,14 @@ export async function driveRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
-  app.post<DriveParams>(
+  r.post(
     '/api/libraries/:lib/drives/:index/unload',
     {
+      schema: { params: z.object({ lib: z.string(), index: z.string() }), response: { 200: UnloadResponse } },
       config: {
         role: 'admin',
         action: 'drive.unload',
-        doc: { summary: 'Return the loaded cartridge to its slot', response: UnloadResponse },
+        doc: { summary: 'Return the loaded cartridge to its slot' },
       },
     },
     async (request) => {

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from '../plugins/zod-provider.js';
 import { Event, EVENT_JOURNAL_BOUND } from '@vtl/api';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { parse } from '../plugins/validate.js';
 
 const RECENT = 200;
 const SEARCH_DEFAULT_LIMIT = 500;
@@ -22,26 +22,29 @@ const SearchQuery = z.object({
 const toEvent = (e: unknown) => Event.parse(e);
 
 export async function eventRoutes(app: FastifyInstance, ctx: AppContext) {
-  app.get(
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  r.get(
     '/api/events/recent',
-    { config: { role: 'read-only', doc: { summary: 'The 200 newest events', response: z.array(Event) } } },
+    {
+      schema: { response: { 200: z.array(Event) } },
+      config: { role: 'read-only', doc: { summary: 'The 200 newest events' } },
+    },
     async () => (await ctx.journal.recent(RECENT)).map(toEvent),
   );
 
-  app.get(
+  r.get(
     '/api/events/search',
     {
+      schema: { querystring: SearchQuery, response: { 200: z.array(Event) } },
       config: {
         role: 'read-only',
         doc: {
           summary: 'Events by substring and kind, newest first',
-          query: SearchQuery,
-          response: z.array(Event),
         },
       },
     },
     async (request) => {
-      const query = parse(SearchQuery, request.query);
+      const query = request.query;
       const kind = query.kind === 'all' ? '' : query.kind;
       return (await ctx.journal.search({ q: query.q, kind, limit: query.limit })).map(toEvent);
     },

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from '../plugins/zod-provider.js';
 import { Health } from '@vtl/api';
 import type { AppContext } from '../context.js';
 
@@ -10,9 +11,13 @@ const STORE_PROBE_MAX_MS = 2_000;
  * ok: true while the store answers; 503 with ok: false and `down` naming what does not.
  */
 export async function healthRoutes(app: FastifyInstance, ctx: AppContext) {
-  app.get(
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  r.get(
     '/healthz',
-    { config: { role: 'public', doc: { summary: 'Health (§2.11)', response: Health } } },
+    {
+      schema: { response: { 200: Health, 503: Health } },
+      config: { role: 'public', doc: { summary: 'Health (§2.11)' } },
+    },
     async (_request, reply) => {
       const storeUp = await ctx.store.ping(Math.min(ctx.store.deadlineMs, STORE_PROBE_MAX_MS));
       const down = storeUp ? [] : ['store'];

@@ -1,48 +1,54 @@
 import { sentNoEarlierThan } from '../plugins/arrival.js';
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from '../plugins/zod-provider.js';
 import { z } from 'zod';
 import { Job, JobListQuery } from '@vtl/api';
 import type { AppContext } from '../context.js';
-import { idParam, parse } from '../plugins/validate.js';
+import { idParam } from '../plugins/validate.js';
 import { refuseWhileDraining } from '../services/guards.js';
 import { cancelJob, getJob, listJobs, retryJob } from '../services/jobs.js';
 import { viewsOf } from '../services/views.js';
 
 /** Jobs (docs/api.md "Jobs"): the spec leaves listing, inspecting and retrying open. */
 export async function jobRoutes(app: FastifyInstance, ctx: AppContext) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
   const { store, journal } = ctx;
-  type Id = { Params: { id: string } };
 
-  app.get(
+  r.get(
     '/api/jobs',
     {
+      schema: { querystring: JobListQuery, response: { 200: z.array(Job) } },
       config: {
         role: 'read-only',
-        doc: { summary: 'Jobs, newest first', query: JobListQuery, response: z.array(Job) },
+        doc: { summary: 'Jobs, newest first' },
       },
     },
     async (request) => {
-      const query = parse(JobListQuery, request.query);
+      const query = request.query;
       return listJobs((await viewsOf(ctx).fresh()).snapshot().jobs, query);
     },
   );
 
-  app.get<Id>(
+  r.get(
     '/api/jobs/:id',
-    { config: { role: 'read-only', doc: { summary: 'One job', response: Job } } },
+    {
+      schema: { params: z.object({ id: z.string() }), response: { 200: Job } },
+      config: { role: 'read-only', doc: { summary: 'One job' } },
+    },
     async (request) => {
       const id = idParam(request.params.id, 'job');
       return getJob((await viewsOf(ctx).fresh()).snapshot().jobs, id);
     },
   );
 
-  app.post<Id>(
+  r.post(
     '/api/jobs/:id/retry',
     {
+      schema: { params: z.object({ id: z.string() }), response: { 200: Job } },
       config: {
         role: 'admin',
         action: 'job.retry',
-        doc: { summary: 'Retry a failed or interrupted job', response: Job },
+        doc: { summary: 'Retry a failed or interrupted job' },
       },
     },
     async (request, reply) => {
@@ -54,13 +60,14 @@ export async function jobRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
-  app.post<Id>(
+  r.post(
     '/api/jobs/:id/cancel',
     {
+      schema: { params: z.object({ id: z.string() }), response: { 200: Job } },
       config: {
         role: 'admin',
         action: 'job.cancel',
-        doc: { summary: 'Cancel a job that has not started', response: Job },
+        doc: { summary: 'Cancel a job that has not started' },
       },
     },
     async (request) => cancelJob(store, journal, idParam(request.params.id, 'job')),

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from '../plugins/zod-provider.js';
 import { z } from 'zod';
 import {
   ApplyResponse,
@@ -20,7 +21,7 @@ import {
   type LibrarySpec,
 } from '@vtl/api';
 import type { AppContext } from '../context.js';
-import { idParam, parse } from '../plugins/validate.js';
+import { idParam, validInput } from '../plugins/validate.js';
 import { loadSnapshot } from '@vtl/store';
 import {
   libraryState,
@@ -97,11 +98,13 @@ function planLibrary(s: Snapshot, body: DeclareLibraryRequest, id: number): Libr
 }
 
 export async function libraryRoutes(app: FastifyInstance, ctx: AppContext) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
   const { store, journal } = ctx;
 
-  app.get(
+  r.get(
     '/api/libraries',
     {
+      // Answered from the view cache's bytes, serialized through this schema when they were built.
       config: { role: 'read-only', doc: { summary: 'Library rows (§2.14)', response: z.array(LibraryRow) } },
     },
     async (_request, reply) => {
@@ -114,22 +117,22 @@ export async function libraryRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
-  app.post(
+  r.post(
     '/api/libraries',
     {
+      schema: { body: DeclareLibraryRequest, response: { 201: DeclareLibraryResponse } },
       config: {
         role: 'admin',
         action: 'library.create',
         doc: {
           summary: 'Declare a library',
-          body: DeclareLibraryRequest,
-          response: DeclareLibraryResponse,
+
           status: 201,
         },
       },
     },
     async (request, reply) => {
-      const body = parse(DeclareLibraryRequest, request.body);
+      const body = request.body;
       const s = await loadSnapshot(store);
       const lib = planLibrary(s, body, await store.nextId('libraries'));
       const ok = await store
@@ -159,12 +162,13 @@ export async function libraryRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
-  app.get<{ Params: { lib: string } }>(
+  r.get(
     '/api/libraries/:lib/next-label',
     {
+      schema: { params: z.object({ lib: z.string() }), response: { 200: NextLabelResponse } },
       config: {
         role: 'read-only',
-        doc: { summary: 'The label a mint would generate next', response: NextLabelResponse },
+        doc: { summary: 'The label a mint would generate next' },
       },
     },
     async (request) => {
@@ -176,21 +180,19 @@ export async function libraryRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
-  app.post(
+  r.post(
     '/api/libraries/apply',
     {
+      schema: { body: ConfirmRequest('apply'), response: { 200: ApplyResponse } },
       config: {
         role: 'admin',
         action: 'library.apply',
         doc: {
           summary: 'Activate declared libraries',
-          body: ConfirmRequest('apply'),
-          response: ApplyResponse,
         },
       },
     },
-    async (request) => {
-      parse(ConfirmRequest('apply'), request.body);
+    async () => {
       const s = await loadSnapshot(store);
       refuseWithActiveJobs(s, 'Apply');
       refuseWithLoadedDrives(s, 'Apply');
@@ -203,17 +205,17 @@ export async function libraryRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
-  app.post(
+  r.post(
     '/api/system/dataplane-restart',
     {
+      schema: { body: ConfirmRequest('restart'), response: { 200: ApplyResponse } },
       config: {
         role: 'admin',
         action: 'system.dataplane_restart',
-        doc: { summary: 'Restart the data plane', body: ConfirmRequest('restart'), response: ApplyResponse },
+        doc: { summary: 'Restart the data plane' },
       },
     },
-    async (request) => {
-      parse(ConfirmRequest('restart'), request.body);
+    async () => {
       await refuseWhileDraining(store, 'A data-plane restart');
       const s = await loadSnapshot(store);
       refuseWithActiveJobs(s, 'A data-plane restart');
@@ -226,20 +228,28 @@ export async function libraryRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
-  app.delete<{ Params: { lib: string } }>(
+  r.delete(
     '/api/libraries/:lib',
     {
+      // Validated where the handler says: its own refusals come first, as they always did.
+      attachValidation: true,
+      schema: {
+        params: z.object({ lib: z.string() }),
+        body: DeleteLibraryRequest,
+        response: { 200: DeleteLibraryResponse },
+      },
       config: {
         role: 'admin',
         action: 'library.delete',
-        doc: { summary: 'Delete a library', body: DeleteLibraryRequest, response: DeleteLibraryResponse },
+        doc: { summary: 'Delete a library' },
       },
     },
     async (request) => {
       const id = idParam(request.params.lib, 'library');
       const s = await loadSnapshot(store);
       const lib = findLibrary(s, id);
-      const body = parse(DeleteLibraryRequest, request.body);
+      validInput(request);
+      const body = request.body;
       if (body.confirm !== lib.name && body.confirm !== lib.serial)
         throw badRequest(`confirm must be the library name "${lib.name}" or its serial exactly.`);
       await refuseWhileDraining(store, 'Library delete');

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from '../plugins/zod-provider.js';
 import {
   ConfirmRequest,
   DrainState,
@@ -15,7 +16,6 @@ import {
 import { loadSnapshot } from '@vtl/store';
 import { activeJobs } from '@vtl/domain';
 import type { AppContext } from '../context.js';
-import { parse } from '../plugins/validate.js';
 import { submitOp } from '../services/ops.js';
 
 /** §8: how long a graceful restart waits for jobs (the controller may end it sooner in tests). */
@@ -23,23 +23,23 @@ const DRAIN_LIMIT_MS = 30 * 60_000;
 
 /** §4.2: control-plane restart and host reboot. */
 export async function maintenanceRoutes(app: FastifyInstance, ctx: AppContext) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
   const { store } = ctx;
 
-  app.post(
+  r.post(
     '/api/system/restart',
     {
+      schema: { body: RestartBody, response: { 200: RestartResponse, 202: RestartResponse } },
       config: {
         role: 'admin',
         action: 'system.restart',
         doc: {
           summary: 'Restart the control plane (202 while a graceful restart waits for jobs)',
-          body: RestartBody,
-          response: RestartResponse,
         },
       },
     },
     async (request, reply) => {
-      const body = parse(RestartBody, request.body);
+      const body = request.body;
       request.auditSubject = body.mode;
       const [snapshot, drain] = await Promise.all([loadSnapshot(store), store.get(keys.drain, DrainState)]);
       const active = activeJobs(snapshot).length;
@@ -79,17 +79,17 @@ export async function maintenanceRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
-  app.post(
+  r.post(
     '/api/system/reboot',
     {
+      schema: { body: ConfirmRequest('reboot'), response: { 200: MaintenanceAnswer } },
       config: {
         role: 'admin',
         action: 'system.reboot',
-        doc: { summary: 'Reboot every node', body: ConfirmRequest('reboot'), response: MaintenanceAnswer },
+        doc: { summary: 'Reboot every node' },
       },
     },
     async (request, reply) => {
-      parse(ConfirmRequest('reboot'), request.body);
       const nodes = (await store.list(keys.nodeStatus.prefix, NodeStatus)).items.map((i) => i.value.node);
       // The answer goes out first (§4.2): the ops are submitted once it is sent, and not awaited.
       reply.raw.once('close', () => {

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from '../plugins/zod-provider.js';
 import { z } from 'zod';
 import {
   CreatePoolRequest,
@@ -15,7 +16,7 @@ import { waitFor } from '@vtl/reconcile';
 import type { AppContext } from '../context.js';
 import { loadSnapshot } from '@vtl/store';
 import { type Snapshot } from '@vtl/domain';
-import { idParam, parse } from '../plugins/validate.js';
+import { idParam } from '../plugins/validate.js';
 import { checkPoolPath } from '../services/pool-path.js';
 
 /** How long POST /api/pools waits for the owning nodeagent to report the new pool active. */
@@ -39,26 +40,31 @@ const within = (child: string, parent: string) =>
 
 /** Pools: the spec names pools but shows no endpoint; docs/api.md documents these. */
 export async function poolRoutes(app: FastifyInstance, ctx: AppContext) {
-  app.get(
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  r.get(
     '/api/pools',
-    { config: { role: 'read-only', doc: { summary: 'Pool rows', response: z.array(PoolRow) } } },
+    {
+      schema: { response: { 200: z.array(PoolRow) } },
+      config: { role: 'read-only', doc: { summary: 'Pool rows' } },
+    },
     async () => {
       const s = await loadSnapshot(ctx.store);
       return s.pools.map((p) => PoolRow.parse(poolRow(s, p)));
     },
   );
 
-  app.post(
+  r.post(
     '/api/pools',
     {
+      schema: { body: CreatePoolRequest, response: { 201: PoolRow } },
       config: {
         role: 'admin',
         action: 'pool.create',
-        doc: { summary: 'Create a pool', body: CreatePoolRequest, response: PoolRow, status: 201 },
+        doc: { summary: 'Create a pool', status: 201 },
       },
     },
     async (request, reply) => {
-      const body = parse(CreatePoolRequest, request.body);
+      const body = request.body;
       body.path = await checkPoolPath(body.path, ctx.config.stateDir);
       const s = await loadSnapshot(ctx.store);
       let node = body.node;
@@ -97,7 +103,7 @@ export async function poolRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
-  app.delete<{ Params: { id: string } }>(
+  r.delete<{ Params: { id: string } }>(
     '/api/pools/:id',
     {
       config: {

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from '../plugins/zod-provider.js';
 import {
   ChangePasswordRequest,
   CreateUserRequest,
@@ -10,34 +11,38 @@ import {
 } from '@vtl/api';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
-import { parse } from '../plugins/validate.js';
+import { validInput } from '../plugins/validate.js';
 import { changePassword, createUser, deleteUser } from '../services/users.js';
 import { verifyPassword } from '../services/secrets.js';
 
-type NameParams = { Params: { name: string } };
 const row = (u: UserRecord) => UserRow.parse(u);
 
 /** Users (§5.7): admins manage them; anyone logged in changes their own password. */
 export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
   const { store } = ctx;
 
-  app.get(
+  r.get(
     '/api/users',
-    { config: { role: 'admin', doc: { summary: 'List users', response: z.array(UserRow) } } },
+    {
+      schema: { response: { 200: z.array(UserRow) } },
+      config: { role: 'admin', doc: { summary: 'List users' } },
+    },
     async () => (await store.list(keys.users.prefix, UserRecord)).items.map((i) => row(i.value)),
   );
 
-  app.post(
+  r.post(
     '/api/users',
     {
+      schema: { body: CreateUserRequest, response: { 201: UserRow } },
       config: {
         role: 'admin',
         action: 'user.create',
-        doc: { summary: 'Create a user', body: CreateUserRequest, response: UserRow, status: 201 },
+        doc: { summary: 'Create a user', status: 201 },
       },
     },
     async (request, reply) => {
-      const body = parse(CreateUserRequest, request.body);
+      const body = request.body;
       request.auditSubject = body.username;
       const user = await createUser(store, body);
       reply.status(201);
@@ -45,16 +50,21 @@ export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
-  app.put<NameParams>(
+  r.put(
     '/api/users/:name/password',
     {
+      // Validated where the handler says: its own refusals come first, as they always did.
+      attachValidation: true,
+      schema: {
+        params: z.object({ name: z.string() }),
+        body: ChangePasswordRequest,
+        response: { 200: UserRow },
+      },
       config: {
         role: 'read-only',
         action: 'user.password',
         doc: {
           summary: "Change a password: admins any user's, a user its own (with current_password)",
-          body: ChangePasswordRequest,
-          response: UserRow,
         },
       },
     },
@@ -64,7 +74,8 @@ export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
       const self = p?.kind === 'user' && p.name === name;
       if (!self && p?.role !== 'admin')
         throw new VtlError('forbidden', `Only an admin changes the password of "${name}"; change your own.`);
-      const body = parse(ChangePasswordRequest, request.body);
+      validInput(request);
+      const body = request.body;
       if (self && p.role !== 'admin') {
         const user = await store.get(keys.users.one(name), UserRecord);
         const ok = user && (await verifyPassword(body.current_password ?? '', user.value.password_hash));
@@ -78,13 +89,14 @@ export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
-  app.delete<NameParams>(
+  r.delete(
     '/api/users/:name',
     {
+      schema: { params: z.object({ name: z.string() }), response: { 200: OkResponse } },
       config: {
         role: 'admin',
         action: 'user.delete',
-        doc: { summary: 'Delete a user and end its sessions (not the last admin)', response: OkResponse },
+        doc: { summary: 'Delete a user and end its sessions (not the last admin)' },
       },
     },
     async (request) => {

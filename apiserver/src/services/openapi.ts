@@ -8,6 +8,10 @@ interface CollectedRoute {
   url: string;
   role: Role;
   doc: RouteDoc | undefined;
+  /** The zod schemas Fastify validates and serializes with (plugins/zod-provider.ts). */
+  body: z.ZodType | undefined;
+  query: z.ZodType | undefined;
+  response: z.ZodType | undefined;
 }
 
 /** Refusals every route may answer with, besides its own 2xx. */
@@ -32,18 +36,35 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, u
   return rest;
 }
 
+/** The zod schemas of a route as Fastify holds them (plugins/zod-provider.ts). */
+interface RouteSchemas {
+  body?: z.ZodType;
+  querystring?: z.ZodType;
+  response?: Record<number | string, z.ZodType>;
+}
+
 /** Collects every route as it is registered: the document can never miss one. */
 export function collectRoutes(app: FastifyInstance): CollectedRoute[] {
   const routes: CollectedRoute[] = [];
   app.addHook('onRoute', (opts: RouteOptions) => {
     const methods = Array.isArray(opts.method) ? opts.method : [opts.method];
+    const doc = opts.config?.doc;
+    const schema = opts.schema as RouteSchemas | undefined;
+    // A route's schemas are its Fastify ones; `doc` may still carry them for a route that
+    // validates by hand (the document reads either, so a route converts without changing it).
+    const body = schema?.body ?? doc?.body;
+    const query = schema?.querystring ?? doc?.query;
+    const response = schema?.response?.[doc?.status ?? 200] ?? doc?.response;
     for (const method of methods) {
       if (method === 'HEAD') continue;
       routes.push({
         method,
         url: opts.url,
         role: opts.config?.role ?? FAIL_CLOSED_ROLE,
-        doc: opts.config?.doc,
+        doc,
+        body,
+        query,
+        response,
       });
     }
   });
@@ -55,8 +76,8 @@ function operation(route: CollectedRoute) {
   const success = String(doc?.status ?? 200);
   const content = doc?.produces
     ? { [doc.produces]: { schema: { type: 'string' } } }
-    : doc?.response
-      ? { 'application/json': { schema: jsonSchema(doc.response, 'output') } }
+    : route.response
+      ? { 'application/json': { schema: jsonSchema(route.response, 'output') } }
       : undefined;
   const params = [...route.url.matchAll(/:(\w+)/g)].map((m) => ({
     name: m[1],
@@ -64,7 +85,7 @@ function operation(route: CollectedRoute) {
     required: true,
     schema: { type: 'string' },
   }));
-  const query = doc?.query ? jsonSchema(doc.query, 'input') : undefined;
+  const query = route.query ? jsonSchema(route.query, 'input') : undefined;
   const queryParams = Object.entries((query?.properties ?? {}) as Record<string, object>).map(
     ([name, schema]) => ({
       name,
@@ -87,11 +108,11 @@ function operation(route: CollectedRoute) {
     'x-vtl-role': route.role,
     security: route.role === 'public' ? [] : [{ bearer: [] }],
     parameters: [...params, ...queryParams],
-    ...(doc?.body
+    ...(route.body
       ? {
           requestBody: {
             required: true,
-            content: { 'application/json': { schema: jsonSchema(doc.body, 'input') } },
+            content: { 'application/json': { schema: jsonSchema(route.body, 'input') } },
           },
         }
       : {}),
