@@ -2,12 +2,17 @@ import type { ServerOptions } from 'node:https';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AppContext } from './context.js';
 import './plugins/route-config.js';
-import { registerZodCompilers } from './plugins/zod-provider.js';
-import { registerErrorHandler } from './plugins/errors.js';
-import { registerArrival } from './plugins/arrival.js';
-import { hygieneOptions, registerHygiene } from './plugins/hygiene.js';
+import { hygieneOptions } from './plugins/hygiene.js';
+import {
+  arrivalPlugin,
+  auditPlugin,
+  authPlugin,
+  errorsPlugin,
+  hygienePlugin,
+  viewsPlugin,
+  zodPlugin,
+} from './plugins/app-plugins.js';
 import { requestLogger } from './plugins/request-log.js';
-import { registerAudit, registerAuth } from './plugins/auth.js';
 import { healthRoutes } from './routes/health.js';
 import { systemRoutes } from './routes/system.js';
 import { maintenanceRoutes } from './routes/maintenance.js';
@@ -35,7 +40,6 @@ import { cartridgeJobRoutes } from './routes/cartridge-jobs.js';
 import { recoverRoutes } from './routes/recover.js';
 import { createMetrics } from './services/metrics.js';
 import { AuditLog } from './services/audit-log.js';
-import { ViewCache } from './services/view-cache.js';
 
 async function metricsRoute(app: FastifyInstance, ctx: AppContext) {
   const metrics = createMetrics(ctx.store);
@@ -56,19 +60,23 @@ async function metricsRoute(app: FastifyInstance, ctx: AppContext) {
 }
 
 /** What both listeners share: the error body, role enforcement and the audit log. */
-function base(ctx: AppContext, opts: { https?: ServerOptions }): FastifyInstance {
+async function base(
+  ctx: AppContext,
+  opts: { https?: ServerOptions; views?: boolean },
+): Promise<FastifyInstance> {
   // The pino instance is typed more narrowly than Fastify's logger; the cast only widens it.
   const app = Fastify({
     loggerInstance: requestLogger(ctx.logger),
     ...(opts.https ? { https: opts.https } : {}),
     ...hygieneOptions(opts.https),
   }) as unknown as FastifyInstance;
-  registerHygiene(app, opts.https);
-  registerZodCompilers(app);
-  registerErrorHandler(app);
-  registerArrival(app);
-  registerAuth(app, ctx.store, ctx.views);
-  registerAudit(app, new AuditLog(ctx.store));
+  await app.register(hygienePlugin, { https: opts.https });
+  await app.register(zodPlugin);
+  await app.register(errorsPlugin);
+  await app.register(arrivalPlugin);
+  if (opts.views) await app.register(viewsPlugin, { ctx });
+  await app.register(authPlugin, { ctx });
+  await app.register(auditPlugin, { ctx });
   return app;
 }
 
@@ -77,14 +85,7 @@ export async function buildApp(
   ctx: AppContext,
   opts: { https?: ServerOptions } = {},
 ): Promise<FastifyInstance> {
-  const started = ctx.views ? undefined : await ViewCache.start(ctx.store);
-  if (started) ctx.views = started;
-  const app = base(ctx, opts);
-  if (started)
-    app.addHook('onClose', async () => {
-      ctx.views = undefined;
-      await started.close();
-    });
+  const app = await base(ctx, { ...opts, views: true });
   await consoleRoutes(app, ctx.config.consoleDir); // the web console at /: not part of the API, so before the collector
   openApiRoutes(app, ctx); // first: it collects every route registered after it
   await healthRoutes(app, ctx);
@@ -119,7 +120,7 @@ export async function buildApp(
 
 /** The optional plaintext listener: `/healthz` and `/metrics` only. */
 export async function buildPlainApp(ctx: AppContext): Promise<FastifyInstance> {
-  const app = base(ctx, {});
+  const app = await base(ctx, {});
   await healthRoutes(app, ctx);
   await metricsRoute(app, ctx);
   return app;
