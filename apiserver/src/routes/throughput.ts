@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from '../plugins/zod-provider.js';
 import { ThroughputHistory } from '@vtl/api';
 import type { AppContext } from '../context.js';
 import { ThroughputSampler } from '../services/throughput-history.js';
@@ -6,6 +7,7 @@ import { viewsOf } from '../services/views.js';
 
 /** GET /api/throughput: the recent history behind the console's throughput charts. */
 export async function throughputRoutes(app: FastifyInstance, ctx: AppContext) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
   const views = viewsOf(ctx);
   const sampler = new ThroughputSampler(() => {
     const s = views.snapshot();
@@ -14,15 +16,15 @@ export async function throughputRoutes(app: FastifyInstance, ctx: AppContext) {
   // On listen, not at registration: the OpenAPI snapshot builds the routes without a store.
   app.addHook('onListen', async () => void sampler.start());
   app.addHook('onClose', async () => sampler.stop());
-  app.get(
+  r.get(
     '/api/throughput',
     {
+      schema: { response: { 200: ThroughputHistory } },
       config: {
         role: 'read-only',
         doc: {
           summary:
             "Recent history of each drive's block counters and each moving job's bytes (not in the spec)",
-          response: ThroughputHistory,
         },
       },
     },
