@@ -14,9 +14,6 @@ import type { z } from 'zod';
  */
 export type { ZodTypeProvider };
 
-/** A Fastify instance whose routes take zod schemas. */
-export type ZodApp = ReturnType<FastifyInstance['withTypeProvider']> & FastifyInstance;
-
 /** Input validation: a missing body is an empty object, as the handlers always treated it. */
 export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> =
   ({ schema }) =>
