@@ -1,7 +1,9 @@
 import { EventJournal, Store } from '@vtl/store';
 import { boundedStep, exitOnRestartRequest, runProcess, runWhileLeader, startOpRunner } from '@vtl/reconcile';
 import { loadConfig } from './config.js';
-import { activate } from './library/activate.js';
+import { activate } from './library/apply.js';
+import { deleteLibraryOp } from './library/delete-library.js';
+import { startLibraryReconciler } from './library/library-reconciler.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS, startDrainReconciler } from './system/drain.js';
 import { startJobReconciler } from './jobs/job-reconciler.js';
 import { startEvictPolicy } from './jobs/evict-policy.js';
@@ -39,8 +41,10 @@ runProcess('controller', async (logger) => {
         handlers: {
           apply: (_op, ctx) => activate(store, 'Apply', ctx),
           dataplane_restart: (_op, ctx) => activate(store, 'A data-plane restart', ctx),
+          delete_library: deleteLibraryOp({ store, journal }),
         },
       });
+      const libraries = await startLibraryReconciler({ store, logger });
       const drain = await startDrainReconciler({ store, journal, logger, timeoutMs: drainTimeoutMs });
       const jobs = await startJobReconciler({ store, journal, logger });
       const evictPolicy = await startEvictPolicy({ store, journal, logger });
@@ -51,6 +55,7 @@ runProcess('controller', async (logger) => {
       await jobs.stop();
       await drain.stop();
       await runner.stop();
+      await libraries.stop();
     },
   });
 

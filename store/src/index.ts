@@ -10,6 +10,7 @@ export type { Lease } from './lease.js';
 export type { RenewingLease } from './renewing-lease.js';
 export { DEFAULT_STORE_DEADLINE_MS, isUnreachable, storeDeadlineFromEnv } from './deadline.js';
 export { Store, type ListOptions } from './store.js';
+export { listNodeStatus } from './node-status.js';
 export { libraryLiveness, libraryStateUnknown, refuseWhileLivenessUnknown, requireLive } from './liveness.js';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 export { startTestEtcd, startTestStores, type TestEtcd, type TestStores } from './test-etcd.js';

@@ -43,7 +43,10 @@ export function findLibrary(s: Snapshot, id: number): LibrarySpec {
   return lib;
 }
 
-const row = (s: Snapshot, l: LibrarySpec) => LibraryRow.parse({ ...l, state: libraryState(s, l.id) });
+const row = (s: Snapshot, l: LibrarySpec) => {
+  const conditions = s.libraryStatus.get(l.id)?.conditions;
+  return LibraryRow.parse({ ...l, state: libraryState(s, l.id), ...(conditions ? { conditions } : {}) });
+};
 /** The library row of GET /api/libraries, for the support bundle. */
 export const libraryRow = row;
 
@@ -244,11 +247,11 @@ export async function libraryRoutes(app: FastifyInstance, ctx: AppContext) {
         throw badRequest(`confirm must be the library name "${lib.name}" or its serial exactly.`);
       await refuseWhileDraining(store, 'Library delete');
       refuseWithActiveJobs(s, 'Library delete');
-      const node = nodeOfLibrary(s, lib);
-      if (!node) throw badRequest(`Library ${id} has no pool record; nothing can erase its cartridges.`);
+      if (!nodeOfLibrary(s, lib))
+        throw badRequest(`Library ${id} has no pool record; nothing can erase its cartridges.`);
       const result = await runOp(
         store,
-        { kind: 'delete_library', executor: `node:${node}`, params: { library: id } },
+        { kind: 'delete_library', executor: 'controller', params: { library: id } },
         ctx.config.opTimeoutMs,
       );
       return DeleteLibraryResponse.parse(result);
