@@ -9,6 +9,8 @@ export interface ControllerConfig {
   store: StoreSettings;
   /** 0 keeps the drain reconciler's default. */
   drainTimeoutMs: number;
+  /** host:port of the reconcile metrics endpoint (GET /metrics); '' serves none. */
+  metricsAddr: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConfig {
@@ -17,5 +19,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     node: env.VTL_NODE ?? os.hostname(),
     store: storeSettingsFromEnv(env, stateDir),
     drainTimeoutMs: Number(env.VTL_DRAIN_TIMEOUT_MS) || 0,
+    metricsAddr: env.VTL_CONTROLLER_METRICS_ADDR ?? '',
   };
 }

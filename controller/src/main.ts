@@ -1,5 +1,12 @@
 import { EventJournal, Store } from '@vtl/store';
-import { boundedStep, exitOnRestartRequest, runProcess, runWhileLeader, startOpRunner } from '@vtl/reconcile';
+import {
+  boundedStep,
+  exitOnRestartRequest,
+  runProcess,
+  runWhileLeader,
+  serveMetrics,
+  startOpRunner,
+} from '@vtl/reconcile';
 import { loadConfig } from './config.js';
 import { activate } from './library/apply.js';
 import { deleteLibraryOp } from './library/delete-library.js';
@@ -22,6 +29,7 @@ runProcess('controller', async (logger) => {
     logger,
   });
   const journal = new EventJournal(store);
+  const metrics = config.metricsAddr ? await serveMetrics(config.metricsAddr, logger) : undefined;
   const restartWatch = await exitOnRestartRequest(store, logger);
   const drainTimeoutMs = config.drainTimeoutMs || DEFAULT_DRAIN_TIMEOUT_MS;
   const candidateId = `${config.node}:${process.pid}`;
@@ -63,6 +71,7 @@ runProcess('controller', async (logger) => {
   return async () => {
     await boundedStep(logger, 'close restart watch', () => restartWatch.close());
     await boundedStep(logger, 'step down', () => leader.stop(), 3_000);
+    if (metrics) await boundedStep(logger, 'close metrics', () => metrics.close());
     await boundedStep(logger, 'close store', () => store.close());
   };
 });

@@ -38,6 +38,8 @@ export interface NodeagentConfig {
   configfsRoot: string;
   /** sysfs mount (FC host ports under class/fc_host). */
   sysfsRoot: string;
+  /** host:port of the reconcile metrics endpoint (GET /metrics); '' serves none. */
+  metricsAddr: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): NodeagentConfig {
@@ -61,6 +63,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): NodeagentConfi
     sysfsRoot: env.VTL_SYSFS_ROOT ?? '/sys',
     emulatorEntry: env.VTL_EMULATOR_ENTRY ?? path.resolve(import.meta.dirname, '../../emulator/dist/main.js'),
     emulatorUnit: env.VTL_EMULATOR_UNIT ?? '',
+    metricsAddr: env.VTL_NODEAGENT_METRICS_ADDR ?? '',
   };
 }
 

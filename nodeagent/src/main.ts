@@ -1,5 +1,5 @@
 import { EventJournal, Store } from '@vtl/store';
-import { boundedStep, exitOnRestartRequest, runProcess, startOpRunner } from '@vtl/reconcile';
+import { boundedStep, exitOnRestartRequest, runProcess, serveMetrics, startOpRunner } from '@vtl/reconcile';
 import { loadConfig } from './config.js';
 import { hostPowerFrom } from './host-power.js';
 import { ensureDefaultPool } from './pool/default-pool.js';
@@ -33,6 +33,7 @@ runProcess('nodeagent', async (rootLogger) => {
   // One nodeagent per node: a second one waits here until the first is gone.
   const claim = await claimNode(store, config.node, logger);
   const journal = new EventJournal(store);
+  const metrics = config.metricsAddr ? await serveMetrics(config.metricsAddr, logger) : undefined;
   // Status records vanish with this lease when the node dies. A store stall longer than its TTL
   // loses it too: a new one is granted once etcd answers and the status is written again, so
   // the nodeagent (and the jobs it runs) carries on instead of exiting.
@@ -153,6 +154,7 @@ runProcess('nodeagent', async (rootLogger) => {
     else supervisor.detach();
     until = Date.now() + 1_000;
     await step('release node', () => claim.release());
+    if (metrics) await step('close metrics', () => metrics.close());
     await step('close store', () => store.close());
   };
 });
