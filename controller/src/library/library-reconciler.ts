@@ -14,8 +14,8 @@ import { startController, type Controller } from '@vtl/reconcile';
 import type { ZodType } from 'zod';
 import { deriveLibraryStatus } from './library-status.js';
 
-/** Raised when the status record moved under us: the pass is retried on the fresh record. */
-class StatusConflict extends Error {}
+/** A pass that lost a compare-and-swap runs again this soon, on the fresh record. */
+const CONFLICT_REQUEUE_MS = 20;
 
 /**
  * The library reconciler: the one writer of every library's status record. It watches the
@@ -82,7 +82,11 @@ export async function startLibraryReconciler(opts: {
         const ok = current
           ? await store.casPut(statusKey, status, current.modRevision)
           : (await store.create(statusKey, status)) !== undefined;
-        if (!ok) throw new StatusConflict(`library ${id}'s status changed while it was reconciled`);
+        if (!ok) {
+          // Another writer got there first: its write queues this library again; derive anew.
+          log.debug({ library: id }, 'library status changed under this pass; deriving again');
+          return { requeueAfterMs: CONFLICT_REQUEUE_MS };
+        }
         if (status.phase !== current?.value.phase || status.state !== current?.value.state)
           log.info(
             { library: id, phase: status.phase, state: status.state, was: current?.value.phase },
@@ -105,8 +109,7 @@ export async function startLibraryReconciler(opts: {
     informers.push(inf as Informer<unknown>);
     return inf;
   };
-  // Everything a status depends on is cached before the first pass; the library informer comes
-  // last and queues every library on its first listing.
+  // Everything a status depends on is cached before the first pass; the library informer comes last.
   caches.dataplane = await watch(keys.dataplane, DataplaneSpec, all);
   caches.pools = await watch(keys.pools.prefix, PoolSpec, all);
   caches.nodes = await watch(keys.nodeStatus.prefix, NodeRecord, all);
@@ -118,6 +121,8 @@ export async function startLibraryReconciler(opts: {
   caches.libraries = await watch(keys.libraries.prefix, LibrarySpec, (k) =>
     controller.queue.add(String(idFromKey(k))),
   );
+  // Passes run while the informers were listing found a cache missing and did nothing: now all.
+  all();
 
   return {
     controller,
