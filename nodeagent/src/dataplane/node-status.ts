@@ -150,7 +150,8 @@ export class NodeStatusPublisher {
       batches.at(-1)!.put.push([k, w.value]);
       bytes += w.text.length;
     }
-    batches.at(-1)!.put.push([nodeKey, { ...node, updated_at: isoNow() }]);
+    if (this.written.get(nodeKey) !== nodeText)
+      batches.at(-1)!.put.push([nodeKey, { ...node, updated_at: isoNow() }]);
     for (const b of batches) {
       const txn = this.opts.store.transaction();
       for (const k of b.del) txn.delete(k);
