@@ -17,7 +17,8 @@ describe('library readiness follows its node', () => {
   let libId: number;
   /** The nodeagent the test froze, so afterAll thaws it whatever happened. */
   let frozen: number | undefined;
-  const row = async () => (await app.api.get('/api/libraries')).body.find((r: any) => r.id === libId);
+  /** The library's lifecycle view; its §2.14 row keeps exactly the spec's fields. */
+  const row = async () => (await app.api.get(`/api/libraries/${libId}/status`)).body;
 
   beforeAll(async () => {
     app = await Appliance.start();
@@ -41,12 +42,16 @@ describe('library readiness follows its node', () => {
   });
 
   it('shows a declared library not ready, pending its apply, then Ready once applied', async () => {
+    expect((await app.api.get('/api/libraries/999/status')).status).toBe(404);
     await waitFor(async () => ready(await row())?.reason === 'PendingRestart', { timeoutMs: 15_000 });
     expect(await row()).toMatchObject({ state: 'pending_restart' });
     const apply = await app.api.post('/api/libraries/apply', { confirm: 'apply' });
     expect(apply.status, JSON.stringify(apply.body)).toBe(200);
     const r = await row();
     expect(r.state).toBe('active');
+    expect(r.phase).toBe('active');
+    expect(r.observedGeneration).toEqual(expect.any(Number));
+    expect((await app.api.get('/api/libraries')).body[0]).not.toHaveProperty('conditions');
     expect(ready(r)).toMatchObject({ status: 'True', reason: 'Active' });
     expect(r.conditions.map((c: any) => [c.type, c.status])).toEqual([
       ['Ready', 'True'],
@@ -67,6 +72,7 @@ describe('library readiness follows its node', () => {
     expect(tookMs).toBeLessThanOrEqual(LEASE_SEC * 1000 + 2_000);
     const down = await row();
     expect(down.state).toBe('active');
+    expect(down.phase).toBe('degraded');
     expect(ready(down)).toMatchObject({ status: 'False', reason: 'NodeNotReporting' });
     expect(down.conditions.find((c: any) => c.type === 'Degraded')).toMatchObject({ status: 'True' });
 

@@ -71,6 +71,19 @@ export const LibraryStatus = z.object({
 });
 export type LibraryStatus = z.infer<typeof LibraryStatus>;
 
+/**
+ * GET /api/libraries/{lib}/status (beyond the spec): the library's lifecycle as the controller's
+ * library reconciler derives it. `phase` is `declared` and `conditions` empty until it has.
+ */
+export const LibraryStatusView = z.object({
+  id: z.number().int(),
+  state: LibraryState,
+  phase: LibraryPhase,
+  observedGeneration: z.number().int().nullable(),
+  conditions: z.array(Condition),
+});
+export type LibraryStatusView = z.infer<typeof LibraryStatusView>;
+
 /** Row of GET /api/libraries (§2.14). */
 export const LibraryRow = z.object({
   id: z.number().int(),
@@ -86,8 +99,6 @@ export const LibraryRow = z.object({
   home_pool: z.number().int(),
   state: LibraryState,
   created_at: z.string(),
-  /** Ready, Serving and Degraded as the library reconciler last derived them. */
-  conditions: z.array(Condition).optional(),
 });
 export type LibraryRow = z.infer<typeof LibraryRow>;
 

@@ -33,6 +33,7 @@ import { nextLabels, usedVolsers } from '../services/labels.js';
 import { runOp } from '../services/ops.js';
 import { refuseWhileDraining } from '../services/guards.js';
 import { viewsOf } from '../services/views.js';
+import { libraryStatusRoutes } from './library-status.js';
 
 const DEFAULT_SLOTS = 100;
 const DEFAULT_IE = 4;
@@ -43,10 +44,7 @@ export function findLibrary(s: Snapshot, id: number): LibrarySpec {
   return lib;
 }
 
-const row = (s: Snapshot, l: LibrarySpec) => {
-  const conditions = s.libraryStatus.get(l.id)?.conditions;
-  return LibraryRow.parse({ ...l, state: libraryState(s, l.id), ...(conditions ? { conditions } : {}) });
-};
+const row = (s: Snapshot, l: LibrarySpec) => LibraryRow.parse({ ...l, state: libraryState(s, l.id) });
 /** The library row of GET /api/libraries, for the support bundle. */
 export const libraryRow = row;
 
@@ -101,6 +99,7 @@ function planLibrary(s: Snapshot, body: DeclareLibraryRequest, id: number): Libr
 
 export async function libraryRoutes(app: FastifyInstance, ctx: AppContext) {
   const { store, journal } = ctx;
+  await libraryStatusRoutes(app, ctx);
 
   app.get(
     '/api/libraries',
