@@ -5,3 +5,4 @@ export {
   deriveLibraryStatus,
 } from './library/library-status.js';
 export { startLibraryReconciler } from './library/library-reconciler.js';
+export { deleteLibraryOp } from './library/delete-library.js';
