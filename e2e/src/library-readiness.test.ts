@@ -58,7 +58,7 @@ describe('library readiness follows its node', () => {
       ['Serving', 'True'],
       ['Degraded', 'False'],
     ]);
-  });
+  }, 180_000);
 
   it('turns not ready within one lease period of the nodeagent going silent, and ready when it is back', async () => {
     const nodeagent = await app.childPid('nodeagent/dist/main.js');
