@@ -16,15 +16,24 @@ export const keys = {
   initiators: { prefix: `${ROOT}spec/initiators/`, one: (wwpn: string) => `${ROOT}spec/initiators/${wwpn}` },
   remotes: { prefix: `${ROOT}spec/remotes/`, one: (id: number) => `${ROOT}spec/remotes/${pad(id)}` },
 
-  /** Controller-owned library lifecycle status (pending_restart / active). */
+  /** Controller-owned library lifecycle status (state, phase, conditions), written by CAS. */
   libraryStatus: {
     prefix: `${ROOT}status/libraries/`,
     one: (id: number) => `${ROOT}status/libraries/${pad(id)}`,
   },
   /** Nodeagent-owned pool figures, written under the nodeagent's lease. */
   poolStatus: { prefix: `${ROOT}status/pools/`, one: (id: number) => `${ROOT}status/pools/${pad(id)}` },
-  /** Nodeagent-owned live view of one node (data plane, drives, slots, cartridges), leased. */
+  /** Nodeagent-owned live view of one node (data plane, fabric), leased; its libraries are apart. */
   nodeStatus: { prefix: `${ROOT}status/nodes/`, one: (node: string) => `${ROOT}status/nodes/${node}` },
+  /**
+   * Nodeagent-owned live view of one library served on one node (drives, slots, cartridges),
+   * leased with the node record: a change in one library rewrites only its own record.
+   */
+  nodeLibraryStatus: {
+    prefix: `${ROOT}status/node-libraries/`,
+    node: (node: string) => `${ROOT}status/node-libraries/${node}/`,
+    one: (node: string, id: number) => `${ROOT}status/node-libraries/${node}/${pad(id)}`,
+  },
 
   jobs: { prefix: `${ROOT}jobs/`, one: (id: number) => `${ROOT}jobs/${pad(id)}` },
   ops: { prefix: `${ROOT}ops/`, one: (id: number) => `${ROOT}ops/${pad(id)}` },

@@ -11,6 +11,8 @@ export interface ControllerConfig {
   drainTimeoutMs: number;
   /** The most one store (etcd) call waits (VTL_STORE_DEADLINE_MS, default 5 s). */
   storeDeadlineMs: number;
+  /** host:port of the reconcile metrics endpoint (GET /metrics); '' serves none. */
+  metricsAddr: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConfig {
@@ -20,5 +22,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     store: storeSettingsFromEnv(env, stateDir),
     drainTimeoutMs: Number(env.VTL_DRAIN_TIMEOUT_MS) || 0,
     storeDeadlineMs: storeDeadlineFromEnv(env),
+    metricsAddr: env.VTL_CONTROLLER_METRICS_ADDR ?? '',
   };
 }

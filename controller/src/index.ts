@@ -1,1 +1,8 @@
-export { activate, DATAPLANE_RESTART_TIMEOUT_MS } from './library/activate.js';
+export { activate } from './library/apply.js';
+export {
+  DATAPLANE_RESTART_TIMEOUT_MS,
+  LIBRARY_UP_TIMEOUT_MS,
+  deriveLibraryStatus,
+} from './library/library-status.js';
+export { startLibraryReconciler } from './library/library-reconciler.js';
+export { deleteLibraryOp } from './library/delete-library.js';

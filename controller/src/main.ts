@@ -1,7 +1,16 @@
 import { EventJournal, Store } from '@vtl/store';
-import { boundedStep, exitOnRestartRequest, runProcess, runWhileLeader, startOpRunner } from '@vtl/reconcile';
+import {
+  boundedStep,
+  exitOnRestartRequest,
+  runProcess,
+  runWhileLeader,
+  serveMetrics,
+  startOpRunner,
+} from '@vtl/reconcile';
 import { loadConfig } from './config.js';
-import { activate } from './library/activate.js';
+import { activate } from './library/apply.js';
+import { deleteLibraryOp } from './library/delete-library.js';
+import { startLibraryReconciler } from './library/library-reconciler.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS, startDrainReconciler } from './system/drain.js';
 import { startJobReconciler } from './jobs/job-reconciler.js';
 import { startEvictPolicy } from './jobs/evict-policy.js';
@@ -21,6 +30,7 @@ runProcess('controller', async (logger) => {
     logger,
   });
   const journal = new EventJournal(store);
+  const metrics = config.metricsAddr ? await serveMetrics(config.metricsAddr, logger) : undefined;
   const restartWatch = await exitOnRestartRequest(store, logger);
   const drainTimeoutMs = config.drainTimeoutMs || DEFAULT_DRAIN_TIMEOUT_MS;
   const candidateId = `${config.node}:${process.pid}`;
@@ -40,8 +50,10 @@ runProcess('controller', async (logger) => {
         handlers: {
           apply: (_op, ctx) => activate(store, 'Apply', ctx),
           dataplane_restart: (_op, ctx) => activate(store, 'A data-plane restart', ctx),
+          delete_library: deleteLibraryOp({ store, journal }),
         },
       });
+      const libraries = await startLibraryReconciler({ store, logger });
       const drain = await startDrainReconciler({ store, journal, logger, timeoutMs: drainTimeoutMs });
       const jobs = await startJobReconciler({ store, journal, logger });
       const evictPolicy = await startEvictPolicy({ store, journal, logger });
@@ -52,6 +64,7 @@ runProcess('controller', async (logger) => {
       await jobs.stop();
       await drain.stop();
       await runner.stop();
+      await libraries.stop();
     },
   });
 
@@ -59,6 +72,7 @@ runProcess('controller', async (logger) => {
   return async () => {
     await boundedStep(logger, 'close restart watch', () => restartWatch.close());
     await boundedStep(logger, 'step down', () => leader.stop(), 3_000);
+    if (metrics) await boundedStep(logger, 'close metrics', () => metrics.close());
     await boundedStep(logger, 'close store', () => store.close());
   };
 });

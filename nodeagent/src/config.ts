@@ -47,6 +47,8 @@ export interface NodeagentConfig {
   codecNice: number;
   /** The release written into a bucket's system file (VTL_VERSION). */
   version: string;
+  /** host:port of the reconcile metrics endpoint (GET /metrics); '' serves none. */
+  metricsAddr: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): NodeagentConfig {
@@ -74,6 +76,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): NodeagentConfi
     codecNice: Number(env.VTL_CODEC_NICE ?? DEFAULT_CODEC_NICE),
     version: env.VTL_VERSION ?? 'v0.0.0',
     storeDeadlineMs: storeDeadlineFromEnv(env),
+    metricsAddr: env.VTL_NODEAGENT_METRICS_ADDR ?? '',
   };
 }
 

@@ -1,24 +1,15 @@
-import { DataplaneSpec, LibrarySpec, PoolSpec, keys } from '@vtl/api';
 import { EventJournal, Store } from '@vtl/store';
-import {
-  Requeue,
-  boundedStep,
-  exitOnRestartRequest,
-  runProcess,
-  startController,
-  startOpRunner,
-  watchInto,
-} from '@vtl/reconcile';
+import { boundedStep, exitOnRestartRequest, runProcess, serveMetrics, startOpRunner } from '@vtl/reconcile';
 import { loadConfig } from './config.js';
 import { hostPowerFrom } from './host-power.js';
 import { ensureDefaultPool } from './pool/default-pool.js';
 import { startPoolReconciler } from './pool/pool-reconciler.js';
 import { EmulatorSupervisor } from './dataplane/emulator-supervisor.js';
-import { emulatorConfig } from './dataplane/emulator-config.js';
+import { startDataplaneReconciler } from './dataplane/dataplane-reconciler.js';
 import { NodeStatusPublisher } from './dataplane/node-status.js';
 import { startCartridgeReconciler } from './cartridges/cartridge-reconciler.js';
 import { driveOps } from './ops/drive-ops.js';
-import { deleteLibraryOp } from './ops/delete-library.js';
+import { eraseLibraryOp } from './ops/erase-library.js';
 import { rebootOp } from './ops/reboot.js';
 import { LioFcDriver } from './fabric/lio-driver.js';
 import { startFabricReconciler } from './fabric/fabric-reconciler.js';
@@ -28,7 +19,6 @@ import { claimNode } from './node-claim.js';
 
 /** Status records live under this lease: they vanish about this long after the node dies. */
 const STATUS_LEASE_TTL_SEC = 10;
-const DATAPLANE_KEY = 'dataplane';
 
 /** Entry point: one nodeagent per appliance node. */
 runProcess('nodeagent', async (rootLogger) => {
@@ -44,6 +34,7 @@ runProcess('nodeagent', async (rootLogger) => {
   // One nodeagent per node: a second one waits here until the first is gone.
   const claim = await claimNode(store, config.node, logger);
   const journal = new EventJournal(store);
+  const metrics = config.metricsAddr ? await serveMetrics(config.metricsAddr, logger) : undefined;
   // Status records vanish with this lease when the node dies. A store stall longer than its TTL
   // loses it too: a new one is granted once etcd answers and the status is written again, so
   // the nodeagent (and the jobs it runs) carries on instead of exiting.
@@ -111,37 +102,17 @@ runProcess('nodeagent', async (rootLogger) => {
   });
 
   // One level-triggered key for the whole data plane: desired generation and libraries.
-  const dataplane = startController<string>({
-    name: 'dataplane',
+  const dataplane = await startDataplaneReconciler({
+    store,
+    config,
+    supervisor,
+    publisher,
     logger,
-    reconcile: async () => {
-      const [desired, libraries, poolSpecs] = await Promise.all([
-        store.get(keys.dataplane, DataplaneSpec),
-        store.list(keys.libraries.prefix, LibrarySpec),
-        store.list(keys.pools.prefix, PoolSpec),
-      ]);
-      const want = emulatorConfig(
-        config,
-        desired?.value,
-        libraries.items.map((i) => i.value),
-        poolSpecs.items.map((i) => i.value),
-      );
-      const before = supervisor.status.generation;
-      await supervisor.ensure(want);
-      await publisher.publish();
-      if (supervisor.status.generation !== before) carts.resync();
+    afterPass: (restarted) => {
+      if (restarted) carts.resync();
       fabric.resync();
-      return { requeueAfterMs: Requeue.poll };
     },
   });
-  const dataplaneWatch = await watchInto(
-    store,
-    keys.dataplane,
-    DataplaneSpec,
-    dataplane.queue,
-    () => DATAPLANE_KEY,
-  );
-  dataplane.queue.add(DATAPLANE_KEY);
 
   const hostPower = hostPowerFrom(config.hostPower);
   const ops = await startOpRunner({
@@ -151,7 +122,7 @@ runProcess('nodeagent', async (rootLogger) => {
     logger,
     handlers: {
       ...driveOps({ supervisor, publisher, journal }),
-      delete_library: deleteLibraryOp({ store, journal, supervisor, publisher, hostPower }),
+      erase_library: eraseLibraryOp({ supervisor, publisher }),
       reboot: rebootOp(hostPower),
     },
   });
@@ -174,7 +145,6 @@ runProcess('nodeagent', async (rootLogger) => {
       jobs.stop({ interrupt: controlPlaneRestart ? 'a control-plane restart' : undefined }),
     );
     await step('stop ops', () => ops.stop());
-    await step('close dataplane watch', () => dataplaneWatch.close());
     await step('stop dataplane', () => dataplane.stop());
     await step('stop fabric', () => fabric.stop());
     await step('stop cartridges', () => carts.stop());
@@ -187,6 +157,7 @@ runProcess('nodeagent', async (rootLogger) => {
     else supervisor.detach();
     until = Date.now() + 1_000;
     await step('release node', () => claim.release());
+    if (metrics) await step('close metrics', () => metrics.close());
     await step('close store', () => store.close());
   };
 });

@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { observeReconcile, trackQueue } from './metrics.js';
 import { WorkQueue, type WorkQueueOptions } from './work-queue.js';
 
 /** What one reconcile pass asks for: nothing (done) or another pass after a delay. */
@@ -41,6 +43,7 @@ export interface ControllerOptions<K extends string> {
 export function startController<K extends string>(opts: ControllerOptions<K>): Controller<K> {
   const queue = new WorkQueue<K>(opts.queue);
   const log = opts.logger.child({ controller: opts.name });
+  const untrack = trackQueue(opts.name, queue);
   const workers = Array.from({ length: Math.max(1, opts.workers ?? 1) }, () => work());
 
   async function work(): Promise<void> {
@@ -54,24 +57,30 @@ export function startController<K extends string>(opts: ControllerOptions<K>): C
   }
 
   async function reconcileOnce(key: K): Promise<void> {
-    const passLog = log.child({ key });
+    // One id per pass, in every line the pass logs, as controller-runtime's reconcileID.
+    const passLog = log.child({ key, reconcileID: randomUUID() });
     const started = performance.now();
+    const seconds = () => (performance.now() - started) / 1000;
     try {
       const result = await opts.reconcile(key, { log: passLog });
       queue.forget(key);
       const ms = Math.round(performance.now() - started);
       if (result && result.requeueAfterMs > 0) {
+        observeReconcile(opts.name, 'requeue_after', seconds());
         passLog.debug({ ms, requeueAfterMs: result.requeueAfterMs }, 'reconciled; requeue');
         queue.addAfter(key, result.requeueAfterMs);
       } else {
+        observeReconcile(opts.name, 'success', seconds());
         passLog.debug({ ms }, 'reconciled');
       }
     } catch (err) {
       const ms = Math.round(performance.now() - started);
       if (err instanceof TerminalError) {
+        observeReconcile(opts.name, 'terminal_error', seconds());
         passLog.error({ err, ms }, 'reconcile failed terminally; not retrying');
         queue.forget(key);
       } else {
+        observeReconcile(opts.name, 'error', seconds());
         const retryInMs = queue.nextBackoff(key);
         passLog.warn({ err, ms, retryInMs, retries: queue.retries(key) + 1 }, 'reconcile failed; will retry');
         queue.addRateLimited(key);
@@ -84,6 +93,7 @@ export function startController<K extends string>(opts: ControllerOptions<K>): C
     async stop() {
       queue.shutdown();
       await Promise.all(workers);
+      untrack();
     },
   };
 }

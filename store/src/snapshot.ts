@@ -4,12 +4,12 @@ import {
   Job,
   LibrarySpec,
   LibraryStatus,
-  NodeStatus,
   PoolSpec,
   PoolStatus,
   keys,
 } from '@vtl/api';
 import type { Snapshot } from '@vtl/domain';
+import { listNodeStatus } from './node-status.js';
 import type { Store } from './store.js';
 
 /** Reads every record a view or a refusal check needs. */
@@ -20,7 +20,7 @@ export async function loadSnapshot(store: Store): Promise<Snapshot> {
       store.list(keys.libraryStatus.prefix, LibraryStatus),
       store.list(keys.pools.prefix, PoolSpec),
       store.list(keys.poolStatus.prefix, PoolStatus),
-      store.list(keys.nodeStatus.prefix, NodeStatus),
+      listNodeStatus(store),
       store.list(keys.cartridges.prefix, CartridgeSpec),
       store.list(keys.jobs.prefix, Job),
       store.get(keys.dataplane, DataplaneSpec),
@@ -31,7 +31,7 @@ export async function loadSnapshot(store: Store): Promise<Snapshot> {
     libraryStatus: new Map(libraryStatus.items.map((i) => [i.value.id, i.value])),
     pools: pools.items.map((i) => i.value),
     poolStatus: new Map(poolStatus.items.map((i) => [i.value.id, i.value])),
-    nodes: nodes.items.map((i) => i.value),
+    nodes,
     cartridges: cartridges.items.map((i) => i.value),
     jobs: jobs.items.map((i) => i.value),
     dataplane: dataplane?.value,

@@ -26,13 +26,63 @@ export const LibrarySpec = z.object({
 });
 export type LibrarySpec = z.infer<typeof LibrarySpec>;
 
-/** Library lifecycle status. Written by the controller. */
+/**
+ * Where a library is in its lifecycle (docs/architecture.md): declared (no status yet) ->
+ * pending_restart (not in the served set) -> activating (in the data plane's desired set, not
+ * yet served) -> active (served); degraded (applied, its node stopped serving it) and failed
+ * (the activation did not bring it up) name the trouble. `state` stays the API's two values.
+ */
+export const LibraryPhase = z.enum([
+  'declared',
+  'pending_restart',
+  'activating',
+  'active',
+  'degraded',
+  'failed',
+]);
+export type LibraryPhase = z.infer<typeof LibraryPhase>;
+
+export const ConditionType = z.enum(['Ready', 'Serving', 'Degraded']);
+export type ConditionType = z.infer<typeof ConditionType>;
+
+/** A Kubernetes-style condition: lastTransitionTime changes only when status does. */
+export const Condition = z.object({
+  type: ConditionType,
+  status: z.enum(['True', 'False', 'Unknown']),
+  reason: z.string(),
+  message: z.string(),
+  lastTransitionTime: z.string(),
+});
+export type Condition = z.infer<typeof Condition>;
+
+/** Library lifecycle status. Written by the controller's library reconciler only, by CAS. */
 export const LibraryStatus = z.object({
   id: z.number().int(),
   state: LibraryState,
   activated_at: z.string().optional(),
+  phase: LibraryPhase.optional(),
+  /** The library spec's revision (its etcd mod revision) this status was derived from. */
+  observedGeneration: z.number().int().optional(),
+  /** The data-plane generation this library was last seen served in. */
+  served_generation: z.number().int().optional(),
+  /** The data-plane generation this status was derived against. */
+  dataplane_generation: z.number().int().optional(),
+  conditions: z.array(Condition).optional(),
 });
 export type LibraryStatus = z.infer<typeof LibraryStatus>;
+
+/**
+ * GET /api/libraries/{lib}/status (beyond the spec): the library's lifecycle as the controller's
+ * library reconciler derives it. `phase` is `declared` and `conditions` empty until it has.
+ */
+export const LibraryStatusView = z.object({
+  id: z.number().int(),
+  state: LibraryState,
+  phase: LibraryPhase,
+  observedGeneration: z.number().int().nullable(),
+  conditions: z.array(Condition),
+});
+export type LibraryStatusView = z.infer<typeof LibraryStatusView>;
 
 /** Row of GET /api/libraries (§2.14). */
 export const LibraryRow = z.object({

@@ -69,7 +69,10 @@ export type ObservedLibrary = z.infer<typeof ObservedLibrary>;
 
 export const DataplaneState = z.enum(['stopped', 'starting', 'running', 'failed']);
 
-/** Leased record a nodeagent publishes for its node. Disappears when the node dies. */
+/**
+ * One node's live view as the readers see it: the node record and its per-library records put
+ * together (assembleNodeStatus). Disappears when the node dies (every part is leased).
+ */
 export const NodeStatus = z.object({
   node: z.string(),
   updated_at: z.string(),
@@ -89,6 +92,58 @@ export const NodeStatus = z.object({
   fabric: NodeFabricStatus.optional(),
 });
 export type NodeStatus = z.infer<typeof NodeStatus>;
+
+/** The stored node record (keys.nodeStatus): data plane and fabric, without the libraries. */
+export const NodeRecord = NodeStatus.omit({ libraries: true, cartridges: true });
+export type NodeRecord = z.infer<typeof NodeRecord>;
+
+/**
+ * The stored record of one library on one node (keys.nodeLibraryStatus). `library` is absent
+ * only for cartridge images the emulator holds for a library it does not serve.
+ */
+export const NodeLibraryStatus = z.object({
+  node: z.string(),
+  id: z.number().int(),
+  library: ObservedLibrary.optional(),
+  cartridges: z.array(ObservedCartridge),
+});
+export type NodeLibraryStatus = z.infer<typeof NodeLibraryStatus>;
+
+/**
+ * Puts the split records back together as one NodeStatus per node, libraries by id (the order
+ * the emulator reports them in). Library records of a node without its node record are left
+ * out: the node is not reporting (they share its lease and lapse with it).
+ */
+export function assembleNodeStatus(
+  records: readonly NodeRecord[],
+  libraries: readonly NodeLibraryStatus[],
+): NodeStatus[] {
+  const byNode = new Map<string, NodeLibraryStatus[]>();
+  for (const l of libraries) byNode.set(l.node, [...(byNode.get(l.node) ?? []), l]);
+  return records.map((r) => {
+    const mine = (byNode.get(r.node) ?? []).slice().sort((a, b) => a.id - b.id);
+    return {
+      ...r,
+      libraries: mine.flatMap((l) => (l.library ? [l.library] : [])),
+      cartridges: mine.flatMap((l) => l.cartridges),
+    };
+  });
+}
+
+/** Splits a node's live view into its node record and one record per library (the publisher's side). */
+export function splitNodeStatus(status: NodeStatus): { node: NodeRecord; libraries: NodeLibraryStatus[] } {
+  const { libraries, cartridges, ...node } = status;
+  const ids = [...new Set([...libraries.map((l) => l.id), ...cartridges.map((c) => c.library)])];
+  return {
+    node,
+    libraries: ids.map((id) => ({
+      node: status.node,
+      id,
+      ...(libraries.some((l) => l.id === id) ? { library: libraries.find((l) => l.id === id) } : {}),
+      cartridges: cartridges.filter((c) => c.library === id),
+    })),
+  };
+}
 
 /** What the data plane serves: written by the controller on apply / data-plane restart. */
 export const DataplaneSpec = z.object({

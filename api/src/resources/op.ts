@@ -3,10 +3,19 @@ import { ErrorBody } from '../errors.js';
 
 /**
  * A maintenance operation or an imperative request (apply, data-plane restart, library delete,
- * load, unload). The apiserver writes it; its executor (the controller, or the nodeagent named
+ * load, unload), or a node-local step the controller asks of a node (erase_library, reboot). The apiserver writes it; its executor (the controller, or the nodeagent named
  * in `executor`) runs it and records the outcome, so the request survives a client disconnect.
  */
-export const OpKind = z.enum(['apply', 'dataplane_restart', 'delete_library', 'load', 'unload', 'reboot']);
+export const OpKind = z.enum([
+  'apply',
+  'dataplane_restart',
+  'delete_library',
+  'load',
+  'unload',
+  'reboot',
+  /** A library delete's node-local part (emulator and disk), asked of the node by the controller. */
+  'erase_library',
+]);
 export type OpKind = z.infer<typeof OpKind>;
 
 export const OpState = z.enum(['pending', 'running', 'succeeded', 'failed']);
@@ -29,3 +38,13 @@ export const Op = z.object({
 export type Op = z.infer<typeof Op>;
 
 export const isOpFinished = (op: Op) => op.state === 'succeeded' || op.state === 'failed';
+
+/** Params of an erase_library op: what the node erases from its emulator and its disk. */
+export const EraseLibraryParams = z.object({
+  library: z.number().int(),
+  labels: z.array(z.string()),
+  media_dir: z.string(),
+  /** The library's pool directory: only a media directory inside it is ever removed. */
+  pool_path: z.string(),
+});
+export type EraseLibraryParams = z.infer<typeof EraseLibraryParams>;

@@ -34,6 +34,7 @@ import { nextLabels, usedVolsers } from '../services/labels.js';
 import { runOp } from '../services/ops.js';
 import { refuseWhileDraining } from '../services/guards.js';
 import { viewsOf } from '../services/views.js';
+import { libraryStatusRoutes } from './library-status.js';
 
 const DEFAULT_SLOTS = 100;
 const DEFAULT_IE = 4;
@@ -100,6 +101,7 @@ function planLibrary(s: Snapshot, body: DeclareLibraryRequest, id: number): Libr
 export async function libraryRoutes(app: FastifyInstance, ctx: AppContext) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const { store, journal } = ctx;
+  await libraryStatusRoutes(app, ctx);
 
   r.get(
     '/api/libraries',
@@ -254,11 +256,11 @@ export async function libraryRoutes(app: FastifyInstance, ctx: AppContext) {
         throw badRequest(`confirm must be the library name "${lib.name}" or its serial exactly.`);
       await refuseWhileDraining(store, 'Library delete');
       refuseWithActiveJobs(s, 'Library delete');
-      const node = nodeOfLibrary(s, lib);
-      if (!node) throw badRequest(`Library ${id} has no pool record; nothing can erase its cartridges.`);
+      if (!nodeOfLibrary(s, lib))
+        throw badRequest(`Library ${id} has no pool record; nothing can erase its cartridges.`);
       const result = await runOp(
         store,
-        { kind: 'delete_library', executor: `node:${node}`, params: { library: id } },
+        { kind: 'delete_library', executor: 'controller', params: { library: id } },
         ctx.config.opTimeoutMs,
       );
       return DeleteLibraryResponse.parse(result);

@@ -6,7 +6,7 @@ import {
   DrainState,
   MaintenanceAnswer,
   badRequest,
-  NodeStatus,
+  NodeRecord,
   RestartBody,
   RestartResponse,
   isoNow,
@@ -90,7 +90,7 @@ export async function maintenanceRoutes(app: FastifyInstance, ctx: AppContext) {
       },
     },
     async (request, reply) => {
-      const nodes = (await store.list(keys.nodeStatus.prefix, NodeStatus)).items.map((i) => i.value.node);
+      const nodes = (await store.list(keys.nodeStatus.prefix, NodeRecord)).items.map((i) => i.value.node);
       // The answer goes out first (§4.2): the ops are submitted once it is sent, and not awaited.
       reply.raw.once('close', () => {
         for (const node of nodes)

@@ -2,8 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
-import { NodeStatus, keys } from '@vtl/api';
-import { loadSnapshot } from '@vtl/store';
+import { listNodeStatus, loadSnapshot } from '@vtl/store';
 import { pack } from 'tar-stream';
 import type { AppContext } from '../context.js';
 import { AuditLog } from './audit-log.js';
@@ -49,7 +48,7 @@ export async function supportBundle(ctx: AppContext): Promise<Buffer> {
     ['audit.json', json((await new AuditLog(store).page(RECENT_AUDIT)).entries)],
     ['pools.json', json(snapshot.pools.map((p) => poolRow(snapshot, p)))],
     ['libraries.json', json(snapshot.libraries.map((l) => libraryRow(snapshot, l)))],
-    ['nodes.json', json((await store.list(keys.nodeStatus.prefix, NodeStatus)).items.map((i) => i.value))],
+    ['nodes.json', json(await listNodeStatus(store))],
     ...(await logFiles(config.stateDir)),
   ];
   const tar = pack();

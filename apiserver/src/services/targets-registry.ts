@@ -1,6 +1,5 @@
 import {
   InitiatorRecord,
-  NodeStatus,
   Settings,
   VtlError,
   badRequest,
@@ -16,7 +15,7 @@ import {
   type TargetsView,
 } from '@vtl/api';
 import { waitFor } from '@vtl/reconcile';
-import { loadSnapshot, type Store } from '@vtl/store';
+import { listNodeStatus, loadSnapshot, type Store } from '@vtl/store';
 import { targetsView } from './targets-view.js';
 import {
   chapChange,
@@ -63,7 +62,7 @@ function portScope(ports: string[] | undefined, fabric: 'fc' | 'iscsi'): string 
 async function afterWrite(store: Store, revision: string): Promise<TargetsView> {
   const target = BigInt(revision);
   const pending = async () => {
-    const nodes = (await store.list(keys.nodeStatus.prefix, NodeStatus)).items.map((i) => i.value);
+    const nodes = await listNodeStatus(store);
     return nodes.filter(
       (n) =>
         n.fabric !== undefined &&

@@ -9,7 +9,9 @@ import {
   Job,
   LibrarySpec,
   LibraryStatus,
-  NodeStatus,
+  NodeLibraryStatus,
+  NodeRecord,
+  assembleNodeStatus,
   PoolSpec,
   PoolStatus,
   ROOT,
@@ -28,7 +30,8 @@ const PREFIXES = {
   libraryStatus: { prefix: keys.libraryStatus.prefix, schema: LibraryStatus },
   pools: { prefix: keys.pools.prefix, schema: PoolSpec },
   poolStatus: { prefix: keys.poolStatus.prefix, schema: PoolStatus },
-  nodes: { prefix: keys.nodeStatus.prefix, schema: NodeStatus },
+  nodes: { prefix: keys.nodeStatus.prefix, schema: NodeRecord },
+  nodeLibraries: { prefix: keys.nodeLibraryStatus.prefix, schema: NodeLibraryStatus },
   cartridges: { prefix: keys.cartridges.prefix, schema: CartridgeSpec },
   jobs: { prefix: keys.jobs.prefix, schema: Job },
   initiators: { prefix: keys.initiators.prefix, schema: InitiatorRecord },
@@ -116,7 +119,10 @@ export class ViewCache {
         libraryStatus: new Map(libraryStatus.map((s) => [s.id, s])),
         pools: values<PoolSpec>(PREFIXES.pools),
         poolStatus: new Map(poolStatus.map((s) => [s.id, s])),
-        nodes: values<NodeStatus>(PREFIXES.nodes),
+        nodes: assembleNodeStatus(
+          values<NodeRecord>(PREFIXES.nodes),
+          values<NodeLibraryStatus>(PREFIXES.nodeLibraries),
+        ),
         cartridges: values<CartridgeSpec>(PREFIXES.cartridges),
         jobs: values<Job>(PREFIXES.jobs),
         dataplane: this.cache.items<DataplaneSpec>(keys.dataplane).get(keys.dataplane)?.value,
@@ -148,8 +154,11 @@ export class ViewCache {
       }
       return out;
     });
+    // Every node's records, its per-library ones included: a fragment shows the node's data plane.
     const nodes = this.memo('node-revisions', () =>
-      [...this.cache.items(PREFIXES.nodes.prefix).values()].map((n) => n.modRevision).join(','),
+      [PREFIXES.nodes.prefix, PREFIXES.nodeLibraries.prefix]
+        .flatMap((p) => [...this.cache.items(p).values()].map((n) => n.modRevision))
+        .join(','),
     );
     const c = carts.get(lib.id);
     return [

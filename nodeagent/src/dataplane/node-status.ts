@@ -1,6 +1,7 @@
 import {
   isoNow,
   keys,
+  splitNodeStatus,
   type Drive,
   type NodeFabricStatus,
   type NodeStatus,
@@ -12,8 +13,14 @@ import type { Lease, Store } from '@vtl/store';
 import type { Logger } from 'pino';
 import type { EmulatorSupervisor } from './emulator-supervisor.js';
 
-/** Live figures are polled this often; the record is written only when something changed. */
+/** Live figures are polled this often; a record is written only when something in it changed. */
 export const NODE_STATUS_INTERVAL_MS = 1_000;
+
+/**
+ * Bytes of records per transaction, below etcd's default request limit (1.5 MiB): sixteen full
+ * libraries written at once (a first publish) go in several transactions.
+ */
+const TXN_BYTES = 1_000_000;
 
 function observe(lib: EmuLibrary): { library: ObservedLibrary; cartridges: ObservedCartridge[] } {
   const drives: Drive[] = lib.drives.map((d) => ({
@@ -46,9 +53,16 @@ function observe(lib: EmuLibrary): { library: ObservedLibrary; cartridges: Obser
   };
 }
 
-/** Publishes this node's leased status record from what the emulator reports. */
+/**
+ * Publishes this node's leased status: a small node record (data plane, fabric) and one record
+ * per served library, each rewritten only when it changed, so a mint batch in one library
+ * rewrites that library's record alone.
+ */
 export class NodeStatusPublisher {
-  private last = '';
+  /** What each record key last held (JSON without updated_at), as written. */
+  private written = new Map<string, string>();
+  /** False until this process has seen which library records a previous run left behind. */
+  private primed = false;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private queued: Promise<void> | undefined;
@@ -94,6 +108,12 @@ export class NodeStatusPublisher {
   }
 
   private async pass() {
+    if (!this.primed) {
+      // A previous nodeagent of this node may have left records: rewrite or delete each.
+      for (const k of await this.opts.store.listKeys(keys.nodeLibraryStatus.node(this.opts.node)))
+        if (!this.written.has(k)) this.written.set(k, '');
+      this.primed = true;
+    }
     const emulator = this.opts.supervisor.emulator;
     const seen = emulator ? await emulator.status() : { libraries: [], iscsi_sessions: 0 };
     this.libraries = seen.libraries;
@@ -106,19 +126,48 @@ export class NodeStatusPublisher {
       cartridges: observed.flatMap((s) => s.cartridges),
       ...(this.fabric ? { fabric: this.fabric } : {}),
     };
-    const fingerprint = JSON.stringify(status);
-    if (fingerprint === this.last) return;
-    await this.opts.store.put(
-      keys.nodeStatus.one(this.opts.node),
-      { ...status, updated_at: isoNow() },
-      { lease: this.opts.lease },
-    );
-    this.last = fingerprint;
+    const { node, libraries } = splitNodeStatus(status);
+    const want = new Map<string, { value: unknown; text: string }>();
+    for (const l of libraries) {
+      const text = JSON.stringify(l);
+      want.set(keys.nodeLibraryStatus.one(this.opts.node, l.id), { value: l, text });
+    }
+    const nodeText = JSON.stringify(node);
+    const nodeKey = keys.nodeStatus.one(this.opts.node);
+    const stale = [...this.written.keys()].filter((k) => k !== nodeKey && !want.has(k));
+    const changed = [...want].filter(([k, w]) => this.written.get(k) !== w.text);
+    if (changed.length === 0 && stale.length === 0 && this.written.get(nodeKey) === nodeText) return;
+
+    // Libraries first, the node record (its data-plane generation) last: a reader never sees a
+    // new generation beside library records of the old one.
+    const batches: { put: [string, unknown][]; del: string[] }[] = [{ put: [], del: stale }];
+    let bytes = 0;
+    for (const [k, w] of changed) {
+      if (bytes + w.text.length > TXN_BYTES && batches.at(-1)!.put.length > 0) {
+        batches.push({ put: [], del: [] });
+        bytes = 0;
+      }
+      batches.at(-1)!.put.push([k, w.value]);
+      bytes += w.text.length;
+    }
+    if (this.written.get(nodeKey) !== nodeText)
+      batches.at(-1)!.put.push([nodeKey, { ...node, updated_at: isoNow() }]);
+    for (const b of batches) {
+      const txn = this.opts.store.transaction();
+      for (const k of b.del) txn.delete(k);
+      for (const [k, v] of b.put) txn.put(k, v, { lease: this.opts.lease });
+      await txn.commit();
+    }
+    for (const k of stale) this.written.delete(k);
+    for (const [k, w] of changed) this.written.set(k, w.text);
+    this.written.set(nodeKey, nodeText);
   }
 
   /** Writes the record again even if unchanged: it vanished with a lost lease. */
   republish(): Promise<void> {
-    this.last = '';
+    // Keep the keys (so a library gone meanwhile is still deleted), forget what they held.
+    for (const k of this.written.keys()) this.written.set(k, '');
+    this.primed = false;
     return this.publish();
   }
 

@@ -9,7 +9,9 @@ export function rebootOp(hostPower: HostPower): OpHandler {
   return async (op, ctx) => {
     await ctx.step('Rebooting the host');
     ctx.announceReboot();
-    ctx.afterFinish(() => hostPower.reboot(`reboot requested by ${op.requested_by || 'an admin'}`));
+    // A controller-asked reboot (after a library delete) says why; an admin's names the admin.
+    const reason = typeof op.params.reason === 'string' ? op.params.reason : undefined;
+    ctx.afterFinish(() => hostPower.reboot(reason ?? `reboot requested by ${op.requested_by || 'an admin'}`));
     return { ok: true, rebooting: true };
   };
 }

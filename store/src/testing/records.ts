@@ -2,6 +2,7 @@ import {
   Job,
   LibrarySpec,
   NodeStatus,
+  splitNodeStatus,
   PoolSpec,
   RemoteRecord,
   isoNow,
@@ -87,7 +88,12 @@ export async function putTestNodeStatus(
     cartridges,
     ...over,
   });
-  await store.put(keys.nodeStatus.one(status.node), status);
+  // Stored split, as the nodeagent publishes it: the node record and one record per library.
+  const { node, libraries } = splitNodeStatus(status);
+  const txn = store.transaction().put(keys.nodeStatus.one(status.node), node);
+  for (const l of libraries) txn.put(keys.nodeLibraryStatus.one(status.node, l.id), l);
+  await store.deletePrefix(keys.nodeLibraryStatus.node(status.node));
+  await txn.commit();
   return status;
 }
 

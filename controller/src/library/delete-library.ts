@@ -1,5 +1,4 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
+import { z } from 'zod';
 import {
   CartridgeSpec,
   DataplaneSpec,
@@ -8,26 +7,27 @@ import {
   PoolSpec,
   keys,
   type DeleteLibraryResponse,
+  type EraseLibraryParams,
 } from '@vtl/api';
 import type { OpHandler } from '@vtl/reconcile';
 import type { EventJournal, Store } from '@vtl/store';
-import type { EmulatorSupervisor } from '../dataplane/emulator-supervisor.js';
-import type { NodeStatusPublisher } from '../dataplane/node-status.js';
-import type { HostPower } from '../host-power.js';
+import { runNodeOp } from './node-op.js';
+
+/** How long the node may take to erase a library's cartridges and directory. */
+export const ERASE_TIMEOUT_MS = 10 * 60_000;
+
+const EraseResult = z.object({ skipped: z.array(z.string()) });
 
 /**
- * Library delete (§4.6 rule 4): erase every cartridge, the library's media directory and its
- * records; a library that was ever served makes the appliance reboot once that is persisted.
- * Each step is idempotent, so a retry after an interruption finishes the cleanup.
+ * Library delete (§4.6 rule 4), the controller's part: it is the one writer of the library's
+ * records and of the data-plane record, so it marks the library deleting, asks the library's
+ * node to erase what is node-local (emulator cartridges, the media directory), then deletes the
+ * cartridge records, drops the library from the data plane and deletes its spec and status.
+ * A library that was ever served makes its node reboot once that is persisted. Every step is
+ * idempotent, so a retry after an interruption (a controller restart) finishes the cleanup.
  */
-export function deleteLibraryOp(deps: {
-  store: Store;
-  journal: EventJournal;
-  supervisor: EmulatorSupervisor;
-  publisher: NodeStatusPublisher;
-  hostPower: HostPower;
-}): OpHandler {
-  const { store, journal, supervisor, publisher, hostPower } = deps;
+export function deleteLibraryOp(deps: { store: Store; journal: EventJournal }): OpHandler {
+  const { store, journal } = deps;
   return async (op, ctx) => {
     const id = Number(op.params.library);
     const record = await store.get(keys.libraries.one(id), LibrarySpec);
@@ -45,31 +45,28 @@ export function deleteLibraryOp(deps: {
     const carts = (await store.list(keys.cartridges.prefix, CartridgeSpec)).items.filter(
       (c) => c.value.library === id,
     );
-    const emulator = supervisor.emulator;
-    const served = publisher.libraries.find((l) => l.id === id);
-    const skipped: string[] = [];
+    const pool = (await store.get(keys.pools.one(lib.home_pool), PoolSpec))?.value;
+    let skipped: string[] = [];
+    if (pool) {
+      const params: EraseLibraryParams = {
+        library: id,
+        labels: carts.map((c) => c.value.label),
+        media_dir: lib.media_dir,
+        pool_path: pool.path,
+      };
+      const erased = await runNodeOp(
+        store,
+        { kind: 'erase_library', node: pool.node, params, requestedBy: `delete_library#${op.id}` },
+        ERASE_TIMEOUT_MS,
+      );
+      skipped = EraseResult.parse(erased).skipped;
+    }
     for (const { key, value: cart } of carts) {
-      try {
-        const loaded = served?.drives.find((d) => d.loaded === cart.label);
-        if (emulator && loaded) await emulator.unload({ library: id, drive: loaded.index, force: true });
-        if (emulator && served?.cartridges.some((c) => c.label === cart.label))
-          await emulator.remove({ library: id, label: cart.label });
-      } catch (err) {
-        ctx.log.warn(
-          { err, label: cart.label },
-          'cartridge not removed from the emulator; its files go with the library',
-        );
-        skipped.push(cart.label);
-      }
       await store.delete(key);
       await journal.emit({ kind: 'cart_deleted', subject: cart.label, detail: `library ${id} deleted` });
     }
     await ctx.step(`Erased ${carts.length} cartridges`);
 
-    // Only ever remove a directory that is inside the library's pool.
-    const pool = (await store.get(keys.pools.one(lib.home_pool), PoolSpec))?.value;
-    if (pool && path.resolve(lib.media_dir).startsWith(path.resolve(pool.path) + path.sep))
-      await fs.rm(lib.media_dir, { recursive: true, force: true });
     await store.update(keys.dataplane, DataplaneSpec, (cur) =>
       cur && cur.libraries.includes(id)
         ? { ...cur, libraries: cur.libraries.filter((l) => l !== id) }
@@ -83,12 +80,24 @@ export function deleteLibraryOp(deps: {
       .delete(keys.librarySerial(lib.serial))
       .commit();
     await ctx.step(`Library ${id} (${lib.name}) removed; pool ${pool?.name ?? lib.home_pool} is free`);
-    await publisher.publish();
 
-    if (wasLive) {
+    const rebooting = wasLive && pool !== undefined;
+    if (rebooting) {
       await ctx.step('The library was served: the appliance reboots now');
       ctx.announceReboot();
-      ctx.afterFinish(() => hostPower.reboot(`library ${id} (${lib.name}) deleted`));
+      // The node reboots its own host, after this answer is recorded.
+      ctx.afterFinish(async () => {
+        await runNodeOp(
+          store,
+          {
+            kind: 'reboot',
+            node: pool.node,
+            params: { reason: `library ${id} (${lib.name}) deleted` },
+            requestedBy: `delete_library#${op.id}`,
+          },
+          ERASE_TIMEOUT_MS,
+        );
+      });
     }
     const result: DeleteLibraryResponse = {
       ok: true,
@@ -96,7 +105,7 @@ export function deleteLibraryOp(deps: {
       name: lib.name,
       cartridges_deleted: carts.length - skipped.length,
       skipped,
-      rebooting: wasLive,
+      rebooting,
     };
     return result;
   };

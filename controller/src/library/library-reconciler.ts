@@ -1,0 +1,134 @@
+import type { Logger } from 'pino';
+import {
+  DataplaneSpec,
+  LibrarySpec,
+  LibraryStatus,
+  NodeLibraryStatus,
+  NodeRecord,
+  PoolSpec,
+  idFromKey,
+  keys,
+} from '@vtl/api';
+import type { Informer, Store } from '@vtl/store';
+import { startController, type Controller } from '@vtl/reconcile';
+import type { ZodType } from 'zod';
+import { deriveLibraryStatus } from './library-status.js';
+
+/** A pass that lost a compare-and-swap runs again this soon, on the fresh record. */
+const CONFLICT_REQUEUE_MS = 20;
+
+/**
+ * The library reconciler: the one writer of every library's status record. It watches the
+ * library specs, the pools, the desired data plane and the nodes' leased status records, and
+ * derives each library's lifecycle and conditions from them again on every change, so a node
+ * whose lease lapses turns its libraries not ready within one lease period, and ready again
+ * when it reports. Writes are compare-and-swap on the status record's revision.
+ */
+export async function startLibraryReconciler(opts: {
+  store: Store;
+  logger: Logger;
+  /** Clock, for tests of the activation deadline; Date.now by default. */
+  now?: () => number;
+}): Promise<{ controller: Controller; stop(): Promise<void> }> {
+  const { store } = opts;
+  const now = opts.now ?? Date.now;
+  const informers: Informer<unknown>[] = [];
+  // Filled in as the informers start; a pass before the library informer listed does nothing.
+  const caches: {
+    libraries?: Informer<LibrarySpec>;
+    pools?: Informer<PoolSpec>;
+    nodes?: Informer<NodeRecord>;
+    served?: Informer<NodeLibraryStatus>;
+    dataplane?: Informer<DataplaneSpec>;
+  } = {};
+
+  const controller = startController<string>({
+    name: 'library',
+    logger: opts.logger,
+    reconcile: async (key, { log }) => {
+      // Keys queued while the informers are still listing: the library informer queues them all.
+      const { libraries, pools, nodes, served, dataplane } = caches;
+      if (!libraries || !pools || !nodes || !served || !dataplane) return;
+      const id = Number(key);
+      const spec = libraries.get(keys.libraries.one(id));
+      const statusKey = keys.libraryStatus.one(id);
+      // Read the status from etcd, not the cache: the CAS then fails only on a real race.
+      const current = await store.get(statusKey, LibraryStatus);
+      if (!spec) {
+        // The library is gone: its status goes too (the delete op normally removes both).
+        if (current) await store.delete(statusKey, { modRevision: current.modRevision });
+        return;
+      }
+      // A library being deleted keeps its last status until the delete op removes both.
+      if (spec.value.deleting) return;
+      // A status derived from a newer spec than this cache holds is not overwritten by it.
+      if (
+        current?.value.observedGeneration !== undefined &&
+        current.value.observedGeneration > Number(spec.modRevision)
+      )
+        return;
+      const node = [...pools.items().values()].find((p) => p.value.id === spec.value.home_pool)?.value.node;
+      const { status, recheckAfterMs } = deriveLibraryStatus({
+        lib: spec.value,
+        specRevision: Number(spec.modRevision),
+        node,
+        dataplane: dataplane.get(keys.dataplane)?.value,
+        nodes: new Map([...nodes.items().values()].map((n) => [n.value.node, n.value])),
+        served: [...served.items().values()].map((s) => s.value).filter((s) => s.id === id),
+        previous: current?.value,
+        now: now(),
+      });
+      if (JSON.stringify(status) !== JSON.stringify(current?.value)) {
+        const ok = current
+          ? await store.casPut(statusKey, status, current.modRevision)
+          : (await store.create(statusKey, status)) !== undefined;
+        if (!ok) {
+          // Another writer got there first: its write queues this library again; derive anew.
+          log.debug({ library: id }, 'library status changed under this pass; deriving again');
+          return { requeueAfterMs: CONFLICT_REQUEUE_MS };
+        }
+        if (status.phase !== current?.value.phase || status.state !== current?.value.state)
+          log.info(
+            { library: id, phase: status.phase, state: status.state, was: current?.value.phase },
+            'library status changed',
+          );
+      }
+      return recheckAfterMs !== undefined ? { requeueAfterMs: recheckAfterMs } : undefined;
+    },
+  });
+
+  const all = () => {
+    for (const k of caches.libraries?.items().keys() ?? []) controller.queue.add(String(idFromKey(k)));
+  };
+  const watch = async <T>(prefix: string, schema: ZodType<T>, on: (key: string, v?: T) => void) => {
+    const inf = await store.informer(prefix, schema, {
+      onSync: (items) => items.forEach((i) => on(i.key, i.value)),
+      onPut: (i) => on(i.key, i.value),
+      onDelete: (k, last) => on(k, last?.value),
+    });
+    informers.push(inf as Informer<unknown>);
+    return inf;
+  };
+  // Everything a status depends on is cached before the first pass; the library informer comes last.
+  caches.dataplane = await watch(keys.dataplane, DataplaneSpec, all);
+  caches.pools = await watch(keys.pools.prefix, PoolSpec, all);
+  caches.nodes = await watch(keys.nodeStatus.prefix, NodeRecord, all);
+  caches.served = await watch(keys.nodeLibraryStatus.prefix, NodeLibraryStatus, (_k, v) => {
+    if (v) controller.queue.add(String(v.id));
+  });
+  // Its own records too: a status changed by anyone else is derived and written again.
+  await watch(keys.libraryStatus.prefix, LibraryStatus, (k) => controller.queue.add(String(idFromKey(k))));
+  caches.libraries = await watch(keys.libraries.prefix, LibrarySpec, (k) =>
+    controller.queue.add(String(idFromKey(k))),
+  );
+  // Passes run while the informers were listing found a cache missing and did nothing: now all.
+  all();
+
+  return {
+    controller,
+    stop: async () => {
+      for (const inf of informers) await inf.close();
+      await controller.stop();
+    },
+  };
+}

@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@vtl/reconcile';
+import { Appliance } from './harness/appliance.js';
+
+/** The nodeagent's status lease (nodeagent/src/main.ts): its records lapse this long after it stops. */
+const LEASE_SEC = 10;
+
+const ready = (row: any) => row?.conditions?.find((c: any) => c.type === 'Ready');
+
+/**
+ * The library reconciler with every real process: a library turns not ready within one lease
+ * period of its node going silent, and ready again when the node reports; the API's `state`
+ * stays `active` meanwhile (the library is applied; its liveness is unknown, not "apply it").
+ */
+describe('library readiness follows its node', () => {
+  let app: Appliance;
+  let libId: number;
+  /** The nodeagent the test froze, so afterAll thaws it whatever happened. */
+  let frozen: number | undefined;
+  /** The library's lifecycle view; its §2.14 row keeps exactly the spec's fields. */
+  const row = async () => (await app.api.get(`/api/libraries/${libId}/status`)).body;
+
+  beforeAll(async () => {
+    app = await Appliance.start();
+    const pool = (await app.api.get('/api/pools')).body[0];
+    const res = await app.api.post('/api/libraries', {
+      name: 'ready-lib',
+      product: '3573-TL',
+      drive_product: 'ULT3580-TD8',
+      num_drives: 1,
+      num_slots: 10,
+      num_map: 2,
+      label_prefix: 'RDY',
+      pool_id: pool.id,
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    libId = res.body.library;
+  });
+  afterAll(async () => {
+    if (frozen) process.kill(frozen, 'SIGCONT');
+    await app?.destroy();
+  });
+
+  it('shows a declared library not ready, pending its apply, then Ready once applied', async () => {
+    expect((await app.api.get('/api/libraries/999/status')).status).toBe(404);
+    await waitFor(async () => ready(await row())?.reason === 'PendingRestart', { timeoutMs: 15_000 });
+    expect(await row()).toMatchObject({ state: 'pending_restart' });
+    const apply = await app.api.post('/api/libraries/apply', { confirm: 'apply' });
+    expect(apply.status, JSON.stringify(apply.body)).toBe(200);
+    const r = await row();
+    expect(r.state).toBe('active');
+    expect(r.phase).toBe('active');
+    expect(r.observedGeneration).toEqual(expect.any(Number));
+    expect((await app.api.get('/api/libraries')).body[0]).not.toHaveProperty('conditions');
+    expect(ready(r)).toMatchObject({ status: 'True', reason: 'Active' });
+    expect(r.conditions.map((c: any) => [c.type, c.status])).toEqual([
+      ['Ready', 'True'],
+      ['Serving', 'True'],
+      ['Degraded', 'False'],
+    ]);
+  }, 180_000);
+
+  it('turns not ready within one lease period of the nodeagent going silent, and ready when it is back', async () => {
+    const nodeagent = await app.childPid('nodeagent/dist/main.js');
+    expect(nodeagent).toBeDefined();
+    const stoppedAt = Date.now();
+    process.kill(nodeagent!, 'SIGSTOP');
+    frozen = nodeagent;
+    await waitFor(async () => ready(await row())?.status === 'False', { timeoutMs: 30_000, intervalMs: 100 });
+    const tookMs = Date.now() - stoppedAt;
+    // The lease lapses at most one TTL after the last keepalive; the reconciler then answers at once.
+    expect(tookMs).toBeLessThanOrEqual(LEASE_SEC * 1000 + 2_000);
+    const down = await row();
+    expect(down.state).toBe('active');
+    expect(down.phase).toBe('degraded');
+    expect(ready(down)).toMatchObject({ status: 'False', reason: 'NodeNotReporting' });
+    expect(down.conditions.find((c: any) => c.type === 'Degraded')).toMatchObject({ status: 'True' });
+
+    process.kill(nodeagent!, 'SIGCONT');
+    frozen = undefined;
+    // The nodeagent takes a new lease and publishes again without exiting (issue 13).
+    await waitFor(async () => ready(await row())?.status === 'True', { timeoutMs: 60_000, intervalMs: 200 });
+    expect(await row()).toMatchObject({ state: 'active' });
+    expect((await app.api.get('/api/status')).body.libraries[0].library.live).toBe(true);
+  }, 120_000);
+});

@@ -1,0 +1,146 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LibrarySpec, NodeLibraryStatus, NodeRecord, PoolSpec, isoNow, keys } from '@vtl/api';
+import { freePort, listNodeStatus, type RenewingLease } from '@vtl/store';
+import { startTestStores, type TestStores } from '@vtl/store/testing';
+import { loadConfig } from '../config.js';
+import { emulatorConfig } from './emulator-config.js';
+import { EmulatorSupervisor } from './emulator-supervisor.js';
+import { NodeStatusPublisher } from './node-status.js';
+
+const library = (id: number, poolDir: string) =>
+  LibrarySpec.parse({
+    id,
+    name: `lib-${id}`,
+    vendor: 'IBM',
+    product: '3573-TL',
+    variant: '',
+    serial: `NS${id}`,
+    drive_model: 'ULT3580-TD8',
+    drive_serials: [`D${id}`],
+    num_drives: 1,
+    num_slots: 5,
+    num_ie: 1,
+    label_prefix: `AA${id}`,
+    media_dir: path.join(poolDir, `lib-${id}`),
+    home_pool: id,
+    created_at: isoNow(),
+  });
+
+/**
+ * The node status publisher with the real emulator and a real etcd: one small node record and
+ * one record per library, each rewritten only when it changed.
+ */
+describe('the node status publisher', () => {
+  let t: TestStores;
+  let stateDir: string;
+  let supervisor: EmulatorSupervisor;
+  let publisher: NodeStatusPublisher;
+  let lease: RenewingLease;
+  let want: (generation: number, libraries: number[]) => ReturnType<typeof emulatorConfig>;
+
+  const revisions = async () => {
+    const store = t.stores[0]!;
+    const libs = await store.list(keys.nodeLibraryStatus.node('node1'), NodeLibraryStatus);
+    const node = await store.get(keys.nodeStatus.one('node1'), NodeRecord);
+    return {
+      node: node?.modRevision,
+      libs: Object.fromEntries(libs.items.map((i) => [i.value.id, i.modRevision])),
+    };
+  };
+
+  beforeAll(async () => {
+    t = await startTestStores();
+    const store = t.stores[0]!;
+    stateDir = await fs.mkdtemp(path.join(os.tmpdir(), 'vtl-node-status-'));
+    const config = loadConfig({
+      VTL_STATE_DIR: stateDir,
+      VTL_NODE: 'node1',
+      VTL_ISCSI_PORT: String(await freePort()),
+    });
+    const pools = [1, 2].map((id) =>
+      PoolSpec.parse({
+        id,
+        name: `p${id}`,
+        node: 'node1',
+        path: path.join(stateDir, `pool${id}`),
+        created_at: isoNow(),
+      }),
+    );
+    for (const p of pools) await fs.mkdir(p.path, { recursive: true });
+    const libs = pools.map((p) => library(p.id, p.path));
+    want = (generation, ids) =>
+      emulatorConfig(config, { generation, libraries: ids, requested_at: isoNow() }, libs, pools);
+    supervisor = new EmulatorSupervisor({
+      stateDir,
+      entry: config.emulatorEntry,
+      logger: pino({ level: 'silent' }),
+      onEvent: () => undefined,
+      onChange: () => undefined,
+    });
+    await supervisor.ensure(want(1, [1, 2]));
+    lease = await store.renewingLease(10);
+    publisher = new NodeStatusPublisher({
+      store,
+      lease,
+      node: 'node1',
+      supervisor,
+      logger: pino({ level: 'silent' }),
+    });
+    await publisher.publish();
+  }, 120_000);
+  afterAll(async () => {
+    publisher?.stop();
+    await supervisor?.stop();
+    await lease?.revoke().catch(() => undefined);
+    await t?.stop();
+    if (stateDir) await fs.rm(stateDir, { recursive: true, force: true });
+  });
+
+  it('publishes a node record and one record per library, read back as one node status', async () => {
+    const store = t.stores[0]!;
+    const node = await store.get(keys.nodeStatus.one('node1'), NodeRecord);
+    expect(node?.value.dataplane).toMatchObject({ state: 'running', generation: 1 });
+    expect(node?.value).not.toHaveProperty('libraries');
+    const [status] = await listNodeStatus(store);
+    expect(status!.libraries.map((l) => [l.id, l.serial, l.drives.length])).toEqual([
+      [1, 'NS1', 1],
+      [2, 'NS2', 1],
+    ]);
+    expect(status!.cartridges).toEqual([]);
+  });
+
+  it('rewrites only the record of the library that changed', async () => {
+    const before = await revisions();
+    await supervisor.emulator!.mint({ library: 1, label: 'AA1001L8', slot: 1 });
+    await publisher.publish();
+    const after = await revisions();
+    expect(after.libs[1]).not.toBe(before.libs[1]);
+    expect(after.libs[2]).toBe(before.libs[2]);
+    expect(after.node).toBe(before.node);
+    const [status] = await listNodeStatus(t.stores[0]!);
+    expect(status!.cartridges.map((c) => [c.label, c.library])).toEqual([['AA1001L8', 1]]);
+
+    // Nothing changed: nothing is written.
+    await publisher.publish();
+    expect(await revisions()).toEqual(after);
+  });
+
+  it('deletes the record of a library the emulator no longer serves, with the new generation', async () => {
+    await supervisor.ensure(want(2, [1]));
+    await publisher.publish();
+    const [status] = await listNodeStatus(t.stores[0]!);
+    expect(status!.dataplane.generation).toBe(2);
+    expect(status!.libraries.map((l) => l.id)).toEqual([1]);
+    expect(Object.keys((await revisions()).libs)).toEqual(['1']);
+  }, 60_000);
+
+  it('leaves every record under its lease: they lapse together when the node is gone', async () => {
+    await lease.revoke();
+    expect(await listNodeStatus(t.stores[0]!)).toEqual([]);
+    expect(await t.stores[0]!.count(keys.nodeLibraryStatus.prefix)).toBe(0);
+  });
+});
