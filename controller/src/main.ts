@@ -6,6 +6,7 @@ import { DEFAULT_DRAIN_TIMEOUT_MS, startDrainReconciler } from './system/drain.j
 import { startJobReconciler } from './jobs/job-reconciler.js';
 import { startEvictPolicy } from './jobs/evict-policy.js';
 import { startIeWatcher } from './jobs/ie-watcher.js';
+import { startRemoteOps } from './ops/index.js';
 
 /** Lease of the controller's leadership; a standby takes over about this long after a crash. */
 const LEADER_TTL_SEC = 5;
@@ -41,6 +42,7 @@ runProcess('controller', async (logger) => {
           dataplane_restart: (_op, ctx) => activate(store, 'A data-plane restart', ctx),
         },
       });
+      const remoteOps = await startRemoteOps({ store, journal, logger });
       const drain = await startDrainReconciler({ store, journal, logger, timeoutMs: drainTimeoutMs });
       const jobs = await startJobReconciler({ store, journal, logger });
       const evictPolicy = await startEvictPolicy({ store, journal, logger });
@@ -50,6 +52,7 @@ runProcess('controller', async (logger) => {
       await evictPolicy.stop();
       await jobs.stop();
       await drain.stop();
+      await remoteOps.stop();
       await runner.stop();
     },
   });

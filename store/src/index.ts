@@ -30,6 +30,7 @@ export {
   refuseWithLoadedDrives,
   type Snapshot,
 } from './snapshot.js';
+export { checkRecoverPreconditions } from './recover-rules.js';
 export { ensurePki, PKI_IDENTITIES, type Pki, type PkiIdentity } from './pki.js';
 export {
   ensureSealingKeyFile,

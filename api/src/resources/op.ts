@@ -6,7 +6,22 @@ import { ErrorBody } from '../errors.js';
  * load, unload). The apiserver writes it; its executor (the controller, or the nodeagent named
  * in `executor`) runs it and records the outcome, so the request survives a client disconnect.
  */
-export const OpKind = z.enum(['apply', 'dataplane_restart', 'delete_library', 'load', 'unload', 'reboot']);
+export const OpKind = z.enum([
+  'apply',
+  'dataplane_restart',
+  'delete_library',
+  'load',
+  'unload',
+  'reboot',
+  // Remote work the controller runs (the apiserver never talks to S3): docs/architecture.md.
+  'recover',
+  'catalog_rebuild',
+  'remote_test',
+  'remote_objects_list',
+  'remote_objects_delete',
+  // Node-side checks of a pool path (symlinks resolve on the node's own disk).
+  'pool_path_check',
+]);
 export type OpKind = z.infer<typeof OpKind>;
 
 export const OpState = z.enum(['pending', 'running', 'succeeded', 'failed']);
@@ -15,12 +30,18 @@ export type OpState = z.infer<typeof OpState>;
 export const Op = z.object({
   id: z.number().int(),
   kind: OpKind,
-  /** `controller`, or `node:<name>` for work on one node's data plane. */
+  /** `controller`, `controller:remote` (S3 work), or `node:<name>` for work on one node's data plane. */
   executor: z.string(),
   params: z.record(z.string(), z.unknown()),
   state: OpState,
   steps: z.array(z.string()).default([]),
   result: z.unknown().optional(),
+  /**
+   * Where a resumable operation has got to (e.g. a recovery's declared library and its apply
+   * op), written in the same transaction as the step it records, so a restarted executor
+   * resumes instead of repeating it.
+   */
+  progress: z.record(z.string(), z.unknown()).optional(),
   error: ErrorBody.shape.error.optional(),
   requested_by: z.string().default(''),
   created_at: z.string(),
