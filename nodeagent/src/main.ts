@@ -20,6 +20,7 @@ import { startCartridgeReconciler } from './cartridges/cartridge-reconciler.js';
 import { driveOps } from './ops/drive-ops.js';
 import { deleteLibraryOp } from './ops/delete-library.js';
 import { rebootOp } from './ops/reboot.js';
+import { poolPathCheckOp } from './ops/pool-path-check.js';
 import { LioFcDriver } from './fabric/lio-driver.js';
 import { startFabricReconciler } from './fabric/fabric-reconciler.js';
 import { startJobExecutor } from './jobs/job-executor.js';
@@ -150,6 +151,7 @@ runProcess('nodeagent', async (rootLogger) => {
       ...driveOps({ supervisor, publisher, journal }),
       delete_library: deleteLibraryOp({ store, journal, supervisor, publisher, hostPower }),
       reboot: rebootOp(hostPower),
+      pool_path_check: poolPathCheckOp(config.stateDir),
     },
   });
   // A control-plane restart must leave the emulator serving even where stopping the nodeagent

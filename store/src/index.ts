@@ -31,6 +31,7 @@ export {
   type Snapshot,
 } from './snapshot.js';
 export { checkRecoverPreconditions } from './recover-rules.js';
+export { normalisePoolPath, refusePoolPath } from './pool-path-rules.js';
 export { ensurePki, PKI_IDENTITIES, type Pki, type PkiIdentity } from './pki.js';
 export {
   ensureSealingKeyFile,

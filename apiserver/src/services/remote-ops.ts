@@ -4,7 +4,7 @@ import { watchOpUntilFinished } from '@vtl/reconcile';
 import { z } from 'zod';
 
 /** Op.executor of the controller's remote operations (controller/src/ops). */
-const EXECUTOR = 'controller:remote';
+const REMOTE_EXECUTOR = 'controller:remote';
 
 /**
  * Slack on top of an op's own bound before the route gives up waiting: the op is picked up by
@@ -19,10 +19,12 @@ export interface RemoteOpRequest {
   requestedBy: string;
   /** How long the route waits for the outcome. */
   waitMs: number;
+  /** Who runs it: the controller's remote runner unless a node's (`node:<name>`). */
+  executor?: string;
 }
 
 /**
- * Records a remote operation for the controller and waits for it (by a watch on the record),
+ * Records an operation for the controller (or a node) and waits for it (by a watch on the record),
  * bounded by `waitMs` plus a pickup grace. The op's error is the answer exactly as the
  * controller recorded it; past the wait the answer is 504 timeout naming the op, which goes on.
  */
@@ -31,7 +33,7 @@ export async function runRemoteOp<T>(store: Store, req: RemoteOpRequest): Promis
   const op: Op = {
     id,
     kind: req.kind,
-    executor: EXECUTOR,
+    executor: req.executor ?? REMOTE_EXECUTOR,
     params: req.params,
     state: 'pending',
     steps: [],
