@@ -39,7 +39,7 @@ export function remoteTestOp(store: Store): OpHandler {
  * parts of LIST_PART_OBJECTS (a bucket may hold more than one etcd record can); the op's result
  * says how many. The reader deletes the parts.
  */
-export function remoteObjectsListOp(store: Store): OpHandler {
+export function remoteObjectsListOp(store: Store, partObjects = LIST_PART_OBJECTS): OpHandler {
   return async (op) => {
     const conn = await remoteConnection(store, remoteIdOf(op));
     const objects = await remoteCall('Listing the remote', conn, deadlineOf(op), (signal) =>
@@ -47,10 +47,10 @@ export function remoteObjectsListOp(store: Store): OpHandler {
     );
     await store.deletePrefix(keys.opResults.of(op.id));
     let parts = 0;
-    for (let i = 0; i < objects.length; i += LIST_PART_OBJECTS, parts++)
+    for (let i = 0; i < objects.length; i += partObjects, parts++)
       await store.put(
         keys.opResults.part(op.id, parts),
-        objects.slice(i, i + LIST_PART_OBJECTS) satisfies RemoteObject[],
+        objects.slice(i, i + partObjects) satisfies RemoteObject[],
       );
     return { parts, count: objects.length };
   };
