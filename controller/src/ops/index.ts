@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { startOpRunner, type OpHandler } from '@vtl/reconcile';
 import type { EventJournal, Store } from '@vtl/store';
 import type { OpKind } from '@vtl/api';
+import { startOpCollector } from './op-gc.js';
 import { recoverOp } from './recover.js';
 import { catalogRebuildOp, remoteObjectsDeleteOp, remoteObjectsListOp, remoteTestOp } from './remote-ops.js';
 
@@ -28,8 +29,8 @@ export const REMOTE_OPS_EXECUTOR = 'controller:remote';
  * the apply it recorded (which the `controller` runner carries out), and a slow bucket must not
  * hold up an apply. Several at once: one hung remote does not queue every other remote's calls.
  */
-export function startRemoteOps(opts: { store: Store; journal: EventJournal; logger: Logger }) {
-  return startOpRunner({
+export async function startRemoteOps(opts: { store: Store; journal: EventJournal; logger: Logger }) {
+  const runner = await startOpRunner({
     store: opts.store,
     journal: opts.journal,
     executor: REMOTE_OPS_EXECUTOR,
@@ -37,4 +38,16 @@ export function startRemoteOps(opts: { store: Store; journal: EventJournal; logg
     workers: 4,
     handlers: remoteOpHandlers(opts.store, opts.journal),
   });
+  // Every test, listing, rebuild and pool check leaves a record: old ones are collected.
+  const collector = startOpCollector({
+    store: opts.store,
+    executor: REMOTE_OPS_EXECUTOR,
+    logger: opts.logger,
+  });
+  return {
+    stop: async () => {
+      await collector.stop();
+      await runner.stop();
+    },
+  };
 }
