@@ -37,6 +37,12 @@ export const keys = {
 
   jobs: { prefix: `${ROOT}jobs/`, one: (id: number) => `${ROOT}jobs/${pad(id)}` },
   ops: { prefix: `${ROOT}ops/`, one: (id: number) => `${ROOT}ops/${pad(id)}` },
+  /** A result too big for its op record (a bucket listing), in parts; the reader deletes them. */
+  opResults: {
+    prefix: `${ROOT}op-results/`,
+    of: (id: number) => `${ROOT}op-results/${pad(id)}/`,
+    part: (id: number, n: number) => `${ROOT}op-results/${pad(id)}/${pad(n)}`,
+  },
   catalog: {
     prefix: `${ROOT}catalog/`,
     /** Every generation of one remote. */

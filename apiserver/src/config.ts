@@ -15,6 +15,12 @@ export interface ApiserverConfig {
   plainPort: number;
   /** How long a request waits for the process that carries it out before answering 504. */
   opTimeoutMs: number;
+  /**
+   * The overall deadline of one whole remote (S3) operation the controller runs for a request
+   * (a listing, a folder deletion, a catalog scan, a probe, each read of a recovery); past it the
+   * answer is 504 remote_unreachable naming the endpoint.
+   */
+  remoteDeadlineMs: number;
   /** Interval of the keepalive comment on GET /api/events (§6.1: 20 s). */
   sseKeepaliveMs: number;
   /** The most one store (etcd) call made for a request waits; past it the answer is 503 unavailable. */
@@ -49,6 +55,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiserverConfi
     httpsPort: int(env.VTL_HTTPS_PORT, 8443),
     plainPort: int(env.VTL_PLAIN_PORT, 8080),
     opTimeoutMs: int(env.VTL_OP_TIMEOUT_MS, 120_000),
+    remoteDeadlineMs: Math.max(1, int(env.VTL_REMOTE_DEADLINE_MS, 30_000)),
     sseKeepaliveMs: Math.max(1, int(env.VTL_SSE_KEEPALIVE_MS, 20_000)),
     storeDeadlineMs: storeDeadlineFromEnv(env),
     sessionTtlSec: Math.max(1, int(env.VTL_SESSION_TTL_SEC, 12 * 3600)),

@@ -6,3 +6,4 @@ export {
 } from './library/library-status.js';
 export { startLibraryReconciler } from './library/library-reconciler.js';
 export { deleteLibraryOp } from './library/delete-library.js';
+export { remoteOpHandlers, startRemoteOps, REMOTE_OPS_EXECUTOR } from './ops/index.js';

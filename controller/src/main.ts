@@ -15,6 +15,7 @@ import { DEFAULT_DRAIN_TIMEOUT_MS, startDrainReconciler } from './system/drain.j
 import { startJobReconciler } from './jobs/job-reconciler.js';
 import { startEvictPolicy } from './jobs/evict-policy.js';
 import { startIeWatcher } from './jobs/ie-watcher.js';
+import { startRemoteOps } from './ops/index.js';
 
 /** Lease of the controller's leadership; a standby takes over about this long after a crash. */
 const LEADER_TTL_SEC = 5;
@@ -54,6 +55,7 @@ runProcess('controller', async (logger) => {
         },
       });
       const libraries = await startLibraryReconciler({ store, logger });
+      const remoteOps = await startRemoteOps({ store, journal, logger });
       const drain = await startDrainReconciler({ store, journal, logger, timeoutMs: drainTimeoutMs });
       const jobs = await startJobReconciler({ store, journal, logger });
       const evictPolicy = await startEvictPolicy({ store, journal, logger });
@@ -63,6 +65,7 @@ runProcess('controller', async (logger) => {
       await evictPolicy.stop();
       await jobs.stop();
       await drain.stop();
+      await remoteOps.stop();
       await runner.stop();
       await libraries.stop();
     },

@@ -19,3 +19,4 @@ export {
   type JobStore,
   type NewJob,
 } from './job-records.js';
+export { normalisePoolPath, refusePoolPath } from './pool-path-rules.js';

@@ -11,6 +11,7 @@ import { startCartridgeReconciler } from './cartridges/cartridge-reconciler.js';
 import { driveOps } from './ops/drive-ops.js';
 import { eraseLibraryOp } from './ops/erase-library.js';
 import { rebootOp } from './ops/reboot.js';
+import { poolPathCheckOp } from './ops/pool-path-check.js';
 import { LioFcDriver } from './fabric/lio-driver.js';
 import { startFabricReconciler } from './fabric/fabric-reconciler.js';
 import { startJobExecutor } from './jobs/job-executor.js';
@@ -124,6 +125,7 @@ runProcess('nodeagent', async (rootLogger) => {
       ...driveOps({ supervisor, publisher, journal }),
       erase_library: eraseLibraryOp({ supervisor, publisher }),
       reboot: rebootOp(hostPower),
+      pool_path_check: poolPathCheckOp(config.stateDir),
     },
   });
   // A control-plane restart must leave the emulator serving even where stopping the nodeagent

@@ -28,12 +28,12 @@ const SCAN_CONCURRENCY = 8;
  * Lists the remote's prefix and reads every manifest: the source of a catalog rebuild
  * (POST /api/catalog/rebuild). Nothing in the bucket changes.
  */
-export async function scanBucket(remote: RemoteConnection): Promise<BucketScan> {
+export async function scanBucket(remote: RemoteConnection, signal?: AbortSignal): Promise<BucketScan> {
   const s3 = s3For(remote);
   try {
     const keys = keysOf(remote);
     const folders = new Map<string, { ref: GenerationRef; hasManifest: boolean }>();
-    for (const { key } of await listFullKeys(s3, remote, keys.base)) {
+    for (const { key } of await listFullKeys(s3, remote, keys.base, signal)) {
       const parts = key.slice(keys.base.length).split('/');
       if (parts.length !== 5) continue;
       const [system, library_serial, label, generation, file] = parts as [
@@ -58,7 +58,7 @@ export async function scanBucket(remote: RemoteConnection): Promise<BucketScan> 
     const worker = async () => {
       for (let next = todo.shift(); next; next = todo.shift()) {
         const manifest = next.hasManifest
-          ? await getJson(s3, remote, keys.manifest(next.ref), Manifest).catch((err: unknown) => {
+          ? await getJson(s3, remote, keys.manifest(next.ref), Manifest, signal).catch((err: unknown) => {
               // A manifest that does not parse marks a folder nobody can import: report it as
               // incomplete rather than failing the whole rebuild.
               if (err instanceof OffsiteError && err.code === 'verify_failed') return undefined;
@@ -105,10 +105,11 @@ export async function readTopology(
   remote: RemoteConnection,
   system: string,
   serial: string,
+  signal?: AbortSignal,
 ): Promise<Topology | undefined> {
   const s3 = s3For(remote);
   try {
-    return await getJson(s3, remote, keysOf(remote).topology(system, serial), Topology);
+    return await getJson(s3, remote, keysOf(remote).topology(system, serial), Topology, signal);
   } finally {
     s3.destroy();
   }

@@ -4,13 +4,8 @@ import { keyBase } from './remote.js';
 /** Generation names: YYYYMMDDTHHMMSSZ (UTC). */
 export const GENERATION = /^\d{8}T\d{6}Z$/;
 
-/** A generation name for `at` (default now), e.g. 20260115T093000Z. */
-export function newGeneration(at: Date = new Date()): string {
-  return at
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d{3}Z$/, 'Z');
-}
+/** Generation names come from the API's one definition (§2.17). */
+export { newGeneration } from '@vtl/api';
 
 /** Where a cartridge generation lives: <prefix>/<system>/<serial>/<label>/<generation>/ */
 export interface GenerationRef {

@@ -42,11 +42,11 @@ export async function listFullKeys(
 }
 
 /** Every object under the remote's prefix, keys relative to it (GET /api/remotes/{id}/objects). */
-export async function listObjects(remote: RemoteConnection): Promise<RemoteObject[]> {
+export async function listObjects(remote: RemoteConnection, signal?: AbortSignal): Promise<RemoteObject[]> {
   const s3 = s3For(remote);
   try {
     const base = keyBase(remote);
-    const all = await listFullKeys(s3, remote, base);
+    const all = await listFullKeys(s3, remote, base, signal);
     return all.map((o) => ({ key: o.key.slice(base.length), size: o.size }));
   } finally {
     s3.destroy();
@@ -58,7 +58,11 @@ export async function listObjects(remote: RemoteConnection): Promise<RemoteObjec
  * batches; returns how many were deleted. A folder without the trailing '/' is refused
  * ('invalid'), so "ABC" can never take "ABCD/" with it.
  */
-export async function deleteFolder(remote: RemoteConnection, folder: string): Promise<number> {
+export async function deleteFolder(
+  remote: RemoteConnection,
+  folder: string,
+  signal?: AbortSignal,
+): Promise<number> {
   if (!folder.endsWith('/') || folder.startsWith('/') || folder.split('/').some((s) => s === '..')) {
     throw new OffsiteError(
       'invalid',
@@ -68,7 +72,7 @@ export async function deleteFolder(remote: RemoteConnection, folder: string): Pr
   const s3 = s3For(remote);
   try {
     const full = `${keyBase(remote)}${folder}`;
-    const keys = (await listFullKeys(s3, remote, full)).map((o) => o.key);
+    const keys = (await listFullKeys(s3, remote, full, signal)).map((o) => o.key);
     let deleted = 0;
     for (let i = 0; i < keys.length; i += DELETE_BATCH) {
       const batch = keys.slice(i, i + DELETE_BATCH);
@@ -78,6 +82,7 @@ export async function deleteFolder(remote: RemoteConnection, folder: string): Pr
             Bucket: remote.bucket,
             Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
           }),
+          { abortSignal: signal },
         )
         .catch((err: unknown) => {
           throw toOffsiteError(err, `deleting ${folder}`, describeRemote(remote));

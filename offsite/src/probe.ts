@@ -14,7 +14,7 @@ export interface ProbeResult {
  * Writes a probe object under the remote's prefix, reads it back, compares and deletes it
  * (POST /api/remotes/{id}/test). Never throws: a failure is `ok: false` with the reason.
  */
-export async function probeRemote(remote: RemoteConnection): Promise<ProbeResult> {
+export async function probeRemote(remote: RemoteConnection, signal?: AbortSignal): Promise<ProbeResult> {
   // One attempt and short timeouts: an operator is waiting for the answer.
   const s3 = s3For(remote, { maxAttempts: 1, connectionTimeoutMs: 5_000, idleTimeoutMs: 15_000 });
   const where = describeRemote(remote);
@@ -29,12 +29,17 @@ export async function probeRemote(remote: RemoteConnection): Promise<ProbeResult
         Body: payload,
         ContentLength: Buffer.byteLength(payload),
       }),
+      { abortSignal: signal },
     );
     step = 'read back';
-    const res = await s3.send(new GetObjectCommand({ Bucket: remote.bucket, Key: key }));
+    const res = await s3.send(new GetObjectCommand({ Bucket: remote.bucket, Key: key }), {
+      abortSignal: signal,
+    });
     const got = (await res.Body?.transformToString('utf8')) ?? '';
     step = 'delete';
-    await s3.send(new DeleteObjectCommand({ Bucket: remote.bucket, Key: key }));
+    await s3.send(new DeleteObjectCommand({ Bucket: remote.bucket, Key: key }), {
+      abortSignal: signal,
+    });
     if (got !== payload) {
       return {
         ok: false,

@@ -29,11 +29,14 @@ export async function startOpRunner(opts: {
   executor: string;
   logger: Logger;
   handlers: Partial<Record<OpKind, OpHandler>>;
+  /** Ops carried out at once (default 1: one after the other). */
+  workers?: number;
 }): Promise<{ stop(): Promise<void> }> {
   const { store, journal, executor } = opts;
   const controller: Controller = startController<string>({
     name: `ops:${executor}`,
     logger: opts.logger,
+    workers: opts.workers ?? 1,
     reconcile: async (key, { log }) => {
       const current = await store.get(key, Op);
       if (!current || isOpFinished(current.value) || current.value.executor !== executor) return;

@@ -15,6 +15,7 @@ export type { Watch, WatchEvent, WatchOptions } from './watch.js';
 export { WatchCache, type CacheChange, type CachedPrefix } from './watch-cache.js';
 export { waitFor, type WaitOptions } from './wait.js';
 export { loadSnapshot } from './snapshot.js';
+export { checkRecoverPreconditions } from './recover-rules.js';
 export { ensurePki, PKI_IDENTITIES, type Pki, type PkiIdentity } from './pki.js';
 export {
   ensureSealingKeyFile,

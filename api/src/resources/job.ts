@@ -42,6 +42,14 @@ export const CANCELLABLE_JOB_STATES: readonly JobState[] = ['detected', 'queued'
 
 /** Bucket generation names, `YYYYMMDDTHHMMSSZ` (§2.17). */
 export const GENERATION_PATTERN = /^\d{8}T\d{6}Z$/;
+
+/** A generation name for `at` (default now), e.g. 20260115T093000Z. */
+export function newGeneration(at: Date = new Date()): string {
+  return at
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}Z$/, 'Z');
+}
 const generation = z
   .string()
   .trim()

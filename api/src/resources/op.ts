@@ -15,6 +15,14 @@ export const OpKind = z.enum([
   'reboot',
   /** A library delete's node-local part (emulator and disk), asked of the node by the controller. */
   'erase_library',
+  // Remote work the controller runs (the apiserver never talks to S3): docs/architecture.md.
+  'recover',
+  'catalog_rebuild',
+  'remote_test',
+  'remote_objects_list',
+  'remote_objects_delete',
+  // Node-side checks of a pool path (symlinks resolve on the node's own disk).
+  'pool_path_check',
 ]);
 export type OpKind = z.infer<typeof OpKind>;
 
@@ -24,12 +32,18 @@ export type OpState = z.infer<typeof OpState>;
 export const Op = z.object({
   id: z.number().int(),
   kind: OpKind,
-  /** `controller`, or `node:<name>` for work on one node's data plane. */
+  /** `controller`, `controller:remote` (S3 work), or `node:<name>` for work on one node's data plane. */
   executor: z.string(),
   params: z.record(z.string(), z.unknown()),
   state: OpState,
   steps: z.array(z.string()).default([]),
   result: z.unknown().optional(),
+  /**
+   * Where a resumable operation has got to (e.g. a recovery's declared library and its apply
+   * op), written in the same transaction as the step it records, so a restarted executor
+   * resumes instead of repeating it.
+   */
+  progress: z.record(z.string(), z.unknown()).optional(),
   error: ErrorBody.shape.error.optional(),
   requested_by: z.string().default(''),
   created_at: z.string(),

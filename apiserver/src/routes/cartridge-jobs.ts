@@ -12,6 +12,7 @@ import {
   badRequest,
   conflict,
   keys,
+  newGeneration,
   notFound,
   RemoteRecord,
 } from '@vtl/api';
@@ -29,7 +30,6 @@ import { validInput } from '../plugins/validate.js';
 import { refuseWhileDraining } from '../services/guards.js';
 import { systemName } from '../services/identity.js';
 import { catalogGenerations, referencedRemote, refuseBusyLabel } from '../services/jobs.js';
-import { offsite } from '../services/offsite.js';
 
 /**
  * The fields an export or evict job shares: which copy of the cartridge (remote, generation,
@@ -140,7 +140,7 @@ export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) 
         throw badRequest(`${label} is an evicted stub: its data is in the bucket already; import it first.`);
       refuseBusyLabel(s.jobs, label);
       const system = await systemName(store);
-      const generation = body.generation ?? offsite().newGeneration();
+      const generation = body.generation ?? newGeneration();
       if (
         (await catalogGenerations(store, body.remote_id, label, system)).some(
           (e) => e.generation === generation,

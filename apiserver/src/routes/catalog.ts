@@ -45,7 +45,11 @@ export async function catalogRoutes(app: FastifyInstance, ctx: AppContext) {
     async (request) => {
       const { remote_id } = parse(CatalogRebuildRequest, request.body);
       request.auditSubject = `remote:${remote_id}`;
-      return CatalogRebuildResponse.parse(await rebuildCatalog(store, remote_id));
+      const rebuilt = await rebuildCatalog(store, remote_id, {
+        requestedBy: request.principal?.name ?? '',
+        deadlineMs: ctx.config.remoteDeadlineMs,
+      });
+      return CatalogRebuildResponse.parse(rebuilt);
     },
   );
 }

@@ -15,12 +15,14 @@ import {
 import { waitFor } from '@vtl/reconcile';
 import type { AppContext } from '../context.js';
 import { loadSnapshot } from '@vtl/store';
-import { type Snapshot } from '@vtl/domain';
+import { normalisePoolPath, refusePoolPath, type Snapshot } from '@vtl/domain';
 import { idParam } from '../plugins/validate.js';
-import { checkPoolPath } from '../services/pool-path.js';
+import { runRemoteOp } from '../services/remote-ops.js';
 
 /** How long POST /api/pools waits for the owning nodeagent to report the new pool active. */
 const POOL_ACTIVATION_WAIT_MS = 10_000;
+/** How long it waits for the node to check the path on its own disk. */
+const POOL_PATH_CHECK_WAIT_MS = 10_000;
 
 export function poolRow(s: Snapshot, pool: PoolSpec): PoolRow {
   const status = s.poolStatus.get(pool.id);
@@ -65,7 +67,10 @@ export async function poolRoutes(app: FastifyInstance, ctx: AppContext) {
     },
     async (request, reply) => {
       const body = request.body;
-      body.path = await checkPoolPath(body.path, ctx.config.stateDir);
+      // The rules on the path as written here; symlinks resolve on the node's disk, below.
+      const input = body.path;
+      body.path = normalisePoolPath(input);
+      refusePoolPath(input, [body.path], [ctx.config.stateDir]);
       const s = await loadSnapshot(ctx.store);
       let node = body.node;
       if (!node) {
@@ -74,6 +79,16 @@ export async function poolRoutes(app: FastifyInstance, ctx: AppContext) {
           throw badRequest(`node is required: ${nodes.length} nodes are up (${nodes.join(', ') || 'none'}).`);
         node = nodes[0] as string;
       }
+      // A node that is up checks the path on its own disk (the apiserver reads no node's disk);
+      // a pool declared for a node that is down is checked as written and shows offline.
+      if (s.nodes.some((n) => n.node === node))
+        await runRemoteOp(ctx.store, {
+          kind: 'pool_path_check',
+          executor: `node:${node}`,
+          params: { path: input },
+          requestedBy: request.principal?.name ?? '',
+          waitMs: POOL_PATH_CHECK_WAIT_MS,
+        });
       if (s.pools.some((p) => p.name === body.name))
         throw conflict(`A pool named "${body.name}" exists already.`);
       const clash = s.pools.find(

@@ -1,18 +1,13 @@
 import type { FastifyInstance } from 'fastify';
-import { ApplyResponse, LibraryStatus, RecoverRequest, RecoverResponse, VtlError, keys } from '@vtl/api';
+import { RecoverRequest, RecoverResponse } from '@vtl/api';
 import type { AppContext } from '../context.js';
 import { parse } from '../plugins/validate.js';
 import { refuseWhileDraining } from '../services/guards.js';
-import { runOp } from '../services/ops.js';
-import {
-  declareRecoveredLibrary,
-  queueRecoveryImports,
-  recoveryActivationFailed,
-} from '../services/recover.js';
+import { recoverLibrary } from '../services/recover.js';
 
 /** POST /api/libraries/recover (§3.1, §4.6 rule 5): a library rebuilt from a bucket. */
 export async function recoverRoutes(app: FastifyInstance, ctx: AppContext) {
-  const { store, journal } = ctx;
+  const { store } = ctx;
   app.post(
     '/api/libraries/recover',
     {
@@ -31,36 +26,15 @@ export async function recoverRoutes(app: FastifyInstance, ctx: AppContext) {
       await refuseWhileDraining(store, 'Recover');
       const body = parse(RecoverRequest, request.body);
       request.auditSubject = `${body.system_name}/${body.library_serial}`;
-      const plan = await declareRecoveredLibrary(store, journal, body);
-      const by = request.principal?.name ?? '';
-      // Activation first: apply is refused while jobs are queued, so the imports come after it.
-      let activation: unknown;
-      try {
-        const applied = await runOp<ApplyResponse>(
-          store,
-          { kind: 'apply', executor: 'controller', params: {} },
-          ctx.config.opTimeoutMs,
-        );
-        plan.steps.push(...applied.steps);
-        // An apply that ran to the end may still leave this library down (it says so in a step).
-        const status = await store.get(keys.libraryStatus.one(plan.lib.id), LibraryStatus);
-        if (status?.value.state !== 'active')
-          activation = new VtlError('internal', 'the data plane does not serve it after the apply');
-      } catch (err) {
-        activation = err;
-      }
-      const importJobs = await queueRecoveryImports(store, journal, body, plan, by);
-      if (activation) throw recoveryActivationFailed(activation, plan.lib, importJobs, plan.steps);
-      reply.code(201);
-      return RecoverResponse.parse({
-        library: plan.lib.id,
-        serial: plan.lib.serial,
-        name: plan.lib.name,
-        drive_serials: plan.lib.drive_serials,
-        carts: plan.carts,
-        import_jobs: importJobs,
-        steps: plan.steps,
+      // The controller runs the recovery as an op (controller/src/ops/recover.ts); a failed
+      // activation comes back as its 500 carrying the library, the import jobs and the steps.
+      const recovered = await recoverLibrary(store, body, {
+        requestedBy: request.principal?.name ?? '',
+        opTimeoutMs: ctx.config.opTimeoutMs,
+        remoteDeadlineMs: ctx.config.remoteDeadlineMs,
       });
+      reply.code(201);
+      return RecoverResponse.parse(recovered);
     },
   );
 }

@@ -1,15 +1,26 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogEntry, Job, RemoteSecret, isoNow, keys } from '@vtl/api';
+import { pino } from 'pino';
+import { EventJournal } from '@vtl/store';
+import { startRemoteOps } from '@vtl/controller';
 import { startTestApp, type TestApp } from '../test/test-app.js';
 
 const SECRET = 'wJalrXUtnFEMI-K7MDENG-bPxRfiCYEXAMPLEKEY';
 
 describe('remotes and the catalog (§4.4)', () => {
   let t: TestApp;
+  // The controller's runner of remote ops: the apiserver records them, the controller talks to S3.
+  let ops: Awaited<ReturnType<typeof startRemoteOps>> | undefined;
   beforeAll(async () => {
     t = await startTestApp();
+    ops = await startRemoteOps({
+      store: t.store,
+      journal: new EventJournal(t.store),
+      logger: pino({ level: 'silent' }),
+    });
   });
   afterAll(async () => {
+    await ops?.stop();
     await t?.close();
   });
 

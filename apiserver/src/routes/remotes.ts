@@ -17,19 +17,30 @@ import {
   deleteRemote,
   getRemote,
   listRemotes,
-  recordTest,
-  remoteConnection,
+  remoteRecord,
   updateRemote,
 } from '../services/remotes.js';
-import { offsite } from '../services/offsite.js';
+import { runRemoteOp, takeListing } from '../services/remote-ops.js';
 
-/** An error message without anything that could carry a credential (S3 errors echo requests). */
-const reason = (err: unknown) => (err instanceof Error ? err.message : String(err));
-
-/** §4.4 remotes. The secret key is write-only: no response, log line or event carries it. */
+/**
+ * §4.4 remotes. The secret key is write-only: no response, log line or event carries it. What
+ * touches the bucket (test, listing, deletion) is an op the controller runs under an overall
+ * deadline (VTL_REMOTE_DEADLINE_MS); the route records it and waits for its outcome.
+ */
 export async function remoteRoutes(app: FastifyInstance, ctx: AppContext) {
   const { store } = ctx;
   type Id = { Params: { id: string } };
+  const remoteOp = <T>(
+    kind: 'remote_test' | 'remote_objects_list' | 'remote_objects_delete',
+    by: string,
+    params: object,
+  ) =>
+    runRemoteOp<T>(store, {
+      kind,
+      params: { ...params, deadline_ms: ctx.config.remoteDeadlineMs },
+      requestedBy: by,
+      waitMs: ctx.config.remoteDeadlineMs,
+    });
 
   app.get(
     '/api/remotes',
@@ -106,14 +117,11 @@ export async function remoteRoutes(app: FastifyInstance, ctx: AppContext) {
     },
     async (request) => {
       const id = idParam(request.params.id, 'remote');
-      const conn = await remoteConnection(store, id);
-      let result: { ok: boolean; detail: string };
-      try {
-        result = await offsite().probeRemote(conn);
-      } catch (err) {
-        result = { ok: false, detail: reason(err) };
-      }
-      await recordTest(store, id, result);
+      await remoteRecord(store, id);
+      // The controller records the outcome on the remote; a failed probe is still 200 ok: false.
+      const { result } = await remoteOp<unknown>('remote_test', request.principal?.name ?? '', {
+        remote_id: id,
+      });
       return RemoteTestResult.parse(result);
     },
   );
@@ -127,8 +135,12 @@ export async function remoteRoutes(app: FastifyInstance, ctx: AppContext) {
       },
     },
     async (request) => {
-      const conn = await remoteConnection(store, idParam(request.params.id, 'remote'));
-      return RemoteObjects.parse({ objects: await offsite().listObjects(conn) });
+      const id = idParam(request.params.id, 'remote');
+      await remoteRecord(store, id);
+      const listed = await remoteOp<{ parts: number }>('remote_objects_list', request.principal?.name ?? '', {
+        remote_id: id,
+      });
+      return RemoteObjects.parse({ objects: await takeListing(store, listed.id, listed.result.parts) });
     },
   );
 
@@ -157,8 +169,12 @@ export async function remoteRoutes(app: FastifyInstance, ctx: AppContext) {
           'prefix must name a folder under the remote prefix, e.g. "site/SERIAL/ABC001L8/"; nothing was deleted.',
         );
       request.auditSubject = `remote:${id}:${prefix}`;
-      const conn = await remoteConnection(store, id);
-      return DeleteRemoteObjectsResponse.parse({ deleted: await offsite().deleteFolder(conn, prefix) });
+      await remoteRecord(store, id);
+      const { result } = await remoteOp<unknown>('remote_objects_delete', request.principal?.name ?? '', {
+        remote_id: id,
+        prefix,
+      });
+      return DeleteRemoteObjectsResponse.parse(result);
     },
   );
 }

@@ -2,7 +2,6 @@ import {
   RemoteRecord,
   RemoteSecret,
   VtlError,
-  badRequest,
   conflict,
   isJobActive,
   isoNow,
@@ -15,7 +14,6 @@ import {
 import type { Store, Txn } from '@vtl/store';
 import { Job } from '@vtl/api';
 import { deleteRemoteRecord } from './settings.js';
-import { connectionOf, type RemoteConnection } from './offsite.js';
 
 /** Remotes that have a stored secret, from the keys alone: listing never reads a secret value. */
 async function idsWithSecret(store: Store): Promise<Set<number>> {
@@ -81,24 +79,6 @@ export async function updateRemote(store: Store, id: number, body: UpdateRemoteR
     if (secret_key) txn.put(keys.remoteSecrets.one(id), { secret_key } satisfies RemoteSecret);
     if (await txn.commit()) return getRemote(store, id);
   }
-}
-
-/** Records the outcome of POST /api/remotes/{id}/test on the remote. */
-export async function recordTest(store: Store, id: number, result: { ok: boolean; detail: string }) {
-  await store.update(keys.remotes.one(id), RemoteRecord, (cur) =>
-    cur
-      ? { ...cur, last_test_at: isoNow(), last_test_ok: result.ok, last_test_detail: result.detail }
-      : undefined,
-  );
-}
-
-/** What it takes to reach the remote's bucket; the only reader of the secret. */
-export async function remoteConnection(store: Store, id: number): Promise<RemoteConnection> {
-  const record = await remoteRecord(store, id);
-  const secret = await store.get(keys.remoteSecrets.one(id), RemoteSecret);
-  if (!secret)
-    throw badRequest(`Remote ${id} has no secret key stored; set one with PUT /api/remotes/${id}.`);
-  return connectionOf(record, secret.value.secret_key);
 }
 
 /**

@@ -1,4 +1,3 @@
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { badRequest } from '@vtl/api';
 
@@ -29,31 +28,14 @@ const STATE_DIR_POOL_AREAS = ['pool', 'pools'];
 const within = (child: string, parent: string) =>
   child === parent || child.startsWith(parent === '/' ? '/' : parent + '/');
 
-/** The path with symlinks resolved as far as it exists (the rest is created by the nodeagent). */
-async function realPath(p: string): Promise<string> {
-  const rest: string[] = [];
-  let current = p;
-  for (;;) {
-    try {
-      return path.join(await fs.realpath(current), ...rest.reverse());
-    } catch {
-      if (current === '/') return p;
-      rest.push(path.basename(current));
-      current = path.dirname(current);
-    }
-  }
-}
-
 /**
  * Refuses a pool path over the appliance or the system (docs/api.md "Pools"): inside the state dir
  * (its etcd data, keys, logs) except the pool areas, a parent of the state dir, a system tree or
- * a system root itself. `..` and symlinks are resolved first, on this host. Returns the path
- * normalised (no `..`, no trailing `/`), as it is stored.
+ * a system root itself. `candidates` are the path normalised and, where the node resolved them,
+ * with its symlinks resolved; `stateDirs` likewise. Pure: the node resolves symlinks on its own
+ * disk (nodeagent/src/pool/pool-path.ts), the apiserver checks the path as written.
  */
-export async function checkPoolPath(input: string, stateDir: string): Promise<string> {
-  const normalised = path.resolve('/', input);
-  const candidates = [...new Set([normalised, await realPath(normalised)])];
-  const states = [...new Set([path.resolve(stateDir), await realPath(path.resolve(stateDir))])];
+export function refusePoolPath(input: string, candidates: string[], stateDirs: string[]): void {
   for (const p of candidates) {
     const shown = p === input ? input : `${input} (resolves to ${p})`;
     const tree = SYSTEM_TREES.find((t) => within(p, t));
@@ -69,7 +51,7 @@ export async function checkPoolPath(input: string, stateDir: string): Promise<st
         `Path ${shown} is a system directory; use a directory of its own below it (e.g. ${path.join(p, 'vtl-pool')}).`,
         { reason: 'system_dir' },
       );
-    for (const state of states) {
+    for (const state of stateDirs) {
       const inPoolArea = STATE_DIR_POOL_AREAS.some(
         (area) => within(p, path.join(state, area)) && p !== state,
       );
@@ -85,5 +67,7 @@ export async function checkPoolPath(input: string, stateDir: string): Promise<st
         );
     }
   }
-  return normalised;
 }
+
+/** The path as it is stored: absolute, no `..`, no trailing `/`. */
+export const normalisePoolPath = (input: string) => path.resolve('/', input);

@@ -23,7 +23,7 @@ function noAnswer(err: unknown, depth = 0): boolean {
 }
 
 /**
- * An S3 failure of an apiserver remote operation as the API answers it: 504 remote_unreachable
+ * An S3 failure of a remote operation as the API answers it: 504 remote_unreachable
  * when the remote did not answer in time, 502 remote_refused when it refused the connection or
  * answered with an error; the message names the operation and the endpoint. Input errors of the
  * engine are 400; anything else is not an S3 failure and passes through.

@@ -1,0 +1,36 @@
+import { RemoteRecord, badRequest, keys, type PoolSpec, type RecoverRequest } from '@vtl/api';
+import { z } from 'zod';
+import { refuseWithActiveJobs, type Snapshot } from '@vtl/domain';
+import { loadSnapshot } from './snapshot.js';
+import type { Store } from './store.js';
+
+/**
+ * The preconditions of a recovery that etcd alone can check (§4.6 rule 5: 400 otherwise, nothing
+ * written): no job active, the serial not here yet, the pool active and free, the remote known.
+ * The apiserver checks them before it records the operation; the controller checks them again
+ * before it declares (its transaction guards the pool and serial claims).
+ */
+export async function checkRecoverPreconditions(
+  store: Store,
+  body: z.infer<typeof RecoverRequest>,
+): Promise<{ snapshot: Snapshot; pool: PoolSpec }> {
+  const s = await loadSnapshot(store);
+  refuseWithActiveJobs(s, 'Recover');
+  if (
+    s.libraries.some((l) => l.serial === body.library_serial) ||
+    (await store.get(keys.librarySerial(body.library_serial), z.unknown()))
+  )
+    throw badRequest(
+      `A library with serial ${body.library_serial} exists here already; recover restores only missing libraries.`,
+    );
+  const pool = s.pools.find((p) => p.id === body.pool_id);
+  if (!pool) throw badRequest(`pool_id ${body.pool_id} names no pool; GET /api/pools lists them.`);
+  if (s.poolStatus.get(pool.id)?.state !== 'active')
+    throw badRequest(`Pool "${pool.name}" is not active; check its node (GET /api/pools shows why).`);
+  const home = s.libraries.find((l) => l.home_pool === pool.id);
+  if (home)
+    throw badRequest(`Pool "${pool.name}" already homes library ${home.id} (${home.name}); use a free pool.`);
+  if (!(await store.get(keys.remotes.one(body.remote_id), RemoteRecord)))
+    throw badRequest(`remote_id ${body.remote_id}: no such remote; GET /api/remotes lists them.`);
+  return { snapshot: s, pool };
+}
