@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { stillRuns } from '@vtl/reconcile';
+import { stillRuns } from '@vtl/reconcile/dist/process-identity.js';
 import type { PidFiles, PidRecord } from './pid-files.js';
 
 /** How long a leftover has to exit after SIGTERM before it is killed. */

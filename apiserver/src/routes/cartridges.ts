@@ -114,8 +114,8 @@ export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
     {
       config: { role: 'read-only', doc: { summary: 'Every cartridge (§2.7)', response: z.array(Cartridge) } },
     },
-    async (_request, reply) => {
-      await views.fresh();
+    async (request, reply) => {
+      await views.fresh(request.arrivedAt);
       return reply
         .type('application/json; charset=utf-8')
         .send(asBytes(views, 'cartridges-json', () => cartridgesJson(views)));
@@ -127,7 +127,7 @@ export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
     { config: { role: 'read-only', doc: { summary: 'One cartridge', response: Cartridge } } },
     async (request) => {
       const label = request.params.label.toUpperCase();
-      await views.fresh();
+      await views.fresh(request.arrivedAt);
       const found = views
         .memo('cartridge-view', () => cartridgeView(views.snapshot()))
         .find((c) => c.label === label);

@@ -23,7 +23,7 @@ export async function jobRoutes(app: FastifyInstance, ctx: AppContext) {
     },
     async (request) => {
       const query = parse(JobListQuery, request.query);
-      return listJobs((await viewsOf(ctx).fresh()).snapshot().jobs, query);
+      return listJobs((await viewsOf(ctx).fresh(request.arrivedAt)).snapshot().jobs, query);
     },
   );
 
@@ -32,7 +32,7 @@ export async function jobRoutes(app: FastifyInstance, ctx: AppContext) {
     { config: { role: 'read-only', doc: { summary: 'One job', response: Job } } },
     async (request) => {
       const id = idParam(request.params.id, 'job');
-      return getJob((await viewsOf(ctx).fresh()).snapshot().jobs, id);
+      return getJob((await viewsOf(ctx).fresh(request.arrivedAt)).snapshot().jobs, id);
     },
   );
 

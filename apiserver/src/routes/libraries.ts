@@ -25,13 +25,12 @@ import {
   libraryState,
   loadSnapshot,
   nodeOfLibrary,
-  refuseWithActiveJobs,
   refuseWithLoadedDrives,
   type Snapshot,
 } from '@vtl/store';
 import { nextLabels, usedVolsers } from '../services/labels.js';
-import { runOp } from '../services/ops.js';
 import { refuseWhileDraining } from '../services/guards.js';
+import { runExclusiveOp } from '../services/exclusive-ops.js';
 import { viewsOf } from '../services/views.js';
 
 const DEFAULT_SLOTS = 100;
@@ -104,8 +103,8 @@ export async function libraryRoutes(app: FastifyInstance, ctx: AppContext) {
     {
       config: { role: 'read-only', doc: { summary: 'Library rows (§2.14)', response: z.array(LibraryRow) } },
     },
-    async (_request, reply) => {
-      const views = await viewsOf(ctx).fresh();
+    async (request, reply) => {
+      const views = await viewsOf(ctx).fresh(request.arrivedAt);
       const body = views.memo('library-rows', () => {
         const s = views.snapshot();
         return JSON.stringify(s.libraries.filter((l) => !l.deleting).map((l) => row(s, l)));
@@ -191,13 +190,12 @@ export async function libraryRoutes(app: FastifyInstance, ctx: AppContext) {
     },
     async (request) => {
       parse(ConfirmRequest('apply'), request.body);
-      const s = await loadSnapshot(store);
-      refuseWithActiveJobs(s, 'Apply');
-      refuseWithLoadedDrives(s, 'Apply');
-      const result = await runOp(
+      const result = await runExclusiveOp(
         store,
         { kind: 'apply', executor: 'controller', params: {} },
+        'Apply',
         ctx.config.opTimeoutMs,
+        (s) => refuseWithLoadedDrives(s, 'Apply'),
       );
       return ApplyResponse.parse(result);
     },
@@ -215,11 +213,10 @@ export async function libraryRoutes(app: FastifyInstance, ctx: AppContext) {
     async (request) => {
       parse(ConfirmRequest('restart'), request.body);
       await refuseWhileDraining(store, 'A data-plane restart');
-      const s = await loadSnapshot(store);
-      refuseWithActiveJobs(s, 'A data-plane restart');
-      const result = await runOp(
+      const result = await runExclusiveOp(
         store,
         { kind: 'dataplane_restart', executor: 'controller', params: {} },
+        'A data-plane restart',
         ctx.config.opTimeoutMs,
       );
       return ApplyResponse.parse(result);
@@ -243,12 +240,12 @@ export async function libraryRoutes(app: FastifyInstance, ctx: AppContext) {
       if (body.confirm !== lib.name && body.confirm !== lib.serial)
         throw badRequest(`confirm must be the library name "${lib.name}" or its serial exactly.`);
       await refuseWhileDraining(store, 'Library delete');
-      refuseWithActiveJobs(s, 'Library delete');
       const node = nodeOfLibrary(s, lib);
       if (!node) throw badRequest(`Library ${id} has no pool record; nothing can erase its cartridges.`);
-      const result = await runOp(
+      const result = await runExclusiveOp(
         store,
         { kind: 'delete_library', executor: `node:${node}`, params: { library: id } },
+        'Library delete',
         ctx.config.opTimeoutMs,
       );
       return DeleteLibraryResponse.parse(result);

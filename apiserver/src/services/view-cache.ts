@@ -66,9 +66,15 @@ export class ViewCache {
    * flight) and wait until the cache has reached it. A view is then never older than any write
    * answered before the request came, this process's or another's; with the store stalled the
    * answer is 503 `unavailable` within the store deadline instead of cached data of unknown age.
+   *
+   * `since` is when the request arrived (performance.now()): a revision read that began after it
+   * serves the request as well as a new one, so the route's read after the credential check's
+   * costs no second round trip.
    */
-  async fresh(): Promise<this> {
-    const current = await this.latestRevision();
+  async fresh(since?: number): Promise<this> {
+    const done = this.lastRevision;
+    const current =
+      since !== undefined && done && done.startedAt >= since ? done.revision : await this.latestRevision();
     const want = BigInt(current) > BigInt(this.store.seenRevision) ? current : this.store.seenRevision;
     if (await this.cache.reached(want, READ_YOUR_WRITES_MS)) return this;
     throw new VtlError(
@@ -80,13 +86,23 @@ export class ViewCache {
 
   private revisionFetch: Promise<string> | undefined;
   private nextRevisionFetch: Promise<string> | undefined;
+  /** The newest completed revision read and when it began. */
+  private lastRevision: { startedAt: number; revision: string } | undefined;
 
   /** The store's revision, read after this call began; concurrent callers share one read. */
   private latestRevision(): Promise<string> {
     if (!this.revisionFetch) {
-      const fetch = this.store.currentRevision().finally(() => {
-        if (this.revisionFetch === fetch) this.revisionFetch = undefined;
-      });
+      const startedAt = performance.now();
+      const fetch = this.store
+        .currentRevision()
+        .then((revision) => {
+          if (!this.lastRevision || this.lastRevision.startedAt < startedAt)
+            this.lastRevision = { startedAt, revision };
+          return revision;
+        })
+        .finally(() => {
+          if (this.revisionFetch === fetch) this.revisionFetch = undefined;
+        });
       this.revisionFetch = fetch;
       return fetch;
     }
