@@ -5,7 +5,7 @@ import './plugins/route-config.js';
 import { registerErrorHandler } from './plugins/errors.js';
 import { registerArrival } from './plugins/arrival.js';
 import { hygieneOptions, registerHygiene } from './plugins/hygiene.js';
-import { requestLogger } from './plugins/request-log.js';
+import { registerRequestLog, requestLogger } from './plugins/request-log.js';
 import { registerAudit, registerAuth } from './plugins/auth.js';
 import { healthRoutes } from './routes/health.js';
 import { systemRoutes } from './routes/system.js';
@@ -59,10 +59,12 @@ function base(ctx: AppContext, opts: { https?: ServerOptions }): FastifyInstance
   // The pino instance is typed more narrowly than Fastify's logger; the cast only widens it.
   const app = Fastify({
     loggerInstance: requestLogger(ctx.logger),
+    disableRequestLogging: true, // registerRequestLog: one line per request instead of two
     ...(opts.https ? { https: opts.https } : {}),
     ...hygieneOptions(opts.https),
   }) as unknown as FastifyInstance;
   registerHygiene(app, opts.https);
+  registerRequestLog(app);
   registerErrorHandler(app);
   registerArrival(app);
   registerAuth(app, ctx.store, ctx.views);

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Job, keys } from '@vtl/api';
-import { Store, testJob } from '@vtl/store';
+import { Job, Op, isJobActive, keys } from '@vtl/api';
+import { Store, freePort, testJob } from '@vtl/store';
 import { waitFor } from '@vtl/reconcile';
 import { Appliance } from './harness/appliance.js';
 import { burst, refusalCodes, startSilentServer, times, unreachableRemote } from './harness/race.js';
+import type { ApiResponse } from './harness/api-client.js';
 
 const N = 10;
 
@@ -18,6 +19,7 @@ describe('racing writes: exactly one wins', () => {
   let silent: Awaited<ReturnType<typeof startSilentServer>>;
   let libId: number;
   let remoteId: number;
+  let refusingId: number;
   const labels: string[] = [];
 
   const jobsOf = async (label: string): Promise<Job[]> =>
@@ -41,18 +43,95 @@ describe('racing writes: exactly one wins', () => {
     expect(lib.status, lib.text).toBe(201);
     libId = lib.body.library;
     expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
-    const mint = await app.api.post('/api/cartridges', { library: libId, count: 6 });
+    const mint = await app.api.post('/api/cartridges', { library: libId, count: 7 });
     expect(mint.status, mint.text).toBe(200);
     labels.push(...mint.body.created.map((c: { label: string }) => c.label));
     // An S3 endpoint that never answers: jobs sent there stay in flight while the test looks.
     const remote = await app.api.post('/api/remotes', unreachableRemote('silent', silent.port));
     expect(remote.status, remote.text).toBe(201);
     remoteId = remote.body.id;
+    // A closed port: jobs sent there fail soon, so no job stays active between the apply races.
+    const refusing = await app.api.post('/api/remotes', unreachableRemote('refusing', await freePort()));
+    expect(refusing.status, refusing.text).toBe(201);
+    refusingId = refusing.body.id;
   }, 300_000);
   afterAll(async () => {
     await store?.close();
     await app?.destroy();
     await silent?.close();
+  });
+
+  /**
+   * An operation that needs every job stopped, fired amid N exports of one label (run before
+   * any test leaves a job in flight). Either an export was admitted first and the operation is
+   * refused with 400 naming it, or the operation ran and every export admitted was created after
+   * the operation finished (store revisions); exports during it are 409.
+   */
+  async function raceWithExports(kind: Op['kind'], call: () => Promise<ApiResponse>): Promise<void> {
+    await waitFor(
+      async () => ((await app.api.get('/api/jobs')).body as Job[]).every((j) => !isJobActive(j.state)),
+      {
+        timeoutMs: 120_000,
+        intervalMs: 500,
+      },
+    );
+    const label = labels[6]!;
+    const exports = times(N, () =>
+      app.api.post(`/api/cartridges/${label}/export`, { remote_id: refusingId }),
+    );
+    const b = await burst([...exports.slice(0, N / 2), call, ...exports.slice(N / 2)]);
+    const opAnswer = b.responses[N / 2]!;
+    const exportAnswers = b.responses.filter((_, i) => i !== N / 2);
+    const admitted = exportAnswers.filter((r) => r.status === 201).map((r) => r.body as Job);
+    expect(admitted.length, JSON.stringify(b.statuses)).toBeLessThanOrEqual(1);
+    for (const r of exportAnswers.filter((x) => x.status !== 201))
+      expect([400, 409], r.text).toContain(r.status);
+    if (opAnswer.status === 400) {
+      expect(admitted, opAnswer.text).toHaveLength(1);
+      const details = (opAnswer.body as { error: { details?: { jobs?: number[] } } }).error.details;
+      expect(details?.jobs, opAnswer.text).toContain(admitted[0]!.id);
+      return;
+    }
+    expect(opAnswer.status, opAnswer.text).toBe(200);
+    const ops = (await store.list(keys.ops.prefix, Op)).items.filter((o) => o.value.kind === kind);
+    const op = ops.at(-1)!;
+    expect(op.value.state).toBe('succeeded');
+    for (const job of admitted) {
+      const row = await store.get(keys.jobs.one(job.id), Job);
+      expect(BigInt(row!.createRevision), `job ${job.id} started while ${kind} ran`).toBeGreaterThan(
+        BigInt(op.modRevision),
+      );
+    }
+  }
+
+  it(`an apply amid ${N} exports: no job is admitted between its check and its end`, async () => {
+    await raceWithExports('apply', () => app.api.post('/api/libraries/apply', { confirm: 'apply' }));
+  });
+
+  it(`a library delete amid ${N} exports: no job is admitted between its check and its end`, async () => {
+    const pool = await app.api.post('/api/pools', { name: 'doomed', path: `${app.stateDir}/pools/doomed` });
+    expect([200, 201], pool.text).toContain(pool.status);
+    await waitFor(
+      async () =>
+        ((await app.api.get('/api/pools')).body as Array<{ name: string; state: string }>).some(
+          (p) => p.name === 'doomed' && p.state === 'active',
+        ),
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    const lib = await app.api.post('/api/libraries', {
+      name: 'doomed',
+      product: '3573-TL',
+      drive_product: 'ULT3580-TD8',
+      num_drives: 1,
+      num_slots: 12,
+      num_map: 1,
+      label_prefix: 'DOM',
+      pool_id: pool.body.id,
+    });
+    expect(lib.status, lib.text).toBe(201);
+    await raceWithExports('delete_library', () =>
+      app.api.delete(`/api/libraries/${lib.body.library}`, { confirm: 'doomed' }),
+    );
   });
 
   it(`${N} exports of one cartridge: one 201, ${N - 1} × 409, one job`, async () => {
