@@ -136,7 +136,10 @@ describe('racing writes: exactly one wins', () => {
     });
     expect(lib.status, lib.text).toBe(201);
     await raceWithExports('delete_library', () =>
-      app.api.delete(`/api/libraries/${lib.body.library}`, { confirm: 'doomed' }),
+      app.api.delete(`/api/libraries/${lib.body.library}`, {
+        confirm: 'doomed',
+        acknowledge: 'I understand',
+      }),
     );
   });
 

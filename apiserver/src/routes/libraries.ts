@@ -21,13 +21,7 @@ import {
 } from '@vtl/api';
 import type { AppContext } from '../context.js';
 import { idParam, parse } from '../plugins/validate.js';
-import {
-  libraryState,
-  loadSnapshot,
-  nodeOfLibrary,
-  refuseWithLoadedDrives,
-  type Snapshot,
-} from '@vtl/store';
+import { libraryState, loadSnapshot, nodeOfLibrary, refuseWithLoadedDrives, type Snapshot } from '@vtl/store';
 import { nextLabels, usedVolsers } from '../services/labels.js';
 import { refuseWhileDraining } from '../services/guards.js';
 import { runExclusiveOp } from '../services/exclusive-ops.js';
