@@ -170,6 +170,8 @@ describe('supervision: the appliance cleans up after itself', () => {
     const run = path.join(app.stateDir, 'run');
     for (const f of (await fs.readdir(run)).filter((n) => n.endsWith('.pid'))) await fs.rm(path.join(run, f));
 
+    // The launcher itself (start.sh's build was tested above): leftovers take up to 10 s to stop.
+    app.command = [process.execPath, path.join(root, 'appliance/dist/main.js')];
     await app.boot();
     const now = await processesOf(app.stateDir);
     expect(census(now)).toEqual({
@@ -184,7 +186,7 @@ describe('supervision: the appliance cleans up after itself', () => {
     expect(now.emulator).toEqual(before.emulator);
     const libraries = (await app.api.get('/api/libraries')).body;
     expect(libraries.map((l: { name: string }) => l.name)).toContain('survivor');
-  });
+  }, 120_000);
 
   it('with etcd stopped (SIGSTOP), each process exits within 10 s of SIGTERM, the appliance last, leaving nothing', async () => {
     const running = await processesOf(app.stateDir);
