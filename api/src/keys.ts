@@ -100,6 +100,11 @@ export const keys = {
    * in their transaction, so two requests can never both start work on one label.
    */
   jobLabel: (label: string) => `${ROOT}system/names/job-labels/${label}`,
+  /**
+   * The apply, data-plane restart or library delete in flight (store/src/exclusive-op.ts): job
+   * admission and retry compare it, so no job starts while one runs.
+   */
+  exclusiveOp: `${ROOT}system/names/exclusive-op`,
   /** Short-lived leased locks serialising read-decide-write sequences (e.g. mint per library). */
   lock: (name: string) => `${ROOT}system/locks/${name}`,
   /** Library serials are unique on an appliance (recover refuses an existing one). */

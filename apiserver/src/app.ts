@@ -12,7 +12,7 @@ import {
   viewsPlugin,
   zodPlugin,
 } from './plugins/app-plugins.js';
-import { requestLogger } from './plugins/request-log.js';
+import { registerRequestLog, requestLogger } from './plugins/request-log.js';
 import { healthRoutes } from './routes/health.js';
 import { systemRoutes } from './routes/system.js';
 import { maintenanceRoutes } from './routes/maintenance.js';
@@ -68,10 +68,12 @@ async function base(
   // The pino instance is typed more narrowly than Fastify's logger; the cast only widens it.
   const app = Fastify({
     loggerInstance: requestLogger(ctx.logger),
+    disableRequestLogging: true, // registerRequestLog: one line per request instead of two
     ...(opts.https ? { https: opts.https } : {}),
     ...hygieneOptions(opts.https),
   }) as unknown as FastifyInstance;
   await app.register(hygienePlugin, { https: opts.https });
+  registerRequestLog(app);
   await app.register(zodPlugin);
   await app.register(errorsPlugin);
   await app.register(arrivalPlugin);

@@ -11,7 +11,8 @@ import { VERSION } from './version.js';
 /** Entry point: listens on HTTPS and, unless disabled, on the plaintext port. */
 async function main() {
   const config = loadConfig();
-  const logger = pino({ name: 'apiserver' });
+  // VTL_LOG_LEVEL=debug adds a line per successful read (plugins/request-log.ts).
+  const logger = pino({ name: 'apiserver', level: process.env.VTL_LOG_LEVEL || 'info' });
   // Before anything waits on the store: a launcher that died must not leave this process behind.
   watchSupervisor(logger);
   const store = await Store.connect({

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 // The control client alone: the package index would load the whole emulator into the launcher.
 import { EmulatorClient } from '@vtl/emulator/dist/control/client.js';
-import { stillRuns, identify } from '@vtl/reconcile';
+import { stillRuns, identify } from '@vtl/reconcile/dist/process-identity.js';
 
 const POLL_MS = 50;
 

@@ -1,5 +1,7 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import type { Logger } from 'pino';
-import { stillRuns } from '@vtl/reconcile';
+import { identify, stillRuns } from '@vtl/reconcile/dist/process-identity.js';
 import type { PidFiles, PidRecord } from './pid-files.js';
 
 /** How long a leftover has to exit after SIGTERM before it is killed. */
@@ -12,8 +14,12 @@ const POLL_MS = 100;
  * normally exit by themselves within seconds of their launcher's death; this covers the rest.
  * The emulator is not among them: the new nodeagent adopts it, so host sessions survive.
  */
-export async function stopLeftovers(pids: PidFiles, logger: Logger): Promise<PidRecord[]> {
-  const leftovers = await pids.running();
+export async function stopLeftovers(pids: PidFiles, stateDir: string, logger: Logger): Promise<PidRecord[]> {
+  const recorded = await pids.running();
+  // Pid files can be gone (deleted by hand, a run dir cleaned at boot, a crash between a
+  // spawn and its pid file): /proc finds the rest.
+  const found = await unrecordedLeftovers(stateDir, new Set(recorded.map((r) => r.pid)));
+  const leftovers = [...recorded, ...found];
   // etcd last: the others may still be writing their last records.
   for (const group of [
     leftovers.filter((l) => l.name !== 'etcd'),
@@ -49,4 +55,55 @@ function signal(pid: number, sig: NodeJS.Signals) {
   } catch {
     // gone already
   }
+}
+
+/** What the appliance starts, by a word of the command line; the emulator is adopted instead. */
+const CONTROL_PLANE: Array<[string, string]> = [
+  ['apiserver', 'apiserver/dist/server.js'],
+  ['controller', 'controller/dist/main.js'],
+  ['nodeagent', 'nodeagent/dist/main.js'],
+];
+
+/**
+ * Processes of a previous run of this state directory that no pid file names, from /proc: a
+ * control-plane process whose environment holds VTL_STATE_DIR=<stateDir> (the launcher sets it
+ * for each child), or an etcd whose command line holds --data-dir=<stateDir>/etcd. Both the
+ * directory and the command must match, so nothing else on the host (a shell that exported the
+ * same variable, another appliance) is ever touched; this process and its ancestors (npm,
+ * start.sh) are skipped.
+ */
+export async function unrecordedLeftovers(stateDir: string, known: Set<number>): Promise<PidRecord[]> {
+  const dir = path.resolve(stateDir);
+  const skip = new Set([...known, ...(await ancestors(process.pid))]);
+  const found: PidRecord[] = [];
+  for (const entry of await fs.readdir('/proc').catch(() => [] as string[])) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || skip.has(pid)) continue;
+    const argv = await readNul(`/proc/${pid}/cmdline`);
+    let hit: [string, string] | undefined;
+    if ((argv[0] ?? '').endsWith('etcd') && argv.includes(`--data-dir=${path.join(dir, 'etcd')}`))
+      hit = ['etcd', 'etcd'];
+    else {
+      const role = CONTROL_PLANE.find(([, marker]) => argv.some((a) => a.endsWith(marker)));
+      if (role && (await readNul(`/proc/${pid}/environ`)).includes(`VTL_STATE_DIR=${dir}`)) hit = role;
+    }
+    const who = hit && (await identify(pid));
+    if (hit && who) found.push({ name: hit[0], marker: hit[1], ...who });
+  }
+  return found;
+}
+
+async function readNul(file: string): Promise<string[]> {
+  return (await fs.readFile(file, 'utf8').catch(() => '')).split('\0').filter(Boolean);
+}
+
+/** pid and every parent up to init. */
+async function ancestors(pid: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let cur = pid; cur > 1 && out.length < 64;) {
+    out.push(cur);
+    const stat = await fs.readFile(`/proc/${cur}/stat`, 'utf8').catch(() => '');
+    cur = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1] ?? 0);
+  }
+  return out;
 }

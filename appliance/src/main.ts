@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { startEtcd, type EtcdProcess } from '@vtl/store';
+// Deep imports: the store's index would load the etcd client (gRPC) the launcher never uses.
+import { startEtcd, type EtcdProcess } from '@vtl/store/dist/etcd-process.js';
 import { loadConfig } from './config.js';
 import { prepareStoreAccess } from './store-access.js';
 import { SupervisedProcess } from './supervised-process.js';
@@ -7,6 +8,7 @@ import { prepareLogDir, prepareLogFile } from './log-files.js';
 import { announceWhenReady, launcherLogger } from './banner.js';
 import { takeStateDir } from './run-state.js';
 import { stopEmulatorIfRunning } from './emulator-stop.js';
+import { childTuning } from './memory-tuning.js';
 
 /** The appliance exits this long after SIGTERM whatever its children and etcd do. */
 const HARD_EXIT_MS = 9_500;
@@ -75,26 +77,29 @@ async function main() {
     new SupervisedProcess(
       'apiserver',
       entry('apiserver', 'server.js'),
-      { ...env, ...access.envFor('apiserver') },
+      { ...env, ...access.envFor('apiserver'), ...childTuning('apiserver').env },
       path.join(logs, 'apiserver.log'),
       logger,
       (pid) => void run.pids.write('apiserver', pid, 'apiserver/dist/server.js'),
+      childTuning('apiserver').execArgv,
     ),
     new SupervisedProcess(
       'controller',
       entry('controller', 'main.js'),
-      { ...env, ...access.envFor('controller') },
+      { ...env, ...access.envFor('controller'), ...childTuning('controller').env },
       path.join(logs, 'controller.log'),
       logger,
       (pid) => void run.pids.write('controller', pid, 'controller/dist/main.js'),
+      childTuning('controller').execArgv,
     ),
     new SupervisedProcess(
       'nodeagent',
       entry('nodeagent', 'main.js'),
-      { ...nodeagentEnv, ...access.envFor('nodeagent') },
+      { ...nodeagentEnv, ...access.envFor('nodeagent'), ...childTuning('nodeagent').env },
       path.join(logs, 'nodeagent.log'),
       logger,
       (pid) => void run.pids.write('nodeagent', pid, 'nodeagent/dist/main.js'),
+      childTuning('nodeagent').execArgv,
     ),
   ];
   processes.forEach((p) => p.start());

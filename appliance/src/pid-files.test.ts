@@ -23,8 +23,12 @@ describe('pid files and the leftovers of a killed run', () => {
     for (const c of children.splice(0)) c.kill('SIGKILL');
     await fs.rm(dir, { recursive: true, force: true });
   });
-  const start = (args: string[]) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'ignore'] });
+  const start = (args: string[], opts: { env?: Record<string, string>; argv0?: string } = {}) => {
+    const child = spawn(process.execPath, args, {
+      stdio: ['ignore', 'pipe', 'ignore'],
+      env: { ...process.env, ...opts.env },
+      ...(opts.argv0 ? { argv0: opts.argv0 } : {}),
+    });
     children.push(child);
     return child;
   };
@@ -69,7 +73,7 @@ describe('pid files and the leftovers of a killed run', () => {
     );
 
     const t0 = Date.now();
-    const stopped = await stopLeftovers(pids, logger);
+    const stopped = await stopLeftovers(pids, dir, logger);
     expect(stopped.map((s) => s.name).sort()).toEqual(['controller', 'nodeagent']);
     await exited(polite);
     await exited(stubborn);
@@ -79,5 +83,30 @@ describe('pid files and the leftovers of a killed run', () => {
     expect(bystander.exitCode).toBeNull();
     expect(bystander.signalCode).toBeNull();
     expect(await fs.readdir(dir)).toEqual([]);
+  }, 30_000);
+
+  it('finds leftovers without pid files by their state dir in /proc, and touches nothing else', async () => {
+    const stateDir = path.join(dir, 'state');
+    const sleep = 'console.log("ready"); setTimeout(() => {}, 60_000)';
+    const orphan = start(['-e', sleep, 'apiserver/dist/server.js'], { env: { VTL_STATE_DIR: stateDir } });
+    const orphanEtcd = start(['-e', sleep, '--', `--data-dir=${stateDir}/etcd`], { argv0: '/usr/bin/etcd' });
+    // Another appliance's apiserver, and a shell-like process that only exported the variable.
+    const other = start(['-e', sleep, 'apiserver/dist/server.js'], {
+      env: { VTL_STATE_DIR: path.join(dir, 'other') },
+    });
+    const shell = start(['-e', sleep, 'tool.js'], { env: { VTL_STATE_DIR: stateDir } });
+    await Promise.all([orphan, orphanEtcd, other, shell].map((c) => said(c, 'ready')));
+
+    const stopped = await stopLeftovers(new PidFiles(path.join(dir, 'run')), stateDir, logger);
+    expect(stopped.map((s) => [s.name, s.pid]).sort()).toEqual(
+      [
+        ['apiserver', orphan.pid],
+        ['etcd', orphanEtcd.pid],
+      ].sort(),
+    );
+    await exited(orphan);
+    await exited(orphanEtcd);
+    expect(orphan.signalCode).toBe('SIGTERM');
+    for (const bystander of [other, shell]) expect(bystander.exitCode ?? bystander.signalCode).toBeNull();
   }, 30_000);
 });

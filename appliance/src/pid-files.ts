@@ -1,6 +1,11 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { commandLine, identify, stillRuns, type ProcessIdentity } from '@vtl/reconcile';
+import {
+  commandLine,
+  identify,
+  stillRuns,
+  type ProcessIdentity,
+} from '@vtl/reconcile/dist/process-identity.js';
 
 /** One process the appliance started, as recorded in `<run dir>/<name>.pid`. */
 export interface PidRecord extends ProcessIdentity {

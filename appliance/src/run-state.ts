@@ -11,7 +11,8 @@ export interface RunState {
 
 /**
  * Takes the state directory for this run: the exclusive lock (a second start fails at once with
- * what to do), then stops what a killed previous run left behind, found by its pid files.
+ * what to do), then stops what a killed previous run left behind, found by its pid files and
+ * in /proc (leftovers.ts).
  */
 export async function takeStateDir(stateDir: string, logger: Logger): Promise<RunState> {
   let lock: StateLock;
@@ -25,7 +26,7 @@ export async function takeStateDir(stateDir: string, logger: Logger): Promise<Ru
     throw err;
   }
   const pids = new PidFiles(runDir(stateDir));
-  const stopped = await stopLeftovers(pids, logger);
+  const stopped = await stopLeftovers(pids, stateDir, logger);
   if (stopped.length > 0) {
     logger.warn(
       { stopped: stopped.map((s) => `${s.name} (pid ${s.pid})`) },

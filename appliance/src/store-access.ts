@@ -1,5 +1,8 @@
 import path from 'node:path';
-import { ensurePki, ensureSealingKeyFile, type PkiIdentity, type StoreTls } from '@vtl/store';
+// Deep imports, so the launcher does not load the etcd client (gRPC) with the store's index.
+import { ensurePki, type PkiIdentity } from '@vtl/store/dist/pki.js';
+import { ensureSealingKeyFile } from '@vtl/store/dist/sealing.js';
+import type { StoreTls } from '@vtl/store/dist/store-tls.js';
 import type { Logger } from 'pino';
 
 /** How the appliance's processes reach the store: etcd's TLS files and each process's settings. */

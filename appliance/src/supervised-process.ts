@@ -26,6 +26,8 @@ export class SupervisedProcess {
     private readonly logger: Logger,
     /** Told each new pid (the launcher records it in a pid file). */
     private readonly onSpawn: (pid: number) => void = () => undefined,
+    /** Node flags before the entry (memory-tuning.ts). */
+    private readonly execArgv: string[] = [],
   ) {
     // 0600 when created here; main.ts tightens files that exist already (log-files.ts).
     this.log = createWriteStream(logFile, { flags: 'a', mode: 0o600 });
@@ -36,7 +38,7 @@ export class SupervisedProcess {
     // Own process group: a terminal's Ctrl-C reaches only the launcher, which stops the children
     // in order (etcd last). The IPC channel is how a child learns that the launcher died
     // (watchSupervisor in @vtl/reconcile): the kernel closes it whatever killed the launcher.
-    const child = spawn(process.execPath, [this.entry], {
+    const child = spawn(process.execPath, [...this.execArgv, this.entry], {
       env: this.env,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       detached: true,

@@ -320,5 +320,8 @@ async function snapshot(api: ApiClient) {
       (p) => api.get(p).then((r) => r.body),
     ),
   );
-  return { settings, users, keys, libraries, pools, cartridges };
+  // A pool's figures are the nodeagent's periodic measurement of its filesystem, which anything
+  // on the machine changes (logs, etcd's WAL): observations, not state a request could change.
+  const specs = (pools as Array<Record<string, unknown>>).map(({ figures: _live, ...spec }) => spec);
+  return { settings, users, keys, libraries, pools: specs, cartridges };
 }

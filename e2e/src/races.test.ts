@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Job, keys } from '@vtl/api';
-import { Store } from '@vtl/store';
+import { Job, Op, isJobActive, keys } from '@vtl/api';
+import { Store, freePort } from '@vtl/store';
 import { testJob } from '@vtl/store/testing';
 import { waitFor } from '@vtl/reconcile';
 import { Appliance } from './harness/appliance.js';
 import { burst, refusalCodes, startSilentServer, times, unreachableRemote } from './harness/race.js';
+import type { ApiResponse } from './harness/api-client.js';
 
 const N = 10;
 
@@ -19,6 +20,7 @@ describe('racing writes: exactly one wins', () => {
   let silent: Awaited<ReturnType<typeof startSilentServer>>;
   let libId: number;
   let remoteId: number;
+  let refusingId: number;
   const labels: string[] = [];
 
   const jobsOf = async (label: string): Promise<Job[]> =>
@@ -42,18 +44,104 @@ describe('racing writes: exactly one wins', () => {
     expect(lib.status, lib.text).toBe(201);
     libId = lib.body.library;
     expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
-    const mint = await app.api.post('/api/cartridges', { library: libId, count: 6 });
+    const mint = await app.api.post('/api/cartridges', { library: libId, count: 7 });
     expect(mint.status, mint.text).toBe(200);
     labels.push(...mint.body.created.map((c: { label: string }) => c.label));
     // An S3 endpoint that never answers: jobs sent there stay in flight while the test looks.
     const remote = await app.api.post('/api/remotes', unreachableRemote('silent', silent.port));
     expect(remote.status, remote.text).toBe(201);
     remoteId = remote.body.id;
+    // A closed port: jobs sent there fail soon, so no job stays active between the apply races.
+    const refusing = await app.api.post('/api/remotes', unreachableRemote('refusing', await freePort()));
+    expect(refusing.status, refusing.text).toBe(201);
+    refusingId = refusing.body.id;
   }, 300_000);
   afterAll(async () => {
     await store?.close();
     await app?.destroy();
     await silent?.close();
+  });
+
+  /**
+   * An operation that needs every job stopped, fired amid N exports of one label (run before
+   * any test leaves a job in flight). Either an export was active when the operation checked and
+   * it is refused with 400 naming it, or it ran and no export admitted was active while it did
+   * (store revisions); exports during it are 409.
+   */
+  async function raceWithExports(kind: Op['kind'], call: () => Promise<ApiResponse>): Promise<void> {
+    await waitFor(
+      async () => ((await app.api.get('/api/jobs')).body as Job[]).every((j) => !isJobActive(j.state)),
+      {
+        timeoutMs: 120_000,
+        intervalMs: 500,
+      },
+    );
+    const label = labels[6]!;
+    const exports = times(N, () =>
+      app.api.post(`/api/cartridges/${label}/export`, { remote_id: refusingId }),
+    );
+    const b = await burst([...exports.slice(0, N / 2), call, ...exports.slice(N / 2)]);
+    const opAnswer = b.responses[N / 2]!;
+    const exportAnswers = b.responses.filter((_, i) => i !== N / 2);
+    const admitted = exportAnswers.filter((r) => r.status === 201).map((r) => (r.body as Job).id);
+    for (const r of exportAnswers.filter((x) => x.status !== 201))
+      expect([400, 409], r.text).toContain(r.status);
+    if (opAnswer.status === 400) {
+      // Refused for jobs of this burst that were active when it checked.
+      const details = (opAnswer.body as { error: { details?: { jobs?: number[] } } }).error.details;
+      expect(details?.jobs ?? [], opAnswer.text).not.toHaveLength(0);
+      expect(admitted).toEqual(expect.arrayContaining(details!.jobs!));
+      return;
+    }
+    expect(opAnswer.status, opAnswer.text).toBe(200);
+    const ops = (await store.list(keys.ops.prefix, Op)).items.filter((o) => o.value.kind === kind);
+    const op = ops.at(-1)!;
+    expect(op.value.state).toBe('succeeded');
+    // The refusing remote fails a job within moments, so the label frees up and several exports
+    // of the burst may be admitted one after the other: each must lie wholly before the
+    // operation (finished before it was recorded) or wholly after it (created once it ended).
+    for (const id of admitted) {
+      const row = (await store.get(keys.jobs.one(id), Job))!;
+      const before = !isJobActive(row.value.state) && BigInt(row.modRevision) < BigInt(op.createRevision);
+      const after = BigInt(row.createRevision) > BigInt(op.modRevision);
+      expect(
+        before || after,
+        `job ${id} (revisions ${row.createRevision}..${row.modRevision}, ${row.value.state}) overlaps ${kind} (${op.createRevision}..${op.modRevision})`,
+      ).toBe(true);
+    }
+  }
+
+  it(`an apply amid ${N} exports: no job is admitted between its check and its end`, async () => {
+    await raceWithExports('apply', () => app.api.post('/api/libraries/apply', { confirm: 'apply' }));
+  });
+
+  it(`a library delete amid ${N} exports: no job is admitted between its check and its end`, async () => {
+    const pool = await app.api.post('/api/pools', { name: 'doomed', path: `${app.stateDir}/pools/doomed` });
+    expect([200, 201], pool.text).toContain(pool.status);
+    await waitFor(
+      async () =>
+        ((await app.api.get('/api/pools')).body as Array<{ name: string; state: string }>).some(
+          (p) => p.name === 'doomed' && p.state === 'active',
+        ),
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    const lib = await app.api.post('/api/libraries', {
+      name: 'doomed',
+      product: '3573-TL',
+      drive_product: 'ULT3580-TD8',
+      num_drives: 1,
+      num_slots: 12,
+      num_map: 1,
+      label_prefix: 'DOM',
+      pool_id: pool.body.id,
+    });
+    expect(lib.status, lib.text).toBe(201);
+    await raceWithExports('delete_library', () =>
+      app.api.delete(`/api/libraries/${lib.body.library}`, {
+        confirm: 'doomed',
+        acknowledge: 'I understand',
+      }),
+    );
   });
 
   it(`${N} exports of one cartridge: one 201, ${N - 1} × 409, one job`, async () => {

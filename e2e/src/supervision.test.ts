@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@vtl/reconcile';
@@ -157,6 +158,35 @@ describe('supervision: the appliance cleans up after itself', () => {
     await session!.close();
     session = undefined;
   });
+
+  it('a start finds the leftovers whose pid files are gone (in /proc) and stops them', async () => {
+    const before = await processesOf(app.stateDir);
+    // Frozen, they cannot notice their launcher's death and exit by themselves: real leftovers,
+    // holding their ports and etcd's data dir, which only the next start can clear.
+    const frozen = [...CONTROL_PLANE.flatMap((r) => before[r]), ...before.etcd];
+    expect(frozen).toHaveLength(4);
+    for (const pid of frozen) process.kill(pid, 'SIGSTOP');
+    await app.signalMain('SIGKILL');
+    const run = path.join(app.stateDir, 'run');
+    for (const f of (await fs.readdir(run)).filter((n) => n.endsWith('.pid'))) await fs.rm(path.join(run, f));
+
+    // The launcher itself (start.sh's build was tested above): leftovers take up to 10 s to stop.
+    app.command = [process.execPath, path.join(root, 'appliance/dist/main.js')];
+    await app.boot();
+    const now = await processesOf(app.stateDir);
+    expect(census(now)).toEqual({
+      appliance: 1,
+      etcd: 1,
+      apiserver: 1,
+      controller: 1,
+      nodeagent: 1,
+      emulator: 1,
+    });
+    for (const pid of frozen) expect(alive(pid) && !(await isZombie(pid)), `pid ${pid}`).toBe(false);
+    expect(now.emulator).toEqual(before.emulator);
+    const libraries = (await app.api.get('/api/libraries')).body;
+    expect(libraries.map((l: { name: string }) => l.name)).toContain('survivor');
+  }, 120_000);
 
   it('with etcd stopped (SIGSTOP), each process exits within 10 s of SIGTERM, the appliance last, leaving nothing', async () => {
     const running = await processesOf(app.stateDir);

@@ -5,6 +5,7 @@ export { startEtcd, type EtcdOptions, type EtcdProcess } from './etcd-process.js
 export { freePort, freePorts } from './free-port.js';
 export type { Informer, InformerHandler } from './informer.js';
 export { admitJob, busyLabel, JobLabelClaim, readLabelClaim, type LabelClaim } from './job-admission.js';
+export { ExclusiveOpClaim, exclusiveOpBusy, readExclusiveOp, type ExclusiveOpRead } from './exclusive-op.js';
 export type { Lease } from './lease.js';
 export type { RenewingLease } from './renewing-lease.js';
 export { DEFAULT_STORE_DEADLINE_MS, isUnreachable, storeDeadlineFromEnv } from './deadline.js';

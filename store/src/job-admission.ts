@@ -1,6 +1,7 @@
 import { Job, conflict, isJobActive, keys } from '@vtl/api';
 import { z } from 'zod';
 import type { EventJournal } from './event-journal.js';
+import { exclusiveOpBusy, readExclusiveOp } from './exclusive-op.js';
 import { newJobRow, publishJob, type NewJob } from '@vtl/domain';
 import type { Store } from './store.js';
 import type { Txn } from './txn.js';
@@ -64,10 +65,14 @@ export async function admitJob(
   for (let attempt = 1; attempt <= ADMIT_ATTEMPTS; attempt++) {
     const claim = await readLabelClaim(store, label);
     if (claim.busy) throw busyLabel(label, [claim.busy]);
+    // No job starts while an apply or a library delete runs (they need every job stopped).
+    const exclusive = await readExclusiveOp(store);
+    if (exclusive.busy) throw exclusiveOpBusy(`A new ${fields.kind} job`, exclusive.busy);
     const guard = await recheck();
     const job = newJobRow(fields, id);
     const txn = store.transaction();
     claim.guard(txn);
+    exclusive.guard(txn);
     guard(txn);
     txn.ifAbsent(keys.jobs.one(id)).put(keys.jobs.one(id), job).put(keys.jobLabel(label), { job: id });
     if (await txn.commit()) {

@@ -2,7 +2,7 @@ import { webcrypto } from 'node:crypto';
 import fs from 'node:fs/promises';
 import { isIP } from 'node:net';
 import path from 'node:path';
-import * as x509 from '@peculiar/x509';
+import type * as X509 from '@peculiar/x509';
 import type { StoreTls } from './store-tls.js';
 
 /**
@@ -27,10 +27,22 @@ const LEAF_DAYS = 825;
 /** A leaf certificate closer than this to its end is issued again at the next start. */
 const RENEW_BEFORE_MS = 30 * DAY_MS;
 
-x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
+/**
+ * @peculiar/x509, loaded by the first ensurePki: only the appliance's launcher and the tests make
+ * certificates, and every other process that imports the store would otherwise carry the library
+ * (a few MB of heap each) for nothing.
+ */
+let x509: typeof X509;
+let loading: Promise<void> | undefined;
+const loadX509 = () =>
+  (loading ??= import('@peculiar/x509').then((lib) => {
+    lib.cryptoProvider.set(webcrypto as unknown as Parameters<typeof lib.cryptoProvider.set>[0]);
+    x509 = lib;
+  }));
 
 /** Opens the PKI in dir, creating what is missing (directory 0700, keys 0600). */
 export async function ensurePki(dir: string, opts: { hosts?: string[] } = {}): Promise<Pki> {
+  await loadX509();
   await fs.mkdir(dir, { recursive: true, mode: 0o700 });
   await fs.chmod(dir, 0o700);
   const caFile = path.join(dir, 'ca.crt');
@@ -115,7 +127,7 @@ const serial = () =>
 async function load(
   certFile: string,
   keyFile: string,
-): Promise<{ cert: x509.X509Certificate; privateKey: webcrypto.CryptoKey } | undefined> {
+): Promise<{ cert: X509.X509Certificate; privateKey: webcrypto.CryptoKey } | undefined> {
   const [certPem, keyPem] = await Promise.all([
     fs.readFile(certFile, 'utf8').catch(() => undefined),
     fs.readFile(keyFile, 'utf8').catch(() => undefined),
@@ -127,7 +139,7 @@ async function load(
 }
 
 /** A leaf is kept when both files exist, the current CA signed it and it is not about to expire. */
-async function stillGood(certFile: string, keyFile: string, ca: x509.X509Certificate): Promise<boolean> {
+async function stillGood(certFile: string, keyFile: string, ca: X509.X509Certificate): Promise<boolean> {
   try {
     await fs.access(keyFile);
     const cert = new x509.X509Certificate(await fs.readFile(certFile, 'utf8'));
@@ -141,7 +153,7 @@ async function stillGood(certFile: string, keyFile: string, ca: x509.X509Certifi
 async function save(
   certFile: string,
   keyFile: string,
-  cert: x509.X509Certificate,
+  cert: X509.X509Certificate,
   key: webcrypto.CryptoKey,
 ): Promise<void> {
   const pkcs8 = await webcrypto.subtle.exportKey('pkcs8', key);

@@ -18,7 +18,9 @@ export const requiredRole = (request: FastifyRequest) => request.routeOptions.co
 export function registerAuth(app: FastifyInstance, store: Store, views?: ViewCache): void {
   app.decorateRequest('principal', undefined);
   app.decorateRequest('auditSubject', undefined);
+  app.decorateRequest('arrivedAt', undefined);
   app.addHook('onRequest', async (request) => {
+    request.arrivedAt = performance.now();
     if (request.is404) return; // the not-found handler answers; there is nothing to protect
     const role = requiredRole(request);
     if (role === 'public') return;
@@ -26,7 +28,7 @@ export function registerAuth(app: FastifyInstance, store: Store, views?: ViewCac
     // From the watch cache when there is one, after it has caught up with this process's own
     // writes: a logout or a revoked key answered here is refused on the very next request.
     const principal = views
-      ? await resolvePrincipal(store, token, await views.fresh())
+      ? await resolvePrincipal(store, token, await views.fresh(request.arrivedAt))
       : await resolvePrincipal(store, token);
     request.principal = principal;
     if (!roleAllows(principal.role, role))

@@ -1,3 +1,4 @@
+import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 
 /**
@@ -45,4 +46,24 @@ export function requestLogger(logger: Logger): Logger {
       },
     },
   );
+}
+
+const READS = new Set(['GET', 'HEAD']);
+
+/**
+ * One log line per request, when it is answered (Fastify's own request logging is off: it
+ * writes two lines per request, which for a polled view cost more than serving it). Writes and
+ * every answer of 400 or more at info; successful reads at debug (VTL_LOG_LEVEL=debug shows
+ * them), since consoles and monitors poll the views several times a second.
+ */
+export function registerRequestLog(app: FastifyInstance): void {
+  app.addHook('onResponse', async (request, reply) => {
+    const quiet = READS.has(request.method) && reply.statusCode < 400;
+    const log = request.log;
+    if (quiet && !(log as unknown as Logger).isLevelEnabled('debug')) return;
+    log[quiet ? 'debug' : 'info'](
+      { req: request.raw, statusCode: reply.statusCode, responseTime: reply.elapsedTime },
+      'request completed',
+    );
+  });
 }

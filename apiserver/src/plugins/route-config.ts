@@ -30,6 +30,8 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     principal?: Principal;
+    /** performance.now() when the credential check began: reads of the view cache since then are fresh for it. */
+    arrivedAt?: number;
     /** What the request is about, for the audit log, when the path does not say it. */
     auditSubject?: string;
   }

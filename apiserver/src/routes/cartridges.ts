@@ -114,8 +114,8 @@ export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
       // Answered from the view cache's bytes, serialized through this schema when they were built.
       config: { role: 'read-only', doc: { summary: 'Every cartridge (§2.7)', response: z.array(Cartridge) } },
     },
-    async (_request, reply) => {
-      await views.fresh();
+    async (request, reply) => {
+      await views.fresh(request.arrivedAt);
       return reply
         .type('application/json; charset=utf-8')
         .send(asBytes(views, 'cartridges-json', () => cartridgesJson(views)));
@@ -130,7 +130,7 @@ export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
     },
     async (request) => {
       const label = request.params.label.toUpperCase();
-      await views.fresh();
+      await views.fresh(request.arrivedAt);
       const found = views
         .memo('cartridge-view', () => cartridgeView(views.snapshot()))
         .find((c) => c.label === label);

@@ -25,17 +25,20 @@ function frameOf(e: WatchEvent): string | undefined {
  * to all, instead of one etcd watch and one parse per client. Started with the first client.
  */
 class EventFanout {
-  private readonly clients = new Map<(text: string) => void, () => void>();
+  private readonly clients = new Map<(text: string | Buffer) => void, () => void>();
   private watch: Promise<Watch> | undefined;
 
   constructor(private readonly ctx: AppContext) {}
 
   /** Adds a client once the shared watch runs; returns what removes it. */
-  async join(write: (text: string) => void, end: () => void): Promise<() => void> {
+  async join(write: (text: string | Buffer) => void, end: () => void): Promise<() => void> {
     this.watch ??= this.ctx.store
       .watch(keys.events.prefix, { onError: () => this.reset() }, (e) => {
         const text = frameOf(e);
-        if (text) for (const send of this.clients.keys()) send(text);
+        if (!text) return;
+        // Encoded once: each socket then only frames and encrypts the same bytes.
+        const bytes = Buffer.from(text);
+        for (const send of this.clients.keys()) send(bytes);
       })
       .catch((err: unknown) => {
         this.watch = undefined;
@@ -112,7 +115,7 @@ export async function eventStreamRoutes(app: FastifyInstance, ctx: AppContext) {
         void watch?.close();
         if (!res.writableEnded) res.end();
       };
-      const write = (text: string) => {
+      const write = (text: string | Buffer) => {
         if (closed) return;
         res.write(text);
         if (res.writableLength > MAX_BUFFERED_BYTES) close();

@@ -134,4 +134,26 @@ describe('the jobs API (docs/api.md "Jobs")', () => {
     }
     expect((await req('GET', '/api/jobs/abc')).statusCode).toBe(404);
   });
+
+  it('refuses a retry with 409 while an apply or library delete runs, and takes it once that finished', async () => {
+    const op = { id: 77, kind: 'apply', executor: 'controller', params: {}, state: 'running', steps: [] };
+    await t.store.put(keys.ops.one(77), { ...op, requested_by: '', created_at: isoNow() });
+    await t.store.put(keys.exclusiveOp, { op: 77 });
+    try {
+      const res = await req('POST', '/api/jobs/8/retry');
+      expect(res.statusCode, res.body).toBe(409);
+      expect(res.json().error).toMatchObject({ code: 'conflict', details: { op: 77 } });
+      expect(res.json().error.message).toMatch(/an apply \(operation 77, running\)/);
+      expect((await stored(8)).state).toBe('failed');
+      await t.store.put(keys.ops.one(77), {
+        ...op,
+        state: 'succeeded',
+        requested_by: '',
+        created_at: isoNow(),
+      });
+      expect((await req('POST', '/api/jobs/8/retry')).statusCode).toBe(200);
+    } finally {
+      await t.store.delete(keys.exclusiveOp);
+    }
+  });
 });

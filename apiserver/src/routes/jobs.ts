@@ -25,7 +25,7 @@ export async function jobRoutes(app: FastifyInstance, ctx: AppContext) {
     },
     async (request) => {
       const query = request.query;
-      return listJobs((await viewsOf(ctx).fresh()).snapshot().jobs, query);
+      return listJobs((await viewsOf(ctx).fresh(request.arrivedAt)).snapshot().jobs, query);
     },
   );
 
@@ -37,7 +37,7 @@ export async function jobRoutes(app: FastifyInstance, ctx: AppContext) {
     },
     async (request) => {
       const id = idParam(request.params.id, 'job');
-      return getJob((await viewsOf(ctx).fresh()).snapshot().jobs, id);
+      return getJob((await viewsOf(ctx).fresh(request.arrivedAt)).snapshot().jobs, id);
     },
   );
 

@@ -23,16 +23,10 @@ import {
 import type { AppContext } from '../context.js';
 import { idParam, validInput } from '../plugins/validate.js';
 import { loadSnapshot } from '@vtl/store';
-import {
-  libraryState,
-  nodeOfLibrary,
-  refuseWithActiveJobs,
-  refuseWithLoadedDrives,
-  type Snapshot,
-} from '@vtl/domain';
+import { libraryState, nodeOfLibrary, refuseWithLoadedDrives, type Snapshot } from '@vtl/domain';
 import { nextLabels, usedVolsers } from '../services/labels.js';
-import { runOp } from '../services/ops.js';
 import { refuseWhileDraining } from '../services/guards.js';
+import { runExclusiveOp } from '../services/exclusive-ops.js';
 import { viewsOf } from '../services/views.js';
 import { libraryStatusRoutes } from './library-status.js';
 
@@ -109,8 +103,8 @@ export async function libraryRoutes(app: FastifyInstance, ctx: AppContext) {
       // Answered from the view cache's bytes, serialized through this schema when they were built.
       config: { role: 'read-only', doc: { summary: 'Library rows (§2.14)', response: z.array(LibraryRow) } },
     },
-    async (_request, reply) => {
-      const views = await viewsOf(ctx).fresh();
+    async (request, reply) => {
+      const views = await viewsOf(ctx).fresh(request.arrivedAt);
       const body = views.memo('library-rows', () => {
         const s = views.snapshot();
         return JSON.stringify(s.libraries.filter((l) => !l.deleting).map((l) => row(s, l)));
@@ -195,13 +189,12 @@ export async function libraryRoutes(app: FastifyInstance, ctx: AppContext) {
       },
     },
     async () => {
-      const s = await loadSnapshot(store);
-      refuseWithActiveJobs(s, 'Apply');
-      refuseWithLoadedDrives(s, 'Apply');
-      const result = await runOp(
+      const result = await runExclusiveOp(
         store,
         { kind: 'apply', executor: 'controller', params: {} },
+        'Apply',
         ctx.config.opTimeoutMs,
+        (s) => refuseWithLoadedDrives(s, 'Apply'),
       );
       return ApplyResponse.parse(result);
     },
@@ -219,11 +212,10 @@ export async function libraryRoutes(app: FastifyInstance, ctx: AppContext) {
     },
     async () => {
       await refuseWhileDraining(store, 'A data-plane restart');
-      const s = await loadSnapshot(store);
-      refuseWithActiveJobs(s, 'A data-plane restart');
-      const result = await runOp(
+      const result = await runExclusiveOp(
         store,
         { kind: 'dataplane_restart', executor: 'controller', params: {} },
+        'A data-plane restart',
         ctx.config.opTimeoutMs,
       );
       return ApplyResponse.parse(result);
@@ -255,12 +247,12 @@ export async function libraryRoutes(app: FastifyInstance, ctx: AppContext) {
       if (body.confirm !== lib.name && body.confirm !== lib.serial)
         throw badRequest(`confirm must be the library name "${lib.name}" or its serial exactly.`);
       await refuseWhileDraining(store, 'Library delete');
-      refuseWithActiveJobs(s, 'Library delete');
       if (!nodeOfLibrary(s, lib))
         throw badRequest(`Library ${id} has no pool record; nothing can erase its cartridges.`);
-      const result = await runOp(
+      const result = await runExclusiveOp(
         store,
         { kind: 'delete_library', executor: 'controller', params: { library: id } },
+        'Library delete',
         ctx.config.opTimeoutMs,
       );
       return DeleteLibraryResponse.parse(result);

@@ -9,8 +9,8 @@ export async function statusRoutes(app: FastifyInstance, ctx: AppContext) {
   app.get(
     '/api/status',
     { config: { role: 'read-only', doc: { summary: 'Status view (§2.9)', response: StatusView } } },
-    async (_request, reply) => {
-      await views.fresh();
+    async (request, reply) => {
+      await views.fresh(request.arrivedAt);
       return reply.type('application/json; charset=utf-8').send(statusBytes(views));
     },
   );
@@ -19,8 +19,8 @@ export async function statusRoutes(app: FastifyInstance, ctx: AppContext) {
   app.get(
     '/api/library',
     { config: { role: 'read-only', doc: { summary: 'Older library view', response: LegacyLibraryView } } },
-    async (_request, reply) => {
-      await views.fresh();
+    async (request, reply) => {
+      await views.fresh(request.arrivedAt);
       return reply
         .type('application/json; charset=utf-8')
         .send(asBytes(views, 'legacy-library', () => legacyLibraryBody(views)));

@@ -33,8 +33,8 @@ export async function targetRoutes(app: FastifyInstance, ctx: AppContext) {
         doc: { summary: 'Targets view: FC ports, LUN table, initiators (§2.3a)', response: TargetsView },
       },
     },
-    async (_request, reply) => {
-      const views = await viewsOf(ctx).fresh();
+    async (request, reply) => {
+      const views = await viewsOf(ctx).fresh(request.arrivedAt);
       const body = views.memo('targets', () => {
         const s = views.snapshot();
         const ids = s.libraries.filter((l) => !l.deleting).map((l) => l.id);

@@ -13,7 +13,14 @@ import {
   keys,
   notFound,
 } from '@vtl/api';
-import { busyLabel, readLabelClaim, type EventJournal, type Store } from '@vtl/store';
+import {
+  busyLabel,
+  exclusiveOpBusy,
+  readExclusiveOp,
+  readLabelClaim,
+  type EventJournal,
+  type Store,
+} from '@vtl/store';
 import { publishJob } from '@vtl/domain';
 import type { z } from 'zod';
 import type { JobListQuery } from '@vtl/api';
@@ -134,6 +141,9 @@ async function transition(
       const claim = await readLabelClaim(store, cur.label);
       if (claim.busy && claim.busy.id !== id) throw busyLabel(cur.label, [claim.busy]);
       claim.guard(txn);
+      const exclusive = await readExclusiveOp(store);
+      if (exclusive.busy) throw exclusiveOpBusy(`Retrying job ${id}`, exclusive.busy);
+      exclusive.guard(txn);
       txn.put(keys.jobLabel(cur.label), { job: id });
     }
     const job = { ...next(cur), updated_at: isoNow() };

@@ -9,10 +9,9 @@ export interface SubmitOp {
   requestedBy?: string;
 }
 
-/** Records an operation for its executor to carry out; returns its id at once. */
-export async function submitOp(store: Store, req: SubmitOp): Promise<number> {
-  const id = await store.nextId('ops');
-  const op: Op = {
+/** A new operation's record, pending for its executor. */
+export function newOpRecord(id: number, req: SubmitOp): Op {
+  return {
     id,
     kind: req.kind,
     executor: req.executor,
@@ -22,7 +21,12 @@ export async function submitOp(store: Store, req: SubmitOp): Promise<number> {
     requested_by: req.requestedBy ?? '',
     created_at: isoNow(),
   };
-  await store.put(keys.ops.one(id), op);
+}
+
+/** Records an operation for its executor to carry out; returns its id at once. */
+export async function submitOp(store: Store, req: SubmitOp): Promise<number> {
+  const id = await store.nextId('ops');
+  await store.put(keys.ops.one(id), newOpRecord(id, req));
   return id;
 }
 
@@ -49,7 +53,11 @@ export async function awaitOp(store: Store, id: number, timeoutMs: number): Prom
 
 /** Submits, waits, and returns the result or throws the executor's error. */
 export async function runOp<T>(store: Store, req: SubmitOp, timeoutMs: number): Promise<T> {
-  const id = await submitOp(store, req);
+  return awaitOpResult<T>(store, await submitOp(store, req), timeoutMs);
+}
+
+/** Waits for a submitted operation; its result, or the executor's error thrown. */
+export async function awaitOpResult<T>(store: Store, id: number, timeoutMs: number): Promise<T> {
   const op = await awaitOp(store, id, timeoutMs);
   if (op.state === 'failed') {
     const err = op.error ?? { code: 'internal' as const, message: 'operation failed' };

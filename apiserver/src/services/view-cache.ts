@@ -24,6 +24,8 @@ import type { z } from 'zod';
 
 /** How long a read waits for the cache to reach this process's own latest write. */
 export const READ_YOUR_WRITES_MS = 5_000;
+/** Revision reads (fresh()) in flight at once. */
+const MAX_REVISION_READS = 2;
 
 const PREFIXES = {
   libraries: { prefix: keys.libraries.prefix, schema: LibrarySpec },
@@ -70,9 +72,14 @@ export class ViewCache {
    * flight) and wait until the cache has reached it. A view is then never older than any write
    * answered before the request came, this process's or another's; with the store stalled the
    * answer is 503 `unavailable` within the store deadline instead of cached data of unknown age.
+   *
+   * `since` is when the request arrived (performance.now()): any revision read that began after
+   * it serves the request as well as a new one, so the route's read after the credential
+   * check's costs no second round trip.
    */
-  async fresh(): Promise<this> {
-    const current = await this.latestRevision();
+  async fresh(since = performance.now()): Promise<this> {
+    const done = this.lastRevision;
+    const current = done && done.startedAt > since ? done.revision : await this.latestRevision(since);
     const want = BigInt(current) > BigInt(this.store.seenRevision) ? current : this.store.seenRevision;
     if (await this.cache.reached(want, READ_YOUR_WRITES_MS)) return this;
     throw new VtlError(
@@ -82,26 +89,38 @@ export class ViewCache {
     );
   }
 
-  private revisionFetch: Promise<string> | undefined;
-  private nextRevisionFetch: Promise<string> | undefined;
+  /** Revision reads in flight, oldest first. */
+  private readonly revisionReads: { startedAt: number; revision: Promise<string> }[] = [];
+  /** The newest completed revision read and when it began. */
+  private lastRevision: { startedAt: number; revision: string } | undefined;
 
-  /** The store's revision, read after this call began; concurrent callers share one read. */
-  private latestRevision(): Promise<string> {
-    if (!this.revisionFetch) {
-      const fetch = this.store.currentRevision().finally(() => {
-        if (this.revisionFetch === fetch) this.revisionFetch = undefined;
-      });
-      this.revisionFetch = fetch;
-      return fetch;
-    }
-    // One is in flight but may have started before this call: join the one after it.
-    this.nextRevisionFetch ??= this.revisionFetch
-      .catch(() => undefined)
-      .then(() => {
-        this.nextRevisionFetch = undefined;
-        return this.latestRevision();
-      });
-    return this.nextRevisionFetch;
+  /**
+   * The store's revision, read by a request that began after `since`. Callers share reads: one
+   * joins a read in flight that began after it arrived, else starts one. Two may be in flight,
+   * so a request that arrives while one is on its way waits one round trip, not the rest of
+   * that read and a whole next one; beyond two, callers wait for a slot.
+   */
+  private latestRevision(since: number): Promise<string> {
+    const joinable = this.revisionReads.find((r) => r.startedAt > since);
+    if (joinable) return joinable.revision;
+    if (this.revisionReads.length >= MAX_REVISION_READS)
+      return Promise.race(this.revisionReads.map((r) => r.revision.catch(() => undefined))).then(() =>
+        this.latestRevision(since),
+      );
+    const startedAt = performance.now();
+    const read = {
+      startedAt,
+      revision: this.store
+        .currentRevision()
+        .then((revision) => {
+          if (!this.lastRevision || this.lastRevision.startedAt < startedAt)
+            this.lastRevision = { startedAt, revision };
+          return revision;
+        })
+        .finally(() => this.revisionReads.splice(this.revisionReads.indexOf(read), 1)),
+    };
+    this.revisionReads.push(read);
+    return read.revision;
   }
 
   /** The records as one Snapshot, rebuilt only after a change. */
