@@ -24,3 +24,4 @@ export * from './resources/initiator-requests.js';
 export * from './resources/targets.js';
 export * from './text.js';
 export * from './endpoint.js';
+export * from './resources/update.js';
