@@ -48,6 +48,7 @@ export async function buildBundle(opts: {
       '--exclude=*.tsbuildinfo',
       '--exclude=*.test.js',
       '--exclude=*.test.d.ts',
+      '--dereference', // a tree may link to another build's dist (tests do)
       '--owner=0',
       '--group=0',
       ...members,

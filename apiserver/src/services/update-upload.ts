@@ -66,12 +66,13 @@ export async function receiveBundle(raw: IncomingMessage, file: string): Promise
       sawBundle = true;
       const sink = createWriteStream(file, { mode: 0o600 });
       out = sink;
-      written.push(
-        new Promise<void>((res, rej) => {
-          sink.on('finish', res);
-          sink.on('error', rej);
-        }),
-      );
+      const finished = new Promise<void>((res, rej) => {
+        sink.on('finish', res);
+        sink.on('error', rej);
+      });
+      // A refused body destroys the file mid-write: that error is expected, never unhandled.
+      finished.catch(() => undefined);
+      written.push(finished);
       stream.pipe(sink);
     });
     parser.on('error', (err: Error) =>
