@@ -41,14 +41,20 @@ export async function postMultipart(opts: {
   if (typeof opts.file === 'string')
     headers['content-length'] = String(head.length + (await fs.stat(opts.file)).size + tail.length);
   return new Promise((resolve, reject) => {
+    let stopped = false;
     const req = https.request(
       new URL(opts.path, opts.baseUrl),
       { method: 'POST', headers, rejectUnauthorized: false },
       (res) => {
+        // An early answer (a refusal) ends the upload: the rest of the body would be dropped anyway.
+        stream.unpipe?.();
+        stream.pause();
+        stopped = true;
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           stream.destroy();
+          req.destroy();
           const text = Buffer.concat(chunks).toString();
           resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined });
         });
@@ -58,9 +64,9 @@ export async function postMultipart(opts: {
     req.on('error', (err) => reject(err));
     req.write(head);
     stream.on('data', (c: Buffer) => {
-      if (!req.write(c)) stream.pause();
+      if (!stopped && !req.write(c)) stream.pause();
     });
-    req.on('drain', () => stream.resume());
-    stream.on('end', () => req.end(tail));
+    req.on('drain', () => !stopped && stream.resume());
+    stream.on('end', () => !stopped && req.end(tail));
   });
 }
