@@ -7,7 +7,7 @@ import { EventJournal, Store } from '@vtl/store';
 import { loadUpdaterConfig, type UpdaterConfig } from './updater-config.js';
 import { waitForVersion } from './health-probe.js';
 import { unitName } from './launch.js';
-import { installRelease, switchRelease } from './releases.js';
+import { installRelease, pruneReleases, switchRelease } from './releases.js';
 import {
   SNAPSHOT_EXCLUDES,
   UPDATE_DONE,
@@ -128,6 +128,13 @@ async function applyUpdate(run: Run) {
       .commit();
     await done(run, true, `${run.record.to_version} is healthy`);
     await audit(store, 'system.update.applied', run.record.to_version, true, 'updater');
+    const removed = await pruneReleases({
+      releasesDir: config.releasesDir,
+      keep: [run.record.binary, run.record.prev_binary],
+      updatesDir: path.dirname(dir),
+      keepUpdate: run.record.id,
+    }).catch((err: Error) => (run.logger.warn({ err }, 'old releases not removed'), []));
+    if (removed.length > 0) run.logger.info({ removed }, 'older releases and update files removed');
     return;
   }
   // Never healthy: back to the previous release and the snapshot, by itself.

@@ -7,7 +7,7 @@ import { buildBundle } from './bundle-build.js';
 import { openBundle, writeBundle } from './bundle-file.js';
 import { compareVersions } from './manifest.js';
 import { UpdateRefusal, verifyBundleFile } from './preflight.js';
-import { activeRelease, installRelease, pointLink, switchRelease } from './releases.js';
+import { activeRelease, installRelease, pointLink, pruneReleases, switchRelease } from './releases.js';
 
 /** A built tree of the project's shape: root package.json with workspaces, each with dist/. */
 async function makeTree(dir: string, lock = '{"lockfileVersion":3}\n') {
@@ -88,6 +88,23 @@ describe('release bundles: signature and preflight before anything is applied', 
     expect(await activeRelease(releases)).toBe(release);
     await switchRelease(releases, tree);
     expect(await activeRelease(releases)).toBe(await fs.realpath(tree));
+  });
+
+  it('keeps only the running and the previous release after an update', async () => {
+    const updates = path.join(tmp, 'updates');
+    for (const d of ['v0.0.5-aaaaaaaa', 'v0.0.6-bbbbbbbb', 'v0.0.7-cccccccc'])
+      await fs.mkdir(path.join(releases, d), { recursive: true });
+    for (const d of ['old-update', 'this-update']) await fs.mkdir(path.join(updates, d), { recursive: true });
+    await pruneReleases({
+      releasesDir: releases,
+      keep: [path.join(releases, 'v0.0.7-cccccccc'), path.join(releases, 'v0.0.6-bbbbbbbb')],
+      updatesDir: updates,
+      keepUpdate: 'this-update',
+    });
+    const left = (await fs.readdir(releases)).filter((e) => e.startsWith('v0.0.'));
+    expect(left.sort()).toEqual(['v0.0.6-bbbbbbbb', 'v0.0.7-cccccccc']);
+    expect(await fs.readdir(updates)).toEqual(['this-update']);
+    expect(await fs.readlink(path.join(releases, 'factory'))).toBe(tree);
   });
 
   it('refuses a payload altered after signing', async () => {

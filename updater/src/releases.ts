@@ -128,3 +128,31 @@ export async function freeBytes(dir: string): Promise<number> {
   const s = await fs.statfs(dir);
   return s.bavail * s.bsize;
 }
+
+/**
+ * After a successful update only the running release and the one a rollback returns to are
+ * needed: older release directories (and those of failed updates) are removed, and so are the
+ * files of other updates under `updatesDir` (their snapshots can no longer be rolled back to).
+ */
+export async function pruneReleases(opts: {
+  releasesDir: string;
+  keep: string[];
+  updatesDir: string;
+  keepUpdate: string;
+}): Promise<string[]> {
+  const removed: string[] = [];
+  const keep = new Set(await Promise.all(opts.keep.map((p) => fs.realpath(p).catch(() => p))));
+  for (const entry of await fs.readdir(opts.releasesDir)) {
+    if (!/^v\d+\.\d+\.\d+-/.test(entry) && !entry.startsWith('.staging-')) continue;
+    const dir = path.join(opts.releasesDir, entry);
+    if (keep.has(dir)) continue;
+    await fs.rm(dir, { recursive: true, force: true });
+    removed.push(dir);
+  }
+  for (const entry of await fs.readdir(opts.updatesDir).catch(() => [] as string[])) {
+    if (entry === opts.keepUpdate) continue;
+    await fs.rm(path.join(opts.updatesDir, entry), { recursive: true, force: true });
+    removed.push(path.join(opts.updatesDir, entry));
+  }
+  return removed;
+}
