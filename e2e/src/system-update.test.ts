@@ -77,6 +77,27 @@ describe('signed updates: upload, detached apply, automatic and manual rollback 
     expect(s).toMatchObject({ version: 'v0.1.0', pending: null, last_good: null });
     expect(await healthVersion()).toBe('v0.1.0');
   };
+  /**
+   * Sends TEST UNIT READY every 200 ms until stopped: host I/O must go on while the control
+   * plane restarts. Resolves with the commands sent and the ones that failed.
+   */
+  const keepHostBusy = () => {
+    let running = true;
+    const result = { sent: 0, failed: [] as string[] };
+    const loop = (async () => {
+      while (running) {
+        result.sent++;
+        const r = await session!.command(0, Cdb.tur()).catch((err: Error) => ({ status: -1, err }));
+        if (r.status !== 0) result.failed.push(`TUR ${result.sent}: status ${r.status}`);
+        await new Promise((res) => setTimeout(res, 200));
+      }
+    })();
+    return async () => {
+      running = false;
+      await loop;
+      return result;
+    };
+  };
   const sessionWorks = async () => {
     const inquiry = await session!.command(0, Cdb.inquiry(96), { dataInLength: 96 });
     expect(inquiry.status).toBe(0);
@@ -198,6 +219,7 @@ describe('signed updates: upload, detached apply, automatic and manual rollback 
   });
 
   it('applies a newer release through the detached updater: /healthz reports it, host I/O goes on', async () => {
+    const busy = keepHostBusy();
     const res = await upload(bundles.good!);
     expect(res.status, JSON.stringify(res.body)).toBe(202);
     expect(res.body).toMatchObject({
@@ -224,6 +246,9 @@ describe('signed updates: upload, detached apply, automatic and manual rollback 
     const apiserver = (await processesOf(app.stateDir)).apiserver[0]!;
     expect(await fs.readFile(`/proc/${apiserver}/cmdline`, 'utf8')).toContain(s.last_good.binary);
     expect((await processesOf(app.stateDir)).emulator).toEqual([emulatorPid]);
+    const io = await busy();
+    expect(io.sent).toBeGreaterThan(10);
+    expect(io.failed).toEqual([]);
     await sessionWorks();
     const events = (await app.api.get('/api/events/search?kind=update_step&limit=50')).body;
     expect(events.map((e: any) => e.detail)).toEqual(
