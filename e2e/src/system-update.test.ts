@@ -147,7 +147,7 @@ describe('signed updates: upload, detached apply, automatic and manual rollback 
     app = await Appliance.start({
       env: {
         VTL_UPDATE_TRUSTED_KEYS_FILE: trusted,
-        VTL_UPDATE_DEADLINE_SEC: '45',
+        VTL_UPDATE_DEADLINE_SEC: '60',
         VTL_UPDATE_ATTEMPT_LIMIT: '2',
       },
     });
