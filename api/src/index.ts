@@ -26,3 +26,4 @@ export * from './resources/targets.js';
 export * from './resources/throughput.js';
 export * from './text.js';
 export * from './endpoint.js';
+export * from './resources/update.js';

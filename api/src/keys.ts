@@ -85,6 +85,16 @@ export const keys = {
   drain: `${ROOT}system/drain`,
   /** The latest control-plane restart request: every control-plane process exits on a newer one. */
   restartRequest: `${ROOT}system/restart-request`,
+  /**
+   * Signed updates (§4.3): the update in flight, the last good one (what rollback reverts) and
+   * how the last one ended. Kept out of the store snapshot an update restores.
+   */
+  update: {
+    prefix: `${ROOT}system/update/`,
+    pending: `${ROOT}system/update/pending`,
+    lastGood: `${ROOT}system/update/last-good`,
+    lastResult: `${ROOT}system/update/last-result`,
+  },
   /** Atomic integer id counters. */
   counter: (name: string) => `${ROOT}system/counters/${name}`,
   /** The one nodeagent serving a node, leased: a second one for the same node waits for it. */

@@ -38,6 +38,7 @@ import { catalogRoutes } from './routes/catalog.js';
 import { jobRoutes } from './routes/jobs.js';
 import { cartridgeJobRoutes } from './routes/cartridge-jobs.js';
 import { recoverRoutes } from './routes/recover.js';
+import { systemUpdateRoutes } from './routes/system-update.js';
 import { throughputRoutes } from './routes/throughput.js';
 import { createMetrics } from './services/metrics.js';
 import { AuditLog } from './services/audit-log.js';
@@ -99,6 +100,7 @@ export async function buildApp(
     apiKeyRoutes,
     systemRoutes,
     maintenanceRoutes,
+    systemUpdateRoutes,
     supportBundleRoutes,
     licenseRoutes,
     settingsRoutes,

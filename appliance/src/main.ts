@@ -9,6 +9,7 @@ import { announceWhenReady, launcherLogger } from './banner.js';
 import { takeStateDir } from './run-state.js';
 import { stopEmulatorIfRunning } from './emulator-stop.js';
 import { childTuning } from './memory-tuning.js';
+import { prepareReleases, releaseEntry } from './release-entry.js';
 
 /** The appliance exits this long after SIGTERM whatever its children and etcd do. */
 const HARD_EXIT_MS = 9_500;
@@ -16,7 +17,6 @@ const HARD_EXIT_MS = 9_500;
 const LAST_STOP_MS = 1_000;
 
 const root = path.resolve(import.meta.dirname, '../..');
-const entry = (pkg: string, file: string) => path.join(root, pkg, 'dist', file);
 
 /**
  * The single-node appliance: its own etcd, then the apiserver, the controller and one nodeagent
@@ -37,6 +37,10 @@ async function main() {
   for (const name of ['etcd', 'apiserver', 'controller', 'nodeagent'])
     await prepareLogFile(path.join(logs, `${name}.log`));
   const run = await takeStateDir(config.stateDir, logger);
+  // Signed updates switch the control plane between release directories (docs/updates.md).
+  const releasesDir = path.join(config.stateDir, 'releases');
+  await prepareReleases(releasesDir, root);
+  const entry = (pkg: string, file: string) => releaseEntry(releasesDir, root, pkg, file);
 
   let etcd: EtcdProcess | undefined;
   let endpoints = config.etcdEndpoints;
@@ -66,10 +70,13 @@ async function main() {
     VTL_HTTPS_PORT: String(config.httpsPort),
     VTL_PLAIN_PORT: String(config.plainPort),
     VTL_ISCSI_PORT: String(config.iscsiPort),
+    VTL_RELEASES_DIR: releasesDir,
   };
   const nodeagentEnv = {
     ...env,
     VTL_DEFAULT_POOL: config.defaultPool,
+    // The data plane stays on the installed tree: an online update replaces the control plane only.
+    VTL_EMULATOR_ENTRY: config.inherited.VTL_EMULATOR_ENTRY ?? path.join(root, 'emulator', 'dist', 'main.js'),
     // `npm start` owns the whole appliance: stopping it stops the data plane too.
     VTL_STOP_EMULATOR_ON_EXIT: '1',
   };

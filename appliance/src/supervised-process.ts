@@ -20,7 +20,8 @@ export class SupervisedProcess {
 
   constructor(
     readonly name: string,
-    private readonly entry: string,
+    /** Resolved at each start: a restart after an update runs the switched-to release. */
+    private readonly entry: string | (() => string),
     private readonly env: NodeJS.ProcessEnv,
     logFile: string,
     private readonly logger: Logger,
@@ -38,7 +39,8 @@ export class SupervisedProcess {
     // Own process group: a terminal's Ctrl-C reaches only the launcher, which stops the children
     // in order (etcd last). The IPC channel is how a child learns that the launcher died
     // (watchSupervisor in @vtl/reconcile): the kernel closes it whatever killed the launcher.
-    const child = spawn(process.execPath, [...this.execArgv, this.entry], {
+    const entry = typeof this.entry === 'string' ? this.entry : this.entry();
+    const child = spawn(process.execPath, [...this.execArgv, entry], {
       env: this.env,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       detached: true,

@@ -14,6 +14,7 @@ import { SettingsPage } from './pages/settings';
 import { UsersPage } from './pages/users';
 import { AuditPage } from './pages/audit';
 import { SystemPage } from './pages/system';
+import { UpdatesPage } from './pages/updates';
 
 const PAGES = [
   ['overview', 'Overview', Overview],
@@ -26,6 +27,7 @@ const PAGES = [
   ['users', 'Users & keys', UsersPage],
   ['audit', 'Audit', AuditPage],
   ['system', 'System', SystemPage],
+  ['updates', 'Updates', UpdatesPage],
 ] as const;
 
 function Shell({ s }: { s: Session }) {

@@ -21,6 +21,7 @@ const PAGES = [
   'users',
   'audit',
   'system',
+  'updates',
 ];
 const VIEWER = { username: 'viewer', password: 'viewer-password-1234' };
 

@@ -14,6 +14,7 @@ import { DEFAULT_STORE_DEADLINE_MS, coarse, unaryDeadlines, withDeadline } from 
 import { campaign, type Leadership } from './election.js';
 import { startInformer, type Informer, type InformerHandler } from './informer.js';
 import { StoreLease, type Lease } from './lease.js';
+import { restoreKeyspace, saveKeyspace } from './keyspace-snapshot.js';
 import { scan } from './range.js';
 import { RenewingLease } from './renewing-lease.js';
 import { isEnvelope, isSecretKey, RecordSealing, Sealer, SECRETS_PREFIX } from './sealing.js';
@@ -343,6 +344,18 @@ export class Store {
     };
     const signal = opts.signal ? AbortSignal.any([opts.signal, this.closing.signal]) : this.closing.signal;
     return campaign(deps, electionName, candidateId, ttlSec, signal);
+  }
+
+  /** Writes the appliance's records to `file` (updates: the snapshot a rollback restores). */
+  async saveSnapshot(file: string, exclude: string[]): Promise<number> {
+    this.assertOpen();
+    return saveKeyspace(this.client, file, exclude);
+  }
+
+  /** Restores the records saved by saveSnapshot; records created since are deleted. */
+  async restoreSnapshot(file: string, exclude: string[]): Promise<{ put: number; deleted: number }> {
+    this.assertOpen();
+    return restoreKeyspace(this.client, file, exclude);
   }
 
   /** Stops watches, revokes leases (etcd3's close() would leave keepalives running), then closes. */

@@ -1,0 +1,244 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import {
+  ConfirmRequest,
+  RollbackAnswer,
+  UpdateAccepted,
+  UpdateLastResult,
+  UpdateRecord,
+  UpdateStatus,
+  VtlError,
+  badRequest,
+  conflict,
+  keys,
+} from '@vtl/api';
+import {
+  UpdateRefusal,
+  discard,
+  launchUpdater,
+  readLastGood,
+  readPending,
+  updateDir,
+  verifyBundleFile,
+} from '@vtl/updater';
+import type { Store } from '@vtl/store';
+import type { AppContext } from '../context.js';
+import { parse } from '../plugins/validate.js';
+import { loadUpdateConfig, type UpdateConfig } from '../services/update-config.js';
+import { receiveBundle } from '../services/update-upload.js';
+import { RELEASE } from '../version.js';
+
+/** A pending record this long past its deadline belongs to an updater that died (e.g. a reboot). */
+const ABANDONED_AFTER_MS = 10 * 60_000;
+
+/**
+ * §4.3 and §2.20: signed updates through the detached updater (docs/updates.md). In its own
+ * encapsulated plugin so the multipart body reaches only POST /api/system/update unparsed.
+ */
+export async function systemUpdateRoutes(parent: FastifyInstance, ctx: AppContext) {
+  const config = loadUpdateConfig(ctx.config.stateDir);
+  await parent.register(async (app) => {
+    // The handler streams the body itself (receiveBundle): Fastify must leave it unread.
+    app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null));
+    app.get(
+      '/api/system/update-status',
+      { config: { role: 'read-only', doc: { summary: 'Update status (§2.20)', response: UpdateStatus } } },
+      async () => updateStatus(ctx),
+    );
+    app.post(
+      '/api/system/update',
+      {
+        bodyLimit: 1024, // never used for multipart (streamed), bounds anything else
+        config: {
+          role: 'admin',
+          action: 'system.update',
+          doc: {
+            summary:
+              'Upload a signed release bundle (multipart/form-data: file field `bundle`, optional `force=1`); 202 once the detached updater owns the apply',
+            response: UpdateAccepted,
+            status: 202,
+          },
+        },
+      },
+      async (request, reply) => {
+        const releasesDir = requireUpdatable(config);
+        await refuseWhileInFlight(ctx.store);
+        const id = randomUUID();
+        const dir = updateDir(ctx.config.stateDir, id);
+        await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+        const upload = path.join(dir, 'bundle.tar.gz');
+        try {
+          const { force } = await receiveBundle(request.raw, upload);
+          const verified = await verifyBundleFile({
+            file: upload,
+            workDir: dir,
+            trustedKeysFile: config.trustedKeysFile,
+            runningVersion: ctx.version,
+            force,
+            releasesDir,
+          });
+          await fs.rm(upload, { force: true });
+          await fs.writeFile(path.join(dir, 'manifest.json'), verified.manifestBytes, { mode: 0o600 });
+          const now = new Date();
+          const { manifest } = verified;
+          request.auditSubject = manifest.version;
+          const record = UpdateRecord.parse({
+            id,
+            action: 'update',
+            from_version: ctx.version,
+            to_version: manifest.version,
+            binary: path.join(releasesDir, `${manifest.version}-${id.slice(0, 8)}`),
+            prev_binary: releaseRoot(),
+            db_path: dbPath(ctx),
+            db_snapshot: path.join(dir, 'store-snapshot.jsonl'),
+            attempt_limit: config.attemptLimit,
+            staged_at: now.toISOString(),
+            deadline: new Date(now.getTime() + config.deadlineSec * 1000).toISOString(),
+            step: 'verified; handing over to the updater',
+          });
+          const unit = await claimAndLaunch(ctx, record);
+          reply.code(202);
+          return UpdateAccepted.parse({
+            from: record.from_version,
+            to: record.to_version,
+            built: manifest.built,
+            unit,
+            detail: `Signature and preflight passed. The updater snapshots the store, installs ${manifest.version} beside ${record.from_version}, restarts the control plane (host I/O goes on) and rolls back by itself unless /healthz reports ${manifest.version} by ${record.deadline}. Follow GET /api/system/update-status.`,
+          });
+        } catch (err) {
+          await discard(dir);
+          if (err instanceof UpdateRefusal) throw badRequest(err.message, { reason: err.reason });
+          throw err;
+        }
+      },
+    );
+    app.post(
+      '/api/system/rollback',
+      {
+        config: {
+          role: 'admin',
+          action: 'system.rollback',
+          doc: {
+            summary: 'Roll back to the last-known-good release and its store snapshot',
+            body: ConfirmRequest('rollback'),
+            response: RollbackAnswer,
+          },
+        },
+      },
+      async (request) => {
+        parse(ConfirmRequest('rollback'), request.body);
+        requireUpdatable(config);
+        await refuseWhileInFlight(ctx.store);
+        const good = await readLastGood(ctx.store);
+        if (!good)
+          throw badRequest(
+            'Nothing to roll back to: no update has been applied since the last rollback or install.',
+            {
+              reason: 'nothing_to_roll_back',
+            },
+          );
+        for (const [what, p] of [
+          ['previous release', good.prev_binary],
+          ['store snapshot', good.db_snapshot],
+        ] as const)
+          if (!existsSync(p))
+            throw badRequest(
+              `Cannot roll back: the ${what} ${p} is gone. Reinstall with the installer instead.`,
+              {
+                reason: 'missing',
+              },
+            );
+        const now = new Date();
+        request.auditSubject = good.from_version;
+        const record = UpdateRecord.parse({
+          ...good,
+          id: randomUUID(),
+          action: 'rollback',
+          from_version: ctx.version,
+          to_version: good.from_version,
+          binary: good.prev_binary,
+          prev_binary: good.binary,
+          attempt_limit: config.attemptLimit,
+          staged_at: now.toISOString(),
+          deadline: new Date(now.getTime() + config.deadlineSec * 1000).toISOString(),
+          step: 'accepted; handing over to the updater',
+          attempts: 0,
+        });
+        const unit = await claimAndLaunch(ctx, record);
+        return RollbackAnswer.parse({
+          from: record.from_version,
+          to: record.to_version,
+          unit,
+          detail: `Rolling back to ${record.to_version}: the store snapshot taken before the update is restored (changes since are lost), then the control plane restarts; cartridge data and host I/O are untouched.`,
+        });
+      },
+    );
+  });
+}
+
+async function updateStatus(ctx: AppContext): Promise<UpdateStatus> {
+  const [pending, lastGood, last] = await Promise.all([
+    readPending(ctx.store),
+    readLastGood(ctx.store),
+    ctx.store.get(keys.update.lastResult, UpdateLastResult),
+  ]);
+  return UpdateStatus.parse({
+    version: ctx.version,
+    build: RELEASE.built,
+    pending: pending ?? null,
+    last_good: lastGood ?? null,
+    last_result: last?.value ?? null,
+  });
+}
+
+function requireUpdatable(config: UpdateConfig): string {
+  if (!config.releasesDir)
+    throw badRequest(
+      'This deployment is not updated through the API: in Kubernetes run `helm upgrade` with the new image; elsewhere run the installer (docs/updates.md).',
+      { reason: 'not_supported' },
+    );
+  return config.releasesDir;
+}
+
+/** One update or rollback at a time (the pending record is also claimed create-if-absent). */
+async function refuseWhileInFlight(store: Store) {
+  const pending = await store.get(keys.update.pending, UpdateRecord);
+  if (!pending) return;
+  if (Date.now() > Date.parse(pending.value.deadline) + ABANDONED_AFTER_MS) {
+    // Its updater died long ago (e.g. the host rebooted): the record no longer means anything.
+    await store.delete(keys.update.pending, { modRevision: pending.modRevision });
+    return;
+  }
+  throw inFlight(pending.value);
+}
+
+const inFlight = (r: UpdateRecord) =>
+  conflict(
+    `An ${r.action} to ${r.to_version} is in progress (${r.step}); wait for it to finish: GET /api/system/update-status.`,
+    { id: r.id },
+  );
+
+/** Claims the pending record (two requests never both win), then starts the detached updater. */
+async function claimAndLaunch(ctx: AppContext, record: UpdateRecord): Promise<string> {
+  const created = await ctx.store.create(keys.update.pending, record);
+  if (!created) {
+    const other = await readPending(ctx.store);
+    throw other ? inFlight(other) : new VtlError('conflict', 'Another update was just started; retry.');
+  }
+  // The updater writes its unit into the record itself: it is the record's only writer from now on.
+  return launchUpdater({ stateDir: ctx.config.stateDir, updateId: record.id, env: process.env }).unit;
+}
+
+/** The release this apiserver runs from (its package root's parent). */
+function releaseRoot(): string {
+  return path.resolve(import.meta.dirname, '../../..');
+}
+
+/** Where the store keeps its data: the appliance's own etcd directory, else its endpoints. */
+function dbPath(ctx: AppContext): string {
+  const local = path.join(ctx.config.stateDir, 'etcd');
+  return existsSync(local) ? local : `etcd ${ctx.config.etcdEndpoints.join(',')}`;
+}

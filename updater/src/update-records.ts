@@ -1,0 +1,79 @@
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { AUDIT_LOG_BOUND, AuditEntry, keys, UpdateRecord, type UpdateLastResult } from '@vtl/api';
+import type { EventJournal, Store } from '@vtl/store';
+
+/**
+ * What a rollback does not restore: the update records themselves, the restart request (every
+ * control-plane process compares it with the one it saw), and the event journal and audit log
+ * with their counters, which are the history of what happened, not state to go back on.
+ */
+export const SNAPSHOT_EXCLUDES = [
+  keys.update.prefix,
+  keys.restartRequest,
+  keys.events.prefix,
+  keys.audit.prefix,
+  keys.counter('events'),
+  keys.counter('audit'),
+];
+
+/** Where one update's files live: the uploaded bundle's parts and the store snapshot. */
+export const updateDir = (stateDir: string, id: string) => path.join(stateDir, 'updates', id);
+
+/** Event kinds of an update (§6: kinds are informational; docs/updates.md lists them). */
+export const UPDATE_STEP = 'update_step';
+export const UPDATE_DONE = 'update_done';
+
+/** Records a step in the journal (best effort: a step is never held up by the journal). */
+export async function step(
+  journal: EventJournal,
+  record: UpdateRecord,
+  label: string,
+  data: Record<string, unknown> = {},
+) {
+  await journal
+    .emit({
+      kind: UPDATE_STEP,
+      subject: `${record.action}:${record.to_version}`,
+      detail: label,
+      data: { id: record.id, from: record.from_version, to: record.to_version, ...data },
+    })
+    .catch(() => undefined);
+}
+
+/**
+ * An audit entry written by the updater itself (not through an HTTP request): the apply and the
+ * rollback outlive the request that started them. Same bounded scheme as the apiserver's log.
+ */
+export async function audit(store: Store, action: string, subject: string, ok: boolean, actor: string) {
+  const id = await store.nextId('audit');
+  const record = AuditEntry.parse({
+    id,
+    ts: new Date().toISOString(),
+    actor: { kind: 'user', name: actor },
+    action,
+    subject,
+    outcome: ok ? 'ok' : 'failed',
+    status: ok ? 200 : 500,
+    method: '-',
+    route: 'updater',
+    request_id: randomUUID(),
+  });
+  const txn = store.transaction().put(keys.audit.one(id), record);
+  if (id > AUDIT_LOG_BOUND) txn.deleteRange(keys.audit.one(0), keys.audit.one(id - AUDIT_LOG_BOUND + 1));
+  await txn.commit();
+}
+
+export function lastResult(
+  ok: boolean,
+  record: UpdateRecord,
+  version: string,
+  detail: string,
+): UpdateLastResult {
+  return { ok, action: record.action, version, detail, at: new Date().toISOString() };
+}
+
+export const readPending = async (store: Store) =>
+  (await store.get(keys.update.pending, UpdateRecord))?.value;
+export const readLastGood = async (store: Store) =>
+  (await store.get(keys.update.lastGood, UpdateRecord))?.value;
