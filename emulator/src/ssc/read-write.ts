@@ -8,6 +8,7 @@ import { SenseKey } from '../scsi/constants.js';
 import { crc32c } from '../util/crc32c.js';
 import type { MountedTape, TapeDrive } from './tape-drive.js';
 import { TapeSense } from './tape-sense.js';
+import { blockToStore, readHostBlock } from './encrypted-io.js';
 
 const FIXED = 0x01;
 const SILI = 0x02;
@@ -54,7 +55,9 @@ export async function read6(drive: TapeDrive, ctx: CommandContext): Promise<Scsi
   const count = readUInt24BE(cdb, 2);
   const m = drive.requireMounted();
   if (count === 0) return good();
-  return fixed ? readFixed(drive, m, count, ctx.cmd.signal) : readVariable(drive, m, count, sili);
+  return fixed
+    ? readFixed(drive, m, count, ctx.nexus, ctx.cmd.signal)
+    : readVariable(drive, m, count, sili, ctx.nexus);
 }
 
 async function readVariable(
@@ -62,8 +65,9 @@ async function readVariable(
   m: MountedTape,
   length: number,
   sili: boolean,
+  nexus: string,
 ): Promise<ScsiResult> {
-  const r = await m.tape.readBlock(length).catch((err: unknown) => drive.readFailed(err));
+  const r = await readHostBlock(drive, m, nexus, length);
   if (r.kind === 'eod') throw new ScsiError(TapeSense.endOfData(length));
   if (r.kind === 'filemark') throw new ScsiError(TapeSense.filemark(length));
   drive.noteIo('reading', 1, r.data.length);
@@ -78,6 +82,7 @@ async function readFixed(
   drive: TapeDrive,
   m: MountedTape,
   count: number,
+  nexus: string,
   signal: AbortSignal | undefined,
 ): Promise<ScsiResult> {
   const blockLength = drive.mode.blockLength;
@@ -93,7 +98,7 @@ async function readFixed(
   };
   try {
     while (blocks.length < count && !signal?.aborted) {
-      const r = await m.tape.readBlock(blockLength).catch((err: unknown) => drive.readFailed(err));
+      const r = await readHostBlock(drive, m, nexus, blockLength);
       const residue = count - blocks.length;
       if (r.kind === 'eod') return checkCondition(TapeSense.endOfData(residue), gather());
       if (r.kind === 'filemark') return checkCondition(TapeSense.filemark(residue), gather());
@@ -135,12 +140,13 @@ export async function write6(drive: TapeDrive, ctx: CommandContext): Promise<Scs
   const onTheirWay: Promise<void>[] = [];
   try {
     for (; written < blocks; written++) {
-      const block = data.subarray(written * blockLength, (written + 1) * blockLength);
+      const sent = data.subarray(written * blockLength, (written + 1) * blockLength);
+      const { data: block, opts } = await blockToStore(drive, m, ctx.nexus, sent);
       if (!drive.mode.buffered) {
-        earlyWarning ||= (await m.tape.writeBlock(block)).earlyWarning;
+        earlyWarning ||= (await m.tape.writeBlock(block, opts)).earlyWarning;
         continue;
       }
-      const issued = await m.tape.issueBlock(block);
+      const issued = await m.tape.issueBlock(block, opts);
       earlyWarning ||= issued.earlyWarning;
       onTheirWay.push(issued.written);
       await drive.writeBuffer.add(block.length, issued.written);
