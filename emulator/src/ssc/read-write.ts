@@ -4,38 +4,13 @@ import type { CommandContext } from '../scsi/dispatch.js';
 import { checkCondition, good } from '../scsi/result.js';
 import { Sense, ScsiError } from '../scsi/sense.js';
 import type { ScsiResult } from '../scsi/types.js';
-import { SenseKey } from '../scsi/constants.js';
-import { crc32c } from '../util/crc32c.js';
 import type { MountedTape, TapeDrive } from './tape-drive.js';
 import { TapeSense } from './tape-sense.js';
 import { blockToStore, readHostBlock } from './encrypted-io.js';
+import { checkWriteProtection, protectionInfo, readProtectionMethod } from './protection.js';
 
 const FIXED = 0x01;
 const SILI = 0x02;
-
-/** LOGICAL BLOCK GUARD CHECK FAILED: a protected block's CRC does not match its data. */
-const GUARD_CHECK_FAILED = [0x10, 0x01] as const;
-const LBP_CRC32C = 0x02;
-const LBP_W = 0x80;
-
-/**
- * With logical block protection on for writing (page 0Ah/F0h, LBP_W) and CRC32C, each block
- * ends in the CRC32C of its data, least significant byte first, as LTFS appends it: a block
- * whose CRC does not match is refused before anything is written. Blocks are stored with
- * their CRC, so a host reading with protection on gets it back. (Reed-Solomon CRC blocks are
- * stored as sent, unchecked.)
- */
-function checkProtection(drive: TapeDrive, data: Buffer, blocks: number, blockLength: number): void {
-  const { lbpMethod, lbpFlags } = drive.mode.extra;
-  if (lbpMethod !== LBP_CRC32C || (lbpFlags & LBP_W) === 0) return;
-  for (let i = 0; i < blocks; i++) {
-    const block = data.subarray(i * blockLength, (i + 1) * blockLength);
-    const n = block.length - 4;
-    if (n < 1 || crc32c(block.subarray(0, n)) !== block.readUInt32LE(n)) {
-      throw new ScsiError(Sense.of(SenseKey.ABORTED_COMMAND, GUARD_CHECK_FAILED));
-    }
-  }
-}
 
 /** Data-out of WRITE(6): one block (variable) or count × the mode block length (fixed). */
 export function write6DataOutLength(drive: TapeDrive, cdb: Buffer): number {
@@ -67,7 +42,7 @@ async function readVariable(
   sili: boolean,
   nexus: string,
 ): Promise<ScsiResult> {
-  const r = await readHostBlock(drive, m, nexus, length);
+  const r = await readProtected(drive, m, nexus, length);
   if (r.kind === 'eod') throw new ScsiError(TapeSense.endOfData(length));
   if (r.kind === 'filemark') throw new ScsiError(TapeSense.filemark(length));
   drive.noteIo('reading', 1, r.data.length);
@@ -76,6 +51,20 @@ async function readVariable(
   // SSC-4 6.4: SILI hides an underlength block, and an overlength one in variable-block mode.
   if (sili && (residue > 0 || drive.mode.blockLength === 0)) return good(r.data);
   return checkCondition(TapeSense.incorrectLength(residue), r.data);
+}
+
+/**
+ * A variable-block READ with protection on for reading (LBP_R) gets the block with its
+ * protection information generated after it, 4 bytes longer than the data on the tape.
+ */
+async function readProtected(drive: TapeDrive, m: MountedTape, nexus: string, length: number) {
+  const method = readProtectionMethod(drive);
+  if (method === 0) return readHostBlock(drive, m, nexus, length);
+  const r = await readHostBlock(drive, m, nexus, drive.personality.maxBlockLength);
+  if (r.kind !== 'data') return r;
+  const whole = Buffer.concat([r.data, protectionInfo(method, r.data)]);
+  giveBlockBuffer(r.data);
+  return { kind: 'data' as const, data: whole.subarray(0, length), length: whole.length };
 }
 
 async function readFixed(
@@ -134,13 +123,13 @@ export async function write6(drive: TapeDrive, ctx: CommandContext): Promise<Scs
   const blocks = fixed ? count : 1;
   const data = ctx.cmd.dataOut ?? Buffer.alloc(0);
   if (data.length < blocks * blockLength) throw new ScsiError(Sense.parameterListLengthError());
-  checkProtection(drive, data, blocks, blockLength);
+  const sentBlocks = checkWriteProtection(drive, data, blocks, blockLength, fixed);
   let earlyWarning = false;
   let written = 0;
   const onTheirWay: Promise<void>[] = [];
   try {
     for (; written < blocks; written++) {
-      const sent = data.subarray(written * blockLength, (written + 1) * blockLength);
+      const sent = sentBlocks[written]!;
       const { data: block, opts } = await blockToStore(drive, m, ctx.nexus, sent);
       if (!drive.mode.buffered) {
         earlyWarning ||= (await m.tape.writeBlock(block, opts)).earlyWarning;
