@@ -41,6 +41,8 @@ export interface CartridgeIdentity {
   density: number;
   capacity_bytes: number;
   write_protected: boolean;
+  /** A WORM cartridge: its bucket copy is written with Object Lock where the bucket has it. */
+  worm: boolean;
   stub: boolean;
 }
 
@@ -79,6 +81,7 @@ export function parseIdentity(text: string): CartridgeIdentity | undefined {
     density,
     capacity_bytes: capacity,
     write_protected: m.write_protected === true,
+    worm: m.worm === true,
     stub: m.stub === true,
   };
 }
