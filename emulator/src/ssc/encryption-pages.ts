@@ -145,8 +145,8 @@ export function parseSetDataEncryption(d: Buffer): SetDataEncryption {
   const lock = (d[4]! & 0x01) !== 0;
   if (scope > EncryptionScope.ALL_I_T_NEXUS) throw bad(4, 7);
   if (scope === EncryptionScope.PUBLIC) return { scope, lock };
+  // CEEM (byte 5 bits 7-6) is ignored: with no EXTERNAL mode there is nothing to check.
   const flags = d[5]!;
-  if ((flags & 0xc0) !== 0) throw bad(5, 7); // CEEM: no external encryption mode to check
   if ((flags & 0x08) !== 0) throw bad(5, 3); // SDK
   const encMode = d[6]!;
   if (encMode !== 0 && encMode !== ENCRYPT) throw bad(6);
@@ -155,8 +155,9 @@ export function parseSetDataEncryption(d: Buffer): SetDataEncryption {
   const on = encMode === ENCRYPT || decrypt !== 'off';
   if (on && d[8] !== ALGORITHM_INDEX) throw bad(8);
   if (d[9] !== 0) throw bad(9);
+  // With both modes off the key fields are ignored (stenc sends a zeroed 256-bit one).
   const keyLength = d.readUInt16BE(18);
-  if (keyLength !== (on ? KEY_BYTES : 0) || 20 + keyLength > end) throw bad(18);
+  if ((on && keyLength !== KEY_BYTES) || 20 + keyLength > end) throw bad(18);
   const key = on ? Buffer.from(d.subarray(20, 20 + keyLength)) : undefined;
   const kad: BlockKad = {};
   for (let at = 20 + keyLength; at < end;) {

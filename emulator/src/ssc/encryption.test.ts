@@ -211,6 +211,9 @@ describe('drive encryption (SECURITY PROTOCOL IN/OUT, tape data encryption)', ()
     await refused({ enc: 2, dec: 3, key: KEY_A, flags: 0x02 }, 5); // CKORP without a registration
     await refused({ enc: 0, dec: 3, key: KEY_A, ukad: 'label' }, 52); // KAD without encrypting
     expect(await status(h)).toMatchObject({ enc: 0, dec: 0, instance: 0 });
+    // Turning encryption off with a zeroed key and CEEM set, as stenc does: accepted.
+    ok(await setEncryption(h, { enc: 0, dec: 0, key: Buffer.alloc(32), flags: 0x40 }));
+    expect(await status(h)).toMatchObject({ enc: 0, dec: 0, keyScope: 0 });
   });
 
   it('keeps LOCAL parameters to one nexus, locks shared ones, and clears on demount and nexus loss', async () => {
