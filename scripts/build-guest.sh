@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the Linux guest the host-tier e2e test boots under QEMU: a Debian cloud kernel and an
-# initramfs holding busybox, open-iscsi, mtx, mt-st, sg3-utils, lsscsi and GNU tar (with their
+# initramfs holding busybox, open-iscsi, mtx, mt-st, sg3-utils, lsscsi, GNU tar and stenc (with their
 # shared libraries), all from Debian packages fetched with `apt-get download` (nothing is
 # installed on the host). The result lands in a cache directory keyed by the package versions
 # and this script's own hash, so a machine builds it once; later runs print the cached path.
@@ -17,7 +17,7 @@ if ! mkdir -p "$cache_root" 2>/dev/null || [ ! -w "$cache_root" ]; then
 fi
 
 # The tools the guest runs. The kernel is resolved from the cloud meta-package below.
-tools=(busybox-static open-iscsi mtx mt-st sg3-utils lsscsi tar)
+tools=(busybox-static open-iscsi mtx mt-st sg3-utils lsscsi tar stenc)
 # Kernel modules the guest loads (modprobe pulls their dependencies, resolved at build time).
 # fuse: LTFS mounts a cartridge through it (the LTFS overlay, scripts/build-ltfs-overlay.sh).
 modules=(virtio_pci virtio_net iscsi_tcp st ch sg fuse)

@@ -62,6 +62,11 @@ export interface CartridgeMeta {
   write_protected: boolean;
   /** A WORM cartridge (media identifier LT..LZ): data once written stays; appending is allowed. */
   worm?: boolean;
+  /**
+   * The drive wrote encrypted blocks on it (SSC-4 VCELB: volume contains encrypted logical
+   * blocks); set by the first one, cleared when the cartridge is formatted. Never any key.
+   */
+  encrypted_data?: boolean;
   /** Evicted: data and index were deleted after a verified bucket copy. */
   stub: boolean;
   created: string;

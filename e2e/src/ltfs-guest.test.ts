@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@vtl/reconcile';
+import { startTestRgw, type TestRgw } from '@vtl/offsite';
 import { Appliance } from './harness/appliance.js';
 import { ensureGuestImage, findQemu } from './guest/guest-image.js';
 import { guestScript } from './guest/guest-script.js';
@@ -7,6 +9,9 @@ import { LTFS_PREFIX, findLtfsBuildScript, ltfsOverlay } from './guest/ltfs-over
 import { GUEST_PORTAL, runGuest, type GuestRun } from './guest/qemu-runner.js';
 
 const GUEST_IQN = 'iqn.2026-11.test.guest:archive1';
+/** Minted once the LTFS cartridge is back from S3: the guest polls `mtx status` for it. */
+const ROUNDTRIP_SIGNAL = 'LTF008L8';
+const JOB_DONE = ['succeeded', 'failed', 'cancelled', 'interrupted'];
 /** LTFS builds in ~3 minutes on first use; the guest session takes a few more under emulation. */
 const GUEST_TIMEOUT_MS = 15 * 60_000;
 
@@ -18,6 +23,8 @@ const ltfsBuild = await findLtfsBuildScript();
  * Linux guest formats a cartridge of an LTO-8 library with mkltfs, mounts it through FUSE, copies
  * files in and out across a remount, and checks it with ltfsck. It talks to the drive through the
  * sg driver, so every command it sends (partitions, MAM, log and mode pages) is the real one.
+ * Half way, the host exports the LTFS cartridge to a real S3 (Ceph RGW), evicts and imports it,
+ * and LTFS mounts it again; stenc encrypts a block on the tar cartridge.
  */
 describe.skipIf(!qemu || !ltfsBuild)(
   'an archive host formats, mounts and checks a cartridge with LTFS',
@@ -26,16 +33,66 @@ describe.skipIf(!qemu || !ltfsBuild)(
     let libId: number;
     let guest: GuestRun;
     let wormLabel: string;
+    let rgw: TestRgw;
+    let roundTrip: Promise<void> | undefined;
+    let roundTripError: unknown;
+
+    /** Export, evict and import of the LTFS cartridge while the guest waits, then the signal. */
+    async function s3RoundTrip(label: string, remoteId: number): Promise<void> {
+      const run = async (path: string, body: object) => {
+        const res = await app.api.post(path, body);
+        expect(res.status, res.text).toBe(201);
+        const job = await waitFor(
+          async () => {
+            const j = (await app.api.get(`/api/jobs/${res.body.id}`)).body;
+            return JOB_DONE.includes(j.state) ? j : undefined;
+          },
+          { timeoutMs: 600_000, intervalMs: 500 },
+        );
+        expect(job.state, `${path}: ${job.error}`).toBe('succeeded');
+        return job;
+      };
+      const state = async () => (await app.api.get(`/api/cartridges/${label}`)).body.local_state;
+      try {
+        const exported = await run(`/api/cartridges/${label}/export`, { remote_id: remoteId });
+        await run(`/api/cartridges/${label}/evict`, { remote_id: remoteId });
+        await waitFor(async () => (await state()) === 'evicted');
+        await run(`/api/cartridges/${label}/import`, {
+          remote_id: remoteId,
+          generation: exported.generation,
+        });
+        await waitFor(async () => (await state()) === 'resident');
+      } catch (err) {
+        roundTripError = err;
+      } finally {
+        // Signalled even after a failure: the guest then reports what it finds instead of waiting.
+        await app.api.post('/api/cartridges', { library: libId, label: ROUNDTRIP_SIGNAL });
+      }
+    }
 
     beforeAll(
       async () => {
-        const [image, overlay, started] = await Promise.allSettled([
+        const [image, overlay, started, s3] = await Promise.allSettled([
           ensureGuestImage(),
           ltfsOverlay(ltfsBuild!),
           Appliance.start({ env: { VTL_ISCSI_OPEN: '0' } }),
+          startTestRgw(),
         ]);
         if (started.status === 'fulfilled') app = started.value;
-        for (const r of [image, overlay, started]) if (r.status === 'rejected') throw r.reason;
+        if (s3.status === 'fulfilled') rgw = s3.value;
+        for (const r of [image, overlay, started, s3]) if (r.status === 'rejected') throw r.reason;
+        const remote = await app.api.post('/api/remotes', {
+          name: 'rgw',
+          endpoint: rgw.endpoint,
+          region: rgw.region,
+          bucket: rgw.bucket,
+          access_key: rgw.access_key,
+          secret_key: rgw.secret_key,
+          use_ssl: false,
+          path_style: true,
+          prefix: 'ltfs',
+        });
+        expect(remote.status, remote.text).toBe(201);
         const pool = (await app.api.get('/api/pools')).body[0];
         const lib = await app.api.post('/api/libraries', {
           name: 'archive',
@@ -66,10 +123,8 @@ describe.skipIf(!qemu || !ltfsBuild)(
         });
         const slotOf = (c: { location: string }) => Number(c.location.slice('slot:'.length));
         const WORM_SLOT = slotOf(slots.find((c) => c.label === wormLabel)!);
-        const [LTFS_SLOT, TAR_SLOT] = slots.filter((c) => c.label !== wormLabel).map(slotOf) as [
-          number,
-          number,
-        ];
+        const [ltfsCart, tarCart] = slots.filter((c) => c.label !== wormLabel);
+        const [LTFS_SLOT, TAR_SLOT] = [slotOf(ltfsCart!), slotOf(tarCart!)];
         const drive = await waitFor(async () => {
           const status = (await app.api.get('/api/status')).body;
           const d = status.libraries.find((l: any) => l.library.id === libId)?.drives;
@@ -86,7 +141,13 @@ describe.skipIf(!qemu || !ltfsBuild)(
             toSlot: 0,
           },
           'ltfs-steps.sh',
-          { LTFS: LTFS_PREFIX, TAR_SLOT, WORM_SLOT },
+          {
+            LTFS: LTFS_PREFIX,
+            TAR_SLOT,
+            WORM_SLOT,
+            ROUNDTRIP_SIGNAL,
+            STENC_KEY: randomBytes(32).toString('hex'),
+          },
         );
         const startedAt = Date.now();
         guest = await runGuest({
@@ -97,8 +158,14 @@ describe.skipIf(!qemu || !ltfsBuild)(
           script,
           targetPort: app.ports.iscsi,
           timeoutMs: GUEST_TIMEOUT_MS,
-          onLine: process.env.VTL_GUEST_CONSOLE ? (line) => console.log(`guest| ${line}`) : undefined,
+          onLine: (line) => {
+            if (process.env.VTL_GUEST_CONSOLE) console.log(`guest| ${line}`);
+            if (line.startsWith('RESULT roundtrip-ready ok')) {
+              roundTrip ??= s3RoundTrip(ltfsCart!.label, remote.body.id);
+            }
+          },
         });
+        await roundTrip;
         const seconds = Math.round((Date.now() - startedAt) / 1000);
         const detail = (step: string) => guest.results.find((r) => r.step === step)?.detail ?? '';
         console.info(
@@ -111,6 +178,7 @@ describe.skipIf(!qemu || !ltfsBuild)(
 
     afterAll(async () => {
       await app?.destroy();
+      await rgw?.stop();
     });
 
     function passed(step: string): string {
@@ -148,6 +216,17 @@ describe.skipIf(!qemu || !ltfsBuild)(
       passed('unload');
     });
 
+    it('mounts the cartridge again after an export, evict and import through S3, every file intact', () => {
+      expect(roundTripError).toBeUndefined();
+      expect(passed('roundtrip')).toBe('identical files=23');
+    });
+
+    it('encrypts a block with stenc: unreadable with the key cleared, identical with it', () => {
+      expect(passed('stenc')).toMatch(
+        /^keyless-read=refused with-key=identical volume=Encrypted, but unable to decrypt/,
+      );
+    });
+
     it('mints a WORM cartridge through the API that takes an append but refuses an overwrite through st', () => {
       expect(wormLabel).toBe('LTF003LY');
       expect(passed('worm')).toBe('medium=0x8c appended=yes overwrite=refused');
@@ -173,8 +252,9 @@ describe.skipIf(!qemu || !ltfsBuild)(
       }[];
       // Both partitions' data counts in the cartridge's size.
       const sizes = carts
-        .filter((c) => c.library === libId && c.label !== wormLabel)
+        .filter((c) => c.library === libId && c.label !== wormLabel && c.label !== ROUNDTRIP_SIGNAL)
         .map((c) => c.size_bytes);
+      expect(sizes).toHaveLength(2);
       expect(sizes.every((s) => s > 8_000_000)).toBe(true);
     });
   },

@@ -2,6 +2,7 @@ import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } 
 import type { CodecPool } from './codec/codec-pool.js';
 import { OffsiteError, isMissingObject, throwIfAborted, toOffsiteError } from './errors.js';
 import { describeRemote, type RemoteConnection } from './remote.js';
+import { lockedPutFields, type ObjectLock } from './object-lock.js';
 
 /** Object metadata of a chunk (x-amz-meta-*): what verification compares without downloading. */
 export const META_SHA256 = 'sha256';
@@ -24,6 +25,8 @@ export async function putChunk(
   stored: Uint8Array,
   sha256: string,
   signal?: AbortSignal,
+  /** A WORM cartridge's chunk on a bucket with Object Lock: written with this retention. */
+  lock?: ObjectLock,
 ): Promise<void> {
   const cmd = new PutObjectCommand({
     Bucket: remote.bucket,
@@ -32,6 +35,7 @@ export async function putChunk(
     ContentLength: stored.length,
     ContentType: 'application/zstd',
     Metadata: { [META_SHA256]: sha256 },
+    ...lockedPutFields(lock, stored),
   });
   // The signer uses a payload hash that is already set instead of hashing the body itself on
   // this thread: the codec thread computed it.

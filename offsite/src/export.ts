@@ -18,6 +18,7 @@ import { OffsiteError, throwIfAborted } from './errors.js';
 import { keysOf, type GenerationRef } from './layout.js';
 import { checkLedger } from './ledger.js';
 import { putJson } from './objects.js';
+import { wormObjectLock } from './object-lock.js';
 import { describeRemote, s3For, type RemoteConnection } from './remote.js';
 import { MANIFEST_FORMAT, type LedgerEntry, type Manifest } from './schemas.js';
 import { TarSource } from './tar/tar-source.js';
@@ -92,7 +93,18 @@ export async function exportCartridge(opts: ExportOptions): Promise<Manifest> {
       tarBytes: source.size,
       signal: stop.signal,
     });
-    log?.info({ tar_bytes: source.size, chunks: count, resumed: resumed.length }, 'export starting');
+    // A WORM cartridge's copy is write-once too, where the bucket can hold it so.
+    const lock = identity.worm ? await wormObjectLock(s3, remote, stop.signal) : undefined;
+    log?.info(
+      { tar_bytes: source.size, chunks: count, resumed: resumed.length, object_lock: lock?.mode ?? null },
+      'export starting',
+    );
+    if (identity.worm && !lock) {
+      log?.warn(
+        { where: describeRemote(remote) },
+        'a WORM cartridge is exported to a bucket without S3 Object Lock: its copy can be deleted or overwritten; create the bucket with Object Lock enabled to keep it write-once',
+      );
+    }
 
     const done: LedgerEntry[] = [...resumed];
     // Raw chunks wait for a codec thread; stored ones for their upload.
@@ -131,7 +143,7 @@ export async function exportCartridge(opts: ExportOptions): Promise<Manifest> {
           const c = await compressed.finally(() => rawRing.release(raw));
           const key = keys.chunk(ref, n);
           const stored = Buffer.from(out.buffer, out.byteOffset, c.stored_bytes);
-          await putChunk(s3, remote, key, stored, c.sha256, stop.signal);
+          await putChunk(s3, remote, key, stored, c.sha256, stop.signal, lock);
           await confirmChunk(s3, remote, key, c.stored_bytes, c.sha256, stop.signal);
           return { n, key, raw_offset, raw_bytes, stored_bytes: c.stored_bytes, sha256: c.sha256 };
         } finally {
@@ -183,7 +195,7 @@ export async function exportCartridge(opts: ExportOptions): Promise<Manifest> {
       },
     };
     throwIfAborted(stop.signal, `export of ${ref.label}`);
-    await putJson(s3, remote, keys.manifest(ref), manifest, stop.signal);
+    await putJson(s3, remote, keys.manifest(ref), manifest, stop.signal, lock);
     log?.info({ stored_bytes: manifest.stored_bytes, where: describeRemote(remote) }, 'export complete');
     return manifest;
   } finally {

@@ -8,6 +8,7 @@ import {
 import type { z } from 'zod';
 import { OffsiteError, isMissingObject, toOffsiteError } from './errors.js';
 import { describeRemote, keyBase, s3For, type RemoteConnection } from './remote.js';
+import { lockedPutFields, type ObjectLock } from './object-lock.js';
 
 /** S3 allows at most this many keys per DeleteObjects. */
 const DELETE_BATCH = 1000;
@@ -146,6 +147,7 @@ export async function putJson(
   key: string,
   value: unknown,
   signal?: AbortSignal,
+  lock?: ObjectLock,
 ): Promise<void> {
   const body = Buffer.from(`${JSON.stringify(value, null, 2)}\n`);
   await s3
@@ -156,6 +158,7 @@ export async function putJson(
         Body: body,
         ContentLength: body.length,
         ContentType: 'application/json',
+        ...lockedPutFields(lock, body),
       }),
       { abortSignal: signal },
     )

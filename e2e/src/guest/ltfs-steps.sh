@@ -3,7 +3,8 @@
 # files are copied in, unmounted, mounted again and read back; ltfsck checks the volume; sg3-utils
 # show the partitions. Then the same files go to a second cartridge with tar, for the timing
 # beside LTFS's, and a WORM cartridge takes an append but refuses an overwrite through st.
-# Parameters: LTFS (install prefix), LOAD_SLOT (the LTFS cartridge), TAR_SLOT, WORM_SLOT.
+# Parameters: LTFS (install prefix), LOAD_SLOT (the LTFS cartridge), TAR_SLOT, WORM_SLOT,
+# ROUNDTRIP_SIGNAL (the label the host mints once the S3 round trip is done), STENC_KEY (hex).
 LTFS_BIN=$LTFS/bin
 MNT=/mnt/ltfs
 now() { awk '{print $1}' /proc/uptime; }
@@ -113,12 +114,55 @@ if OK_RC='0 1' step_stream ltfsck 900 "$LTFS_BIN/ltfsck" -e sg "$TAPE_SG"; then
 fi
 step_run unload mtx -f "$CH" unload "$LOAD_SLOT" 0 && ok unload
 
+# --- after an S3 round trip: the host exports, evicts and imports the LTFS cartridge, then mints
+# $ROUNDTRIP_SIGNAL as its sign that the cartridge is back; LTFS mounts it again, files intact.
+ok roundtrip-ready "slot $LOAD_SLOT"
+if ! wait_until 900 sh -c "mtx -f $CH status | grep -q '$ROUNDTRIP_SIGNAL'"; then
+  fail roundtrip "the host did not bring the cartridge back from S3 in time"
+elif step_run roundtrip mtx -f "$CH" load "$LOAD_SLOT" 0 && wait_until 60 sh -c "mt-st -f $TAPE status | grep -q ONLINE" &&
+  mount_ltfs roundtrip; then
+  rm -rf /restore/tree
+  if step_run roundtrip cp -r "$MNT/tree" /restore/ && (cd /restore/tree && md5sum -c -s /tmp/tree.md5); then
+    ok roundtrip "identical files=$(wc -l </tmp/tree.md5)"
+  else
+    fail roundtrip "the files read back after the S3 round trip differ from those written"
+  fi
+  unmount_ltfs
+  step_run roundtrip mtx -f "$CH" unload "$LOAD_SLOT" 0
+fi
+
 # --- the same files with tar, on a second cartridge ------------------------------------------------
 if step_run tar mtx -f "$CH" load "$TAR_SLOT" 0 && wait_until 60 sh -c "mt-st -f $TAPE status | grep -q ONLINE"; then
   t0=$(now)
   if step_run tar /bin/tar -b 1024 -cf "$TAPE" -C /data tree; then
     t1=$(now)
     ok tar "kib=$BYTES seconds=$(elapsed "$t0" "$t1")"
+  fi
+  # --- drive encryption with stenc on the same cartridge: a key set, a block written encrypted,
+  # unreadable with the key cleared, readable again with it.
+  printf '%s\n%s\n' "$STENC_KEY" 'vtl-e2e-key' >/tmp/tape.key
+  mkdir -p /var/log
+  if step_run stenc stenc -f "$TAPE" -e on -k /tmp/tape.key -a 1 && step_run stenc mt-st -f "$TAPE" eod &&
+    at=$(tell) && step_run stenc dd if=/data/tree/f3 of="$TAPE" bs=12297 count=1 &&
+    step_run stenc mt-st -f "$TAPE" seek "$at"; then
+    on=$(stenc -f "$TAPE" --detail 2>&1)
+    log stenc "$on"
+    step_run stenc stenc -f "$TAPE" -e off
+    off=$(stenc -f "$TAPE" --detail 2>&1)
+    log stenc "$off"
+    if dd if="$TAPE" of=/tmp/enc.out bs=12297 count=1 2>/dev/null; then
+      fail stenc "an encrypted block was read without its key"
+    else
+      step_run stenc mt-st -f "$TAPE" seek "$at"
+      step_run stenc stenc -f "$TAPE" -e on -k /tmp/tape.key -a 1
+      if dd if="$TAPE" of=/tmp/enc.out bs=12297 count=1 2>/dev/null && cmp -s /tmp/enc.out /data/tree/f3; then
+        detail=$(echo "$off" | grep 'Volume Encryption' | sed 's/ *Volume Encryption: *//' | oneline)
+        ok stenc "keyless-read=refused with-key=identical volume=$detail"
+      else
+        fail stenc "the encrypted block did not read back with its key"
+      fi
+      stenc -f "$TAPE" -e off >/dev/null 2>&1
+    fi
   fi
   step_run tar mtx -f "$CH" unload "$TAR_SLOT" 0
 fi

@@ -42,6 +42,8 @@ export type ReadResult =
       kind: 'data';
       data: Buffer;
       /** Full block length; more than data.length when maxLen cut it. */ length: number;
+      /** An encrypted record (block-crypto.ts), read whole whatever maxLen said. */
+      encrypted?: boolean;
     }
   | { kind: 'filemark' }
   | { kind: 'eod' };
@@ -51,6 +53,12 @@ export type ReadResult =
  * the disk works while the host streams, instead of all at once at the next sync point.
  */
 const WRITEBACK_STEP = 64 * 1024 * 1024;
+
+/** How a data block is stored. */
+export interface BlockOptions {
+  /** The bytes are an encrypted record of the host's block (the drive encrypted it). */
+  encrypted?: boolean;
+}
 
 export interface WriteResult {
   /** The write landed in the early-warning zone (the last 1% of capacity): report EOM/EW. */
@@ -221,8 +229,8 @@ export class Cartridge {
    * Appends one data block at the current position, discarding anything after it. Resolves
    * once the data and its index entry are in the OS, so a kill -9 keeps the block.
    */
-  async writeBlock(block: Buffer): Promise<WriteResult> {
-    const { written, ...result } = await this.issueBlock(block);
+  async writeBlock(block: Buffer, opts: BlockOptions = {}): Promise<WriteResult> {
+    const { written, ...result } = await this.issueBlock(block, opts);
     await written;
     return result;
   }
@@ -233,7 +241,7 @@ export class Cartridge {
    * its bytes are written behind, overlapping the blocks issued after it. `written` says when
    * they are in the OS. Refusals (write protection, a full tape) reject at once.
    */
-  issueBlock(block: Buffer): Promise<IssuedBlock> {
+  issueBlock(block: Buffer, opts: BlockOptions = {}): Promise<IssuedBlock> {
     return this.exclusive(
       async () => {
         this.assertWritable();
@@ -252,6 +260,7 @@ export class Cartridge {
           offset: start,
           length: block.length,
           filemarksBefore: this.posFilemarks,
+          ...(opts.encrypted === true ? { encrypted: true } : {}),
         };
         // Checksummed behind the WRITE's status: on the helper thread, or once the loop is free.
         const checksum = blockChecksums(this.index.algorithm, block, [block.length]);
@@ -312,7 +321,8 @@ export class Cartridge {
           void this.readAhead.drop();
           return { kind: 'filemark' };
         }
-        const n = Math.max(0, Math.min(maxLen, e.length));
+        // An encrypted record only decrypts whole: the drive cuts the clear block instead.
+        const n = e.encrypted === true ? e.length : Math.max(0, Math.min(maxLen, e.length));
         const { buf, bytesRead, checksum } = await (this.readAhead.take(object, e.offset, n) ??
           readBytes(this.source, e.offset, n));
         if (bytesRead !== n || (n === e.length && (checksum ?? this.index.checksum(buf)) !== e.crc)) {
@@ -321,7 +331,12 @@ export class Cartridge {
         }
         // Reading whole blocks in sequence: fetch the next ones while this one goes to the host.
         if (n === e.length) await this.fillReadAhead();
-        return { kind: 'data', data: buf, length: e.length };
+        return {
+          kind: 'data',
+          data: buf,
+          length: e.length,
+          ...(e.encrypted === true ? { encrypted: true } : {}),
+        };
       },
       { keepReadAhead: true },
     );

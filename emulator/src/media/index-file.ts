@@ -9,7 +9,10 @@ import { syncDeferred } from '../util/deferred-sync.js';
  * or filemark), so object N is at a computed offset and nothing needs scanning.
  *
  * header: magic "VTLIDX01" | u32 version | u32 entry size | u64 synced objects | u64 reserved
- * entry:  u64 data offset | u32 length | u32 filemarks before | u32 checksum | u8 kind | 3 reserved
+ * entry:  u64 data offset | u32 length | u32 filemarks before | u32 checksum | u8 kind | u8 flags | 2 reserved
+ *
+ * flags bit 0: the block was written encrypted by the drive (block-crypto.ts); older emulators
+ * wrote 0 there, so every older image reads as clear blocks.
  *
  * The version says which checksum the entries carry (checksum.ts): 1 CRC-32, 2 and 3 CRC-32C;
  * and where blocks sit in the data file: back to back up to version 2, and from version 3 a
@@ -33,6 +36,7 @@ const ALIGNED_BLOCK_MIN = 64 * 1024;
 const SYNCED_AT = 16;
 const KIND_BLOCK = 1;
 const KIND_FILEMARK = 2;
+const FLAG_ENCRYPTED = 0x01;
 /** Entries fetched per read: sequential reads and spacing then cost one syscall per 1024 objects. */
 const WINDOW = 1024;
 
@@ -46,6 +50,8 @@ export interface IndexEntry {
   /** Filemarks among the objects before this one (for position reports and filemark search). */
   filemarksBefore: number;
   crc: number;
+  /** The stored bytes are an encrypted record (block-crypto.ts), not the host's block. */
+  encrypted?: boolean;
 }
 
 export function encodeEntry(e: IndexEntry, buf = Buffer.alloc(ENTRY_SIZE), at = 0): Buffer {
@@ -54,7 +60,8 @@ export function encodeEntry(e: IndexEntry, buf = Buffer.alloc(ENTRY_SIZE), at = 
   buf.writeUInt32LE(e.filemarksBefore, at + 12);
   buf.writeUInt32LE(e.crc >>> 0, at + 16);
   buf.writeUInt8(e.kind === 'filemark' ? KIND_FILEMARK : KIND_BLOCK, at + 20);
-  buf.fill(0, at + 21, at + ENTRY_SIZE);
+  buf.writeUInt8(e.encrypted === true ? FLAG_ENCRYPTED : 0, at + 21);
+  buf.fill(0, at + 22, at + ENTRY_SIZE);
   return buf;
 }
 
@@ -68,6 +75,7 @@ export function decodeEntry(buf: Buffer, at = 0): IndexEntry | undefined {
     length: buf.readUInt32LE(at + 8),
     filemarksBefore: buf.readUInt32LE(at + 12),
     crc: buf.readUInt32LE(at + 16),
+    ...((buf.readUInt8(at + 21) & FLAG_ENCRYPTED) !== 0 ? { encrypted: true } : {}),
   };
 }
 

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fsyncDir } from '../util/atomic-file.js';
 import {
   Cartridge,
+  type BlockOptions,
   type IssuedBlock,
   type ReadResult,
   type TapePosition,
@@ -91,11 +92,11 @@ export class PartitionedTape {
   position(): TapePosition {
     return this.head.position();
   }
-  writeBlock(block: Buffer): Promise<WriteResult> {
-    return this.head.writeBlock(block);
+  writeBlock(block: Buffer, opts?: BlockOptions): Promise<WriteResult> {
+    return this.head.writeBlock(block, opts);
   }
-  issueBlock(block: Buffer): Promise<IssuedBlock> {
-    return this.head.issueBlock(block);
+  issueBlock(block: Buffer, opts?: BlockOptions): Promise<IssuedBlock> {
+    return this.head.issueBlock(block, opts);
   }
   writeFilemarks(n: number): Promise<WriteResult> {
     return this.head.writeFilemarks(n);
@@ -148,6 +149,19 @@ export class PartitionedTape {
     return this.parts[0]!.writeMam(changes, partition);
   }
 
+  /** The drive has written encrypted blocks on this cartridge since it was last formatted. */
+  get holdsEncryptedData(): boolean {
+    return this.meta.encrypted_data === true;
+  }
+
+  /** Records that the cartridge holds encrypted blocks (before the first one is written). */
+  async markEncryptedData(): Promise<void> {
+    const meta = { ...this.meta, encrypted_data: true };
+    await writeMeta(this.dir, meta);
+    this.meta = meta;
+    for (const part of this.parts) part.useMeta(meta);
+  }
+
   async setWriteProtected(flag: boolean): Promise<void> {
     await this.parts[0]!.setWriteProtected(flag);
     this.meta = { ...this.meta, write_protected: flag };
@@ -185,7 +199,8 @@ export class PartitionedTape {
       await (await open(join(this.dir, f.data), 'wx', 0o644)).close();
       await (await IndexFile.create(join(this.dir, f.index))).close();
     }
-    const meta = withPartitions({ ...this.meta, capacity_bytes: nativeCapacity }, capacities);
+    const { encrypted_data: _gone, ...kept } = this.meta;
+    const meta = withPartitions({ ...kept, capacity_bytes: nativeCapacity }, capacities);
     await writeMeta(this.dir, meta);
     await dropPartitionMam(this.dir, capacities.length);
     await fsyncDir(this.dir);

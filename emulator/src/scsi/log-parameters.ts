@@ -40,10 +40,13 @@ export interface LogSenseRequest {
   allocation: number;
 }
 
-/** Decodes LOG SENSE (SPC-4 6.6); PPC (parameters from the pointer on) is not supported. */
-export function parseLogSense(cdb: Buffer): LogSenseRequest {
+/**
+ * Decodes LOG SENSE (SPC-4 6.6); PPC (parameters from the pointer on) is not supported. A
+ * SUBPAGE CODE is refused unless the device says it has subpages (it checks the code itself).
+ */
+export function parseLogSense(cdb: Buffer, opts: { subpages?: boolean } = {}): LogSenseRequest {
   requireZeroBits(cdb, 1, 0xff);
-  if (cdb[3] !== 0) throw new ScsiError(Sense.invalidFieldInCdb(3, 7));
+  if (cdb[3] !== 0 && !opts.subpages) throw new ScsiError(Sense.invalidFieldInCdb(3, 7));
   return {
     pageControl: cdb[2]! >> 6,
     page: cdb[2]! & 0x3f,
@@ -62,5 +65,8 @@ export function fromParameterPointer(page: Buffer, pointer: number): Buffer {
     if (page.readUInt16BE(at) >= pointer) kept.push(page.subarray(at, at + length));
     at += length;
   }
-  return logPage(page[0]!, kept);
+  const out = logPage(page[0]!, kept);
+  // Keep the SPF bit and subpage code of a subpage.
+  page.copy(out, 0, 0, 2);
+  return out;
 }

@@ -223,7 +223,7 @@ describe('LOG SENSE', () => {
   it('lists its pages and counts bytes and capacity', async () => {
     const h = await withCartridge(8, 'LOG001L8', 8);
     const pages = await h.exec(DRIVE, Cdb.logSense(0x00), { allocation: 64 });
-    expect([...pages.data.subarray(4)]).toEqual([0x00, 0x02, 0x03, 0x0c, 0x17, 0x2e, 0x31]);
+    expect([...pages.data.subarray(4)]).toEqual([0x00, 0x02, 0x03, 0x0c, 0x17, 0x2e, 0x31, 0x37]);
     ok(await h.exec(DRIVE, Cdb.write6(1000), { dataOut: Buffer.alloc(1000, 7) }));
     const seq = await h.exec(DRIVE, Cdb.logSense(0x0c), { allocation: 4096 });
     expect(seq.data[0]).toBe(0x0c);

@@ -4,37 +4,13 @@ import type { CommandContext } from '../scsi/dispatch.js';
 import { checkCondition, good } from '../scsi/result.js';
 import { Sense, ScsiError } from '../scsi/sense.js';
 import type { ScsiResult } from '../scsi/types.js';
-import { SenseKey } from '../scsi/constants.js';
-import { crc32c } from '../util/crc32c.js';
 import type { MountedTape, TapeDrive } from './tape-drive.js';
 import { TapeSense } from './tape-sense.js';
+import { blockToStore, readHostBlock } from './encrypted-io.js';
+import { checkWriteProtection, protectionInfo, readProtectionMethod } from './protection.js';
 
 const FIXED = 0x01;
 const SILI = 0x02;
-
-/** LOGICAL BLOCK GUARD CHECK FAILED: a protected block's CRC does not match its data. */
-const GUARD_CHECK_FAILED = [0x10, 0x01] as const;
-const LBP_CRC32C = 0x02;
-const LBP_W = 0x80;
-
-/**
- * With logical block protection on for writing (page 0Ah/F0h, LBP_W) and CRC32C, each block
- * ends in the CRC32C of its data, least significant byte first, as LTFS appends it: a block
- * whose CRC does not match is refused before anything is written. Blocks are stored with
- * their CRC, so a host reading with protection on gets it back. (Reed-Solomon CRC blocks are
- * stored as sent, unchecked.)
- */
-function checkProtection(drive: TapeDrive, data: Buffer, blocks: number, blockLength: number): void {
-  const { lbpMethod, lbpFlags } = drive.mode.extra;
-  if (lbpMethod !== LBP_CRC32C || (lbpFlags & LBP_W) === 0) return;
-  for (let i = 0; i < blocks; i++) {
-    const block = data.subarray(i * blockLength, (i + 1) * blockLength);
-    const n = block.length - 4;
-    if (n < 1 || crc32c(block.subarray(0, n)) !== block.readUInt32LE(n)) {
-      throw new ScsiError(Sense.of(SenseKey.ABORTED_COMMAND, GUARD_CHECK_FAILED));
-    }
-  }
-}
 
 /** Data-out of WRITE(6): one block (variable) or count × the mode block length (fixed). */
 export function write6DataOutLength(drive: TapeDrive, cdb: Buffer): number {
@@ -54,7 +30,9 @@ export async function read6(drive: TapeDrive, ctx: CommandContext): Promise<Scsi
   const count = readUInt24BE(cdb, 2);
   const m = drive.requireMounted();
   if (count === 0) return good();
-  return fixed ? readFixed(drive, m, count, ctx.cmd.signal) : readVariable(drive, m, count, sili);
+  return fixed
+    ? readFixed(drive, m, count, ctx.nexus, ctx.cmd.signal)
+    : readVariable(drive, m, count, sili, ctx.nexus);
 }
 
 async function readVariable(
@@ -62,8 +40,9 @@ async function readVariable(
   m: MountedTape,
   length: number,
   sili: boolean,
+  nexus: string,
 ): Promise<ScsiResult> {
-  const r = await m.tape.readBlock(length).catch((err: unknown) => drive.readFailed(err));
+  const r = await readProtected(drive, m, nexus, length);
   if (r.kind === 'eod') throw new ScsiError(TapeSense.endOfData(length));
   if (r.kind === 'filemark') throw new ScsiError(TapeSense.filemark(length));
   drive.noteIo('reading', 1, r.data.length);
@@ -74,10 +53,25 @@ async function readVariable(
   return checkCondition(TapeSense.incorrectLength(residue), r.data);
 }
 
+/**
+ * A variable-block READ with protection on for reading (LBP_R) gets the block with its
+ * protection information generated after it, 4 bytes longer than the data on the tape.
+ */
+async function readProtected(drive: TapeDrive, m: MountedTape, nexus: string, length: number) {
+  const method = readProtectionMethod(drive);
+  if (method === 0) return readHostBlock(drive, m, nexus, length);
+  const r = await readHostBlock(drive, m, nexus, drive.personality.maxBlockLength);
+  if (r.kind !== 'data') return r;
+  const whole = Buffer.concat([r.data, protectionInfo(method, r.data)]);
+  giveBlockBuffer(r.data);
+  return { kind: 'data' as const, data: whole.subarray(0, length), length: whole.length };
+}
+
 async function readFixed(
   drive: TapeDrive,
   m: MountedTape,
   count: number,
+  nexus: string,
   signal: AbortSignal | undefined,
 ): Promise<ScsiResult> {
   const blockLength = drive.mode.blockLength;
@@ -93,7 +87,7 @@ async function readFixed(
   };
   try {
     while (blocks.length < count && !signal?.aborted) {
-      const r = await m.tape.readBlock(blockLength).catch((err: unknown) => drive.readFailed(err));
+      const r = await readHostBlock(drive, m, nexus, blockLength);
       const residue = count - blocks.length;
       if (r.kind === 'eod') return checkCondition(TapeSense.endOfData(residue), gather());
       if (r.kind === 'filemark') return checkCondition(TapeSense.filemark(residue), gather());
@@ -129,18 +123,19 @@ export async function write6(drive: TapeDrive, ctx: CommandContext): Promise<Scs
   const blocks = fixed ? count : 1;
   const data = ctx.cmd.dataOut ?? Buffer.alloc(0);
   if (data.length < blocks * blockLength) throw new ScsiError(Sense.parameterListLengthError());
-  checkProtection(drive, data, blocks, blockLength);
+  const sentBlocks = checkWriteProtection(drive, data, blocks, blockLength, fixed);
   let earlyWarning = false;
   let written = 0;
   const onTheirWay: Promise<void>[] = [];
   try {
     for (; written < blocks; written++) {
-      const block = data.subarray(written * blockLength, (written + 1) * blockLength);
+      const sent = sentBlocks[written]!;
+      const { data: block, opts } = await blockToStore(drive, m, ctx.nexus, sent);
       if (!drive.mode.buffered) {
-        earlyWarning ||= (await m.tape.writeBlock(block)).earlyWarning;
+        earlyWarning ||= (await m.tape.writeBlock(block, opts)).earlyWarning;
         continue;
       }
-      const issued = await m.tape.issueBlock(block);
+      const issued = await m.tape.issueBlock(block, opts);
       earlyWarning ||= issued.earlyWarning;
       onTheirWay.push(issued.written);
       await drive.writeBuffer.add(block.length, issued.written);

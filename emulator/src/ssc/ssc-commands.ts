@@ -6,6 +6,7 @@ import { loadUnload, preventAllow } from './load-unload.js';
 import { readAttribute, writeAttribute, writeAttributeDataOutLength } from './mam-attributes.js';
 import { erase, locate, readPosition, rewind, space } from './positioning.js';
 import { verify6 } from './verify.js';
+import { securityProtocolRows } from './security-protocol.js';
 import {
   formatMedium,
   readBuffer,
@@ -205,5 +206,7 @@ export function installSscCommands(drive: TapeDrive): void {
       },
     ],
   ];
+  // Drive encryption came with LTO-4.
+  if (drive.personality.gen >= 4) rows.push(...securityProtocolRows(drive));
   for (const [opcode, entry] of rows) drive.table.set(opcode, entry);
 }

@@ -20,6 +20,7 @@ import { DEFAULT_EXTRA_MODE, type ExtraModeState } from './extra-mode-pages.js';
 import { ONE_PARTITION, type PartitionRequest } from './partition-page.js';
 import { recordLoad, recordUnload } from './medium-usage.js';
 import { WriteBuffer } from './write-buffer.js';
+import { DriveEncryption } from './encryption-state.js';
 import type { CommandContext } from '../scsi/dispatch.js';
 import { StubTape, type TapeIo } from './stub-tape.js';
 import { TapeAlertFlag, TapeAlerts } from './tape-alert.js';
@@ -109,6 +110,8 @@ export class TapeDrive extends ScsiDeviceBase {
   readonly uncorrectedErrors = { write: 0, read: 0 };
   /** Bytes moved since the cartridge was loaded, for its MAM usage attributes (not reset by LOG SELECT). */
   readonly loadBytes = { written: 0, read: 0 };
+  /** Data encryption parameters and keys (SECURITY PROTOCOL OUT), in memory only. */
+  private readonly encryption = new DriveEncryption();
   /** A load-time error reported once, on the next command that needs the medium (stubs). */
   private pendingMediumError: SenseSpec | undefined;
   private idleTimer: NodeJS.Timeout | undefined;
@@ -166,6 +169,7 @@ export class TapeDrive extends ScsiDeviceBase {
       );
     }
     await this.eject();
+    this.encryption.demounted();
     this.medium = { state: 'empty' };
     this.pendingMediumError = undefined;
     this.alerts.clear();
@@ -178,6 +182,7 @@ export class TapeDrive extends ScsiDeviceBase {
     if (m.state !== 'mounted' && m.state !== 'unusable') return;
     await this.writeBuffer.drain();
     if (m.state === 'mounted') await this.closeTape(m);
+    this.encryption.demounted();
     this.medium = { state: 'ejected', label: m.label };
   }
 
@@ -333,9 +338,41 @@ export class TapeDrive extends ScsiDeviceBase {
     this.options.activity.setActivity(this.options.index, 'idle');
   }
 
+  /**
+   * The encryption parameters as `nexus` sees them, after dropping the sets whose owner lost
+   * its reservation (CKORL) or registration (CKORP) since the last look.
+   */
+  encryptionFor(_nexus: string): DriveEncryption {
+    this.encryption.reservationsChanged((n) => this.holdsReservation(n));
+    return this.encryption;
+  }
+
+  /** Logs that a host changed encryption: modes and scope only, never the key or its label. */
+  noteEncryptionSet(fields: { scope: string; encrypt: boolean | string; decrypt: string }): void {
+    this.logger?.info(
+      { ...fields, drive: this.index, library: this.options.library },
+      'a host set the data encryption parameters (the key stays in the drive memory only)',
+    );
+  }
+
+  /** Whether a nexus holds a reservation (RESERVE or persistent) and is a registrant. */
+  holdsReservation(nexus: string): { reserved: boolean; registered: boolean } {
+    const pr = this.persistentReservations;
+    return {
+      reserved: this.reservation.heldBy === nexus || pr.isHolder(nexus),
+      registered: pr.registrations().has(nexus),
+    };
+  }
+
   override notify(event: DeviceEvent): void {
-    if (event.kind === 'lun-reset') this.preventing.clear();
-    if (event.kind === 'nexus-loss') this.preventing.delete(event.nexus);
+    if (event.kind === 'lun-reset') {
+      this.preventing.clear();
+      this.encryption.reset();
+    }
+    if (event.kind === 'nexus-loss') {
+      this.preventing.delete(event.nexus);
+      this.encryption.nexusLost(event.nexus);
+    }
     super.notify(event);
   }
 

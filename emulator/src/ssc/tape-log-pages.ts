@@ -13,6 +13,7 @@ import { Sense, ScsiError } from '../scsi/sense.js';
 import type { ScsiResult } from '../scsi/types.js';
 import { earlyWarningAt } from '../media/layout.js';
 import type { TapeDrive } from './tape-drive.js';
+import { PERFORMANCE_PAGE, performancePage } from './performance-log-page.js';
 
 /** Log pages of the drive: SSC-4 8.2 plus IBM's tape capacity page. */
 export const TapeLogPage = {
@@ -25,6 +26,8 @@ export const TapeLogPage = {
   TAPE_ALERT: 0x2e,
   /** IBM LTO: remaining and maximum capacity per partition, in MB. */
   TAPE_CAPACITY: 0x31,
+  /** IBM LTO: performance characteristics (performance-log-page.ts). */
+  PERFORMANCE: PERFORMANCE_PAGE,
 } as const;
 
 const SUPPORTED = [
@@ -35,6 +38,7 @@ const SUPPORTED = [
   TapeLogPage.VOLUME_STATISTICS,
   TapeLogPage.TAPE_ALERT,
   TapeLogPage.TAPE_CAPACITY,
+  TapeLogPage.PERFORMANCE,
 ];
 
 const MB = 1_000_000;
@@ -134,7 +138,10 @@ function volumeStatisticsPage(drive: TapeDrive): Buffer {
 
 /** LOG SENSE of the drive. Reading TapeAlert clears its flags, as SSC-4 Annex A describes. */
 export function tapeLogSense(drive: TapeDrive, ctx: CommandContext): ScsiResult {
-  const req = parseLogSense(ctx.cdb);
+  const req = parseLogSense(ctx.cdb, { subpages: true });
+  // Only the performance page has subpages.
+  if (req.subpage !== 0 && req.page !== TapeLogPage.PERFORMANCE)
+    throw new ScsiError(Sense.invalidFieldInCdb(3, 7));
   let data: Buffer;
   switch (req.page) {
     case TapeLogPage.SUPPORTED_PAGES: {
@@ -158,6 +165,9 @@ export function tapeLogSense(drive: TapeDrive, ctx: CommandContext): ScsiResult 
       break;
     case TapeLogPage.VOLUME_STATISTICS:
       data = volumeStatisticsPage(drive);
+      break;
+    case TapeLogPage.PERFORMANCE:
+      data = performancePage(req.subpage);
       break;
     default:
       throw new ScsiError(Sense.invalidFieldInCdb(2, 5));
