@@ -104,6 +104,9 @@ export class LioFcDriver {
     if (plan.disabled.has(port)) return tpg.retire();
     await tpg.ensure();
     if (rebuild) await tpg.setEnabled(false);
+    // tcm_loop probes each LUN as it is linked, through its nexus: that must exist first (on
+    // the HBA fabrics, enabling comes last, so hosts log in to a finished TPG).
+    if (this.fabric.switchedBy === 'nexus') await tpg.setEnabled(true);
 
     const have = await tpg.luns();
     for (const [lun, target] of have) {

@@ -115,7 +115,22 @@ describe('the LIO driver on the loopback test fabric', () => {
       ports: ['naa.5001405aa0000001'],
       nexus: 'naa.5001405bb0000001',
     });
+    // The nexus must be there before the first LUN: tcm_loop probes a LUN when it is linked.
+    const order: string[] = [];
+    class Recording extends ConfigFs {
+      override async write(rel: string, value: string) {
+        if (rel.endsWith('/nexus')) order.push('nexus');
+        return super.write(rel, value);
+      }
+      override async ensureLink(target: string, rel: string) {
+        if (rel.includes('/lun/lun_')) order.push('lun');
+        return super.ensureLink(target, rel);
+      }
+    }
+    (driver as unknown as { cfs: ConfigFs }).cfs = new Recording(tree.configfsRoot);
     expect(await driver.apply(plan([]))).toEqual([]);
+    expect(order[0]).toBe('nexus');
+    expect(order.filter((o) => o === 'lun')).toHaveLength(luns.length);
     const cfs = new ConfigFs(tree.configfsRoot);
     const tpg = 'target/loopback/naa.5001405aa0000001/tpgt_1';
     expect(await cfs.read(`${tpg}/nexus`)).toBe('naa.5001405bb0000001');
