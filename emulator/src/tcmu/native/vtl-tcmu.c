@@ -16,9 +16,10 @@
  *            u32 data_in_len, cdb, data-out                   (handler -> emulator)
  *   answer   u32 frame_len, u16 cmd_id, u8 status, u8 sense_len, u32 data_len, sense, data-in
  *
- * Restart safety: on opening a backstore it blocks it, resets the ring (the kernel fails
- * every command a previous instance left unanswered with CHECK CONDITION, so nothing a host
- * was told is written can be lost silently, and nothing is replayed twice), and unblocks it.
+ * Restart safety: on opening a backstore a previous instance served (a mark in the mailbox's
+ * padding says so), it blocks it, resets the ring (the kernel fails every command left
+ * unanswered with CHECK CONDITION: nothing a host was told is written is lost silently, and
+ * nothing is run twice), and unblocks it. A fresh backstore's queued commands just run.
  * When the emulator's connection drops, the commands in flight fail with HARDWARE ERROR /
  * LOGICAL UNIT COMMUNICATION FAILURE (the host must not retry a tape WRITE blindly) and new
  * ones wait in the ring until the connection is back (the kernel times them out after its
@@ -54,6 +55,9 @@
 #define MAX_DEVS 64
 #define MAX_INFLIGHT 512
 #define PREFIX "vtl/"
+/* Where a handler marks a mailbox it serves: the padding after cmd_head (see open_dev). */
+#define CLAIM_OFFSET 24
+static const char CLAIM[8] = "vtlTCMU";
 
 struct pending {
 	uint32_t off;  /* entry offset in the ring */
@@ -481,10 +485,21 @@ static void open_dev(const char *uio, const char *name)
 	snprintf(d->name, sizeof d->name, "%s", bs);
 	snprintf(d->hba, sizeof d->hba, "user_%s", hba);
 	snprintf(d->config, sizeof d->config, "%s", cfg);
-	/* What a previous instance left in the ring is failed by the kernel, not replayed. */
-	action(d, "block_dev", "1");
-	action(d, "reset_ring", "2");
-	action(d, "block_dev", "0");
+	/*
+	 * A mailbox is zeroed when the kernel creates the backstore, and its bytes between
+	 * cmd_head and cmd_tail (their own cache lines) are nobody's: the mark below says a handler
+	 * has served this very backstore. Marked: a previous instance died with commands it may
+	 * have forwarded, so the kernel fails them (CHECK CONDITION), never run twice. Unmarked:
+	 * what is queued (the host's first INQUIRY during its scan) was never seen, and runs.
+	 */
+	char *mark = (char *)map + CLAIM_OFFSET;
+	if (memcmp(mark, CLAIM, sizeof CLAIM) == 0) {
+		action(d, "block_dev", "1");
+		action(d, "reset_ring", "2");
+		action(d, "block_dev", "0");
+		logf_("%s: a previous handler served it: its unanswered commands were failed", bs);
+	}
+	memcpy(mark, CLAIM, sizeof CLAIM);
 	d->next = d->mb->cmd_tail;
 	logf_("%s: serving %s (%s, ring %u bytes, map %zu bytes, flags 0x%x)", d->name, d->config, uio,
 	      d->mb->cmdr_size, len, d->mb->flags);
