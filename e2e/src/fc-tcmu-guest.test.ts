@@ -36,6 +36,8 @@ describe.skipIf(!qemu)('a Linux host drives the library through LIO, TCMU and tc
   let before: Cartridge[];
   let driveSerial: string;
   let guest: GuestRun;
+  /** The nodeagent pid killed while the guest wrote (agent-restart step). */
+  let agentKill: Promise<number> | undefined;
 
   beforeAll(
     async () => {
@@ -110,7 +112,12 @@ describe.skipIf(!qemu)('a Linux host drives the library through LIO, TCMU and tc
         forwards: [{ guest: TCMU_GUEST_ENDPOINT, hostPort: tcmuPort }],
         extraArchives: [overlay],
         timeoutMs: GUEST_TIMEOUT_MS,
-        onLine: process.env.VTL_GUEST_CONSOLE ? (line) => console.log(`guest| ${line}`) : undefined,
+        onLine: (line) => {
+          if (process.env.VTL_GUEST_CONSOLE) console.log(`guest| ${line}`);
+          // The guest is writing: the nodeagent dies now (the launcher starts it again).
+          if (line.trim() === 'VTL-KILL-NODEAGENT' && !agentKill)
+            agentKill = app.restartProcess('nodeagent/dist/main.js', 'SIGKILL');
+        },
       });
       console.info(
         `fc guest: ${guest.results.length} steps in ${Math.round((Date.now() - startedAt) / 1000)} s`,
@@ -202,6 +209,16 @@ describe.skipIf(!qemu)('a Linux host drives the library through LIO, TCMU and tc
     expect(Number(m![1])).not.toBe(0);
     expect(Number(m![2])).toBeGreaterThan(0);
     expect(Number(m![2])).toBeLessThan(1024);
+  });
+
+  it('keeps writing while the nodeagent is killed and restarted: it is not on the data path', async () => {
+    expect(passed('agent-restart')).toBe('dd-exit=0 blocks=512 read-back=same');
+    expect(agentKill, 'the guest never asked for the nodeagent kill').toBeDefined();
+    const killed = await agentKill!;
+    await waitFor(async () => {
+      const pid = await app.childPid('nodeagent/dist/main.js');
+      return pid !== undefined && pid !== killed;
+    });
   });
 
   it('moves the same data through tcm_loop/TCMU and through the emulator iSCSI target (docs/fc.md figures)', () => {

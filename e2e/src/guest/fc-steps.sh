@@ -36,6 +36,30 @@ if step_run restart mtx -f "$CH" load "$RESTART_SLOT" 0 && wait_until 60 mt-st -
   step_run restart mtx -f "$CH" unload "$RESTART_SLOT" 0
 fi
 
+# --- nodeagent killed during I/O ---------------------------------------------------------------
+# The host test kills the appliance's nodeagent (SIGKILL) when it reads the marker below: it is
+# not on the data path, so the write goes on untouched and reads back whole.
+if step_run agent-restart mtx -f "$CH" load "$RESTART_SLOT" 0 && wait_until 60 mt-st -f "$TAPE" status &&
+  step_run agent-restart mt-st -f "$TAPE" rewind; then
+  dd if=/tmp/rdata of="$TAPE" bs=65536 count=512 2>/tmp/dd.err &
+  dd_pid=$!
+  sleep 1
+  echo "VTL-KILL-NODEAGENT"
+  wait $dd_pid
+  dd_rc=$?
+  if [ $dd_rc -ne 0 ]; then
+    fail agent-restart "dd failed while the nodeagent restarted: $(cat /tmp/dd.err | oneline)"
+  elif step_run agent-restart mt-st -f "$TAPE" rewind &&
+    step_run agent-restart dd if="$TAPE" of=/tmp/rback bs=65536 count=512 &&
+    cmp -s -n $((512 * 65536)) /tmp/rdata /tmp/rback; then
+    ok agent-restart "dd-exit=0 blocks=512 read-back=same"
+  else
+    fail agent-restart "the 512 blocks did not read back as written"
+  fi
+  mt-st -f "$TAPE" offline
+  mtx -f "$CH" unload "$RESTART_SLOT" 0
+fi
+
 # --- throughput: the same drive through tcm_loop/TCMU and through the emulator's iSCSI target --
 # Software emulation: only the ratio means something. Both paths end in the same emulator drive.
 now_cs() { cut -d' ' -f1 /proc/uptime | tr -d .; }
@@ -84,4 +108,6 @@ if step_run perf iscsid && step_run perf mtx -f "$CH" load "$RESTART_SLOT" 0 && 
   mt-st -f "$TAPE" offline
   mtx -f "$CH" unload "$RESTART_SLOT" 0
 fi
-log handler "$(cat /tmp/vtl-tcmu.log)"
+log handler "$(tail -n 12 /tmp/vtl-tcmu.log)"
+# The serial port drains slowly under emulation, and /init powers off right after GUEST-DONE.
+sleep 2
