@@ -10,6 +10,8 @@ import { iscsiTransport } from './transport/iscsi-transport.js';
  * on SIGTERM/SIGINT or a `shutdown` request after syncing and closing everything.
  *
  * VTL_UNLOAD_GUARD_MS overrides the 15 s operator-unload quiet window (tests).
+ * VTL_TCMU_LISTEN (`IPV4:PORT` or a unix socket path) serves the LIO TCMU backstores' handler
+ * front end (Fibre Channel hosts, docs/fc.md); unset: no FC data path.
  */
 async function main(): Promise<void> {
   const logger = pino({ base: { component: 'emulator', pid: process.pid } });
@@ -27,7 +29,10 @@ async function main(): Promise<void> {
   }
 
   const config = await readEmulatorConfig(values.config);
-  const emulator = await startEmulator(config, logger, { unloadGuardMs, transport: iscsiTransport(logger) });
+  const emulator = await startEmulator(config, logger, {
+    unloadGuardMs,
+    transport: iscsiTransport(logger, { tcmuListen: process.env.VTL_TCMU_LISTEN || undefined }),
+  });
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {

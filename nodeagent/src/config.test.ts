@@ -28,4 +28,22 @@ describe('nodeagent config', () => {
     ).toMatchObject({ exportChunkBytes: 131072, codecNice: 0, version: 'v1.2.3', storeDeadlineMs: 800 });
     expect(() => loadConfig({ VTL_STORE_DEADLINE_MS: 'soon' })).toThrow(/VTL_STORE_DEADLINE_MS/);
   });
+
+  it('builds FC targets on qla2xxx unless VTL_LIO_FABRIC names a test fabric with its target names', () => {
+    expect(loadConfig({}).lio.fabric).toBe('qla2xxx');
+    expect(
+      loadConfig({
+        VTL_LIO_FABRIC: 'iscsi',
+        VTL_LIO_PORTS: 'iqn.2026-11.io.vtl:a,iqn.2026-11.io.vtl:b',
+        VTL_LIO_PORTAL: '127.0.0.1:3260',
+      }).lio,
+    ).toEqual({
+      fabric: 'iscsi',
+      ports: ['iqn.2026-11.io.vtl:a', 'iqn.2026-11.io.vtl:b'],
+      portal: '127.0.0.1:3260',
+      nexus: undefined,
+    });
+    expect(() => loadConfig({ VTL_LIO_FABRIC: 'loopback' })).toThrow(/needs VTL_LIO_PORTS/);
+    expect(() => loadConfig({ VTL_LIO_FABRIC: 'fcoe' })).toThrow(/one of qla2xxx, loopback, iscsi/);
+  });
 });

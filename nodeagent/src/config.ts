@@ -2,6 +2,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_TCP_CONGESTION, isCongestionControlName } from '@vtl/emulator';
 import { DEFAULT_CODEC_NICE } from '@vtl/offsite';
+import { LIO_FABRICS, type LioFabricName } from './fabric/lio-fabric.js';
+import type { LioDriverOptions } from './fabric/lio-driver.js';
 import { storeDeadlineFromEnv, storeSettingsFromEnv, type StoreTls } from '@vtl/store';
 
 /** Nodeagent settings, from the environment (README lists every variable). */
@@ -49,6 +51,8 @@ export interface NodeagentConfig {
   version: string;
   /** host:port of the reconcile metrics endpoint (GET /metrics); '' serves none. */
   metricsAddr: string;
+  /** The LIO fabric the FC driver builds on (qla2xxx; loopback and iscsi for tests, docs/fc.md). */
+  lio: LioDriverOptions;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): NodeagentConfig {
@@ -70,6 +74,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): NodeagentConfi
     stopEmulatorOnExit: env.VTL_STOP_EMULATOR_ON_EXIT === '1',
     configfsRoot: env.VTL_CONFIGFS_ROOT ?? '/sys/kernel/config',
     sysfsRoot: env.VTL_SYSFS_ROOT ?? '/sys',
+    lio: lioOptions(env),
     emulatorEntry: env.VTL_EMULATOR_ENTRY ?? path.resolve(import.meta.dirname, '../../emulator/dist/main.js'),
     emulatorUnit: env.VTL_EMULATOR_UNIT ?? '',
     exportChunkBytes: Number(env.VTL_EXPORT_CHUNK_BYTES) || undefined,
@@ -77,6 +82,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): NodeagentConfi
     version: env.VTL_VERSION ?? 'v0.0.0',
     storeDeadlineMs: storeDeadlineFromEnv(env),
     metricsAddr: env.VTL_NODEAGENT_METRICS_ADDR ?? '',
+  };
+}
+
+function lioOptions(env: NodeJS.ProcessEnv): LioDriverOptions {
+  const fabric = env.VTL_LIO_FABRIC || 'qla2xxx';
+  if (!(LIO_FABRICS as readonly string[]).includes(fabric))
+    throw new Error(`VTL_LIO_FABRIC must be one of ${LIO_FABRICS.join(', ')}, got "${fabric}"`);
+  const ports = (env.VTL_LIO_PORTS ?? '').split(',').filter(Boolean);
+  if (fabric !== 'qla2xxx' && ports.length === 0)
+    throw new Error(
+      `VTL_LIO_FABRIC=${fabric} needs VTL_LIO_PORTS: the target names to serve (no HBA to read them from)`,
+    );
+  return {
+    fabric: fabric as LioFabricName,
+    ports,
+    portal: env.VTL_LIO_PORTAL || undefined,
+    nexus: env.VTL_LIO_NEXUS || undefined,
   };
 }
 

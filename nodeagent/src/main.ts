@@ -94,7 +94,7 @@ runProcess('nodeagent', async (rootLogger) => {
     journal,
     node: config.node,
     supervisor,
-    driver: new LioFcDriver(config.configfsRoot, config.sysfsRoot),
+    driver: new LioFcDriver(config.configfsRoot, config.sysfsRoot, config.lio),
     logger: logger.child({ component: 'fabric' }),
     report: (status) => {
       publisher.fabric = status;

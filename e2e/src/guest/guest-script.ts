@@ -24,13 +24,15 @@ export interface GuestScriptParams {
 const quote = (v: string | number) => `'${String(v).replaceAll("'", `'\\''`)}'`;
 
 /**
- * The guest's /test.sh: the parameters as shell variables, then guest-common.sh (login, the
- * devices) and the session's steps (guest-steps.sh unless `steps` names another file there).
+ * The guest's /test.sh: the parameters as shell variables, then `before` (a local fabric's set-up),
+ * guest-common.sh (login, the devices) and the session's steps (guest-steps.sh unless `steps` names another file there).
  */
 export function guestScript(
   p: GuestScriptParams,
-  steps = 'guest-steps.sh',
+  steps: string | string[] = 'guest-steps.sh',
   extra: Record<string, string | number> = {},
+  /** Scripts placed before guest-common.sh (a local fabric's `fabric_setup`). */
+  before: string[] = [],
 ): string {
   const vars = {
     ...extra,
@@ -47,6 +49,8 @@ export function guestScript(
     CHAP_TARGET_SECRET: p.chap?.targetSecret ?? '',
   };
   const header = Object.entries(vars).map(([k, v]) => `${k}=${quote(v)}`);
-  const body = ['guest-common.sh', steps].map((f) => fs.readFileSync(path.join(guestDir, f), 'utf8'));
+  const body = [...before, 'guest-common.sh', ...[steps].flat()].map((f) =>
+    fs.readFileSync(path.join(guestDir, f), 'utf8'),
+  );
   return `#!/bin/sh\n${header.join('\n')}\n${body.join('\n')}`;
 }

@@ -138,4 +138,4 @@ if step_run mtx-status-after mtx -f "$CH" status; then
 fi
 
 # --- logout ----------------------------------------------------------------------------------
-step_run logout iscsiadm -m node -T "$TARGET" -p "$PORTAL" --logout && ok logout
+[ -n "${LOCAL_FABRIC:-}" ] || { step_run logout iscsiadm -m node -T "$TARGET" -p "$PORTAL" --logout && ok logout; }

@@ -38,6 +38,8 @@ export interface GuestRunOptions {
   extraArchives?: Buffer[];
   /** Guest memory (default 768 MiB); the initramfs and what the steps write live in it. */
   memoryMb?: number;
+  /** More guest address:port -> host 127.0.0.1 port forwards (e.g. the TCMU bridge). */
+  forwards?: { guest: string; hostPort: number }[];
   /** Each console line as it arrives (progress logging). */
   onLine?: (line: string) => void;
 }
@@ -53,11 +55,15 @@ export function parseResults(console: string): GuestResult[] {
 }
 
 /** QEMU's -netdev option value; a comma inside an option value is written twice. */
-function netdev(targetPort: number): string {
-  const [ip, port] = GUEST_PORTAL.split(':');
-  const cmd = [process.execPath, forwarder, '127.0.0.1', String(targetPort)].join(' ').replaceAll(',', ',,');
-  // restrict=on: the guest reaches nothing but the forwarded portal.
-  return `user,id=net0,restrict=on,guestfwd=tcp:${ip}:${port}-cmd:${cmd}`;
+function netdev(targetPort: number, forwards: { guest: string; hostPort: number }[] = []): string {
+  const fwd = (guest: string, hostPort: number) => {
+    const [ip, port] = guest.split(':');
+    const cmd = [process.execPath, forwarder, '127.0.0.1', String(hostPort)].join(' ').replaceAll(',', ',,');
+    return `guestfwd=tcp:${ip}:${port}-cmd:${cmd}`;
+  };
+  const all = [fwd(GUEST_PORTAL, targetPort), ...forwards.map((f) => fwd(f.guest, f.hostPort))];
+  // restrict=on: the guest reaches nothing but the forwarded addresses.
+  return `user,id=net0,restrict=on,${all.join(',')}`;
 }
 
 /**
@@ -81,8 +87,10 @@ export async function runGuest(opts: GuestRunOptions): Promise<GuestRun> {
       ...['-machine', 'pc', '-accel', 'tcg', '-m', String(opts.memoryMb ?? 768), '-smp', '1'],
       ...['-nodefaults', '-display', 'none', '-serial', 'stdio', '-no-reboot'],
       ...['-kernel', opts.image.kernel, '-initrd', initrd],
-      ...['-append', 'console=ttyS0 quiet loglevel=3 panic=-1'],
-      ...['-netdev', netdev(opts.targetPort), '-device', 'virtio-net-pci,netdev=net0'],
+      // no_timer_check: on a loaded host the emulated timer misses the kernel's IO-APIC check,
+      // which then panics at boot ("IO-APIC + timer doesn't work").
+      ...['-append', 'console=ttyS0 quiet loglevel=3 panic=-1 no_timer_check'],
+      ...['-netdev', netdev(opts.targetPort, opts.forwards), '-device', 'virtio-net-pci,netdev=net0'],
     ];
     return await new Promise<GuestRun>((resolve, reject) => {
       const child = spawn(opts.qemu, args, { stdio: ['ignore', 'pipe', 'pipe'] });

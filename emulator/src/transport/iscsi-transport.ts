@@ -4,6 +4,8 @@ import { buildDataPlaneLuns } from '../dataplane-luns.js';
 import { startIscsiTarget } from './iscsi/target.js';
 import { DEFAULT_TCP_CONGESTION } from './iscsi/tcp-tuning.js';
 import { IscsiAccessTable } from './iscsi-access.js';
+import { startTcmuBridge, type TcmuBridge } from '../tcmu/bridge.js';
+import { resolveTcmuConfig } from '../tcmu/dev-config.js';
 
 /** The one iSCSI target a node serves: every library's changer and drives are its LUNs. */
 export function nodeTargetName(node: string): string {
@@ -16,7 +18,7 @@ export function nodeTargetName(node: string): string {
  * bootstrap allow-list) names them, or the target is open. Each sees only the LUNs of the
  * libraries in its scope, re-read on every command, so a scope change applies without a logout.
  */
-export function iscsiTransport(logger: Logger): TransportStarter {
+export function iscsiTransport(logger: Logger, opts: { tcmuListen?: string } = {}): TransportStarter {
   return async (dp: DataPlane) => {
     const { iscsi, node } = dp.config;
     const devices = await buildDataPlaneLuns(dp);
@@ -41,6 +43,21 @@ export function iscsiTransport(logger: Logger): TransportStarter {
     } catch (err) {
       await devices.close();
       throw err;
+    }
+    // The LIO backstores' handler (Fibre Channel hosts): the same devices, another front door.
+    let tcmu: TcmuBridge | undefined;
+    if (opts.tcmuListen) {
+      try {
+        tcmu = await startTcmuBridge({
+          listen: opts.tcmuListen,
+          resolve: (config) => resolveTcmuConfig(config, targetName, devices.luns),
+          logger: logger.child({ component: 'tcmu' }),
+        });
+      } catch (err) {
+        await target.stop();
+        await devices.close();
+        throw err;
+      }
     }
     const lunOf = (library: number, kind: 'changer' | 'drive', drive?: number) =>
       devices.layout.find(
@@ -74,6 +91,7 @@ export function iscsiTransport(logger: Logger): TransportStarter {
         return dropped;
       },
       stop: async () => {
+        await tcmu?.stop();
         await target.stop();
         await devices.close();
       },

@@ -1,7 +1,8 @@
 import { scopeIncludes, type ObservedAcl } from '@vtl/api';
 import { ConfigFs } from './configfs.js';
 import { readFcHostPorts, type FcHostPort } from './fc-hosts.js';
-import { TCMU_HBA, QlaTpg, TcmuBackstore, linkedName } from './lio-objects.js';
+import { configuredPorts, lioFabric, type LioFabric, type LioFabricName } from './lio-fabric.js';
+import { TCMU_HBA, LioTpg, TcmuBackstore, linkedName, type TpgOptions } from './lio-objects.js';
 import type { LunPlan } from './lun-table.js';
 
 /** One registered FC initiator as the kernel should hold it. */
@@ -32,24 +33,42 @@ export interface FcObservation {
 const same = (a: readonly number[], b: readonly number[]) =>
   a.length === b.length && a.every((v, i) => v === b[i]);
 
+/** Which fabric the driver builds on, and what the HBA-less test fabrics need to know. */
+export interface LioDriverOptions extends TpgOptions {
+  /** Default `qla2xxx` (production). */
+  fabric?: LioFabricName;
+  /** loopback / iscsi: the target names to serve (a tcm_loop `naa.` WWN, an iSCSI target IQN). */
+  ports?: readonly string[];
+}
+
 /**
- * The LIO Fibre Channel driver: qla2xxx targets over configfs, host ports from sysfs. `apply`
- * touches only what differs from the plan (an unchanged initiator's ACL, and so its session, is
- * never rewritten); `rebuild` additionally cycles every served TPG, which ends every session as
- * an activation does. ACLs the appliance did not make are reported and never deleted.
+ * The LIO Fibre Channel driver: targets over configfs with TCMU backstores, qla2xxx host ports
+ * from sysfs (or, on the test fabrics `loopback` and `iscsi`, the configured target names).
+ * `apply` touches only what differs from the plan (an unchanged initiator's ACL, and so its
+ * session, is never rewritten); `rebuild` additionally cycles every served TPG, which ends
+ * every session as an activation does. ACLs the appliance did not make are reported and never
+ * deleted. The ACL logic is the same on every fabric; only the configfs spelling differs.
  */
 export class LioFcDriver {
   readonly cfs: ConfigFs;
+  readonly fabric: LioFabric;
   constructor(
     configfsRoot: string,
     private readonly sysfsRoot: string,
+    private readonly opts: LioDriverOptions = {},
   ) {
     this.cfs = new ConfigFs(configfsRoot);
+    this.fabric = lioFabric(opts.fabric ?? 'qla2xxx');
   }
 
-  /** FC host ports of this node (none: no HBA). */
-  hostPorts(): Promise<FcHostPort[]> {
+  /** FC host ports of this node (none: no HBA), or the test fabric's configured targets. */
+  async hostPorts(): Promise<FcHostPort[]> {
+    if (this.fabric.name !== 'qla2xxx') return configuredPorts(this.fabric, this.opts.ports ?? []);
     return readFcHostPorts(this.sysfsRoot);
+  }
+
+  private tpg(port: string): LioTpg {
+    return new LioTpg(this.cfs, port, this.fabric, this.opts);
   }
 
   /** Brings the kernel to the plan; returns one problem text per port or object that failed. */
@@ -81,10 +100,13 @@ export class LioFcDriver {
     backstores: Map<number, TcmuBackstore>,
     rebuild: boolean,
   ): Promise<void> {
-    const tpg = new QlaTpg(this.cfs, port);
+    const tpg = this.tpg(port);
     if (plan.disabled.has(port)) return tpg.retire();
     await tpg.ensure();
     if (rebuild) await tpg.setEnabled(false);
+    // tcm_loop probes each LUN as it is linked, through its nexus: that must exist first (on
+    // the HBA fabrics, enabling comes last, so hosts log in to a finished TPG).
+    if (this.fabric.switchedBy === 'nexus') await tpg.setEnabled(true);
 
     const have = await tpg.luns();
     for (const [lun, target] of have) {
@@ -117,7 +139,7 @@ export class LioFcDriver {
     const built = new Set<string>();
     const acls: ObservedAcl[] = [];
     for (const port of ports) {
-      const tpg = new QlaTpg(this.cfs, port.wwpn);
+      const tpg = this.tpg(port.wwpn);
       if (!(await tpg.exists())) continue;
       if (await tpg.enabled()) built.add(port.wwpn);
       for (const acl of await tpg.acls()) {
@@ -139,7 +161,7 @@ export class LioFcDriver {
     const problems: string[] = [];
     for (const port of await this.hostPorts()) {
       if (plan.disabled.has(port.wwpn)) continue;
-      const tpg = new QlaTpg(this.cfs, port.wwpn);
+      const tpg = this.tpg(port.wwpn);
       if (!(await tpg.exists()) || !(await tpg.enabled())) {
         problems.push(`port ${port.wwpn} has no enabled target`);
         continue;

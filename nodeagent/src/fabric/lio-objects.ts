@@ -1,9 +1,9 @@
 import path from 'node:path';
 import type { ConfigFs } from './configfs.js';
-import { fromQlaWwn, toQlaWwn } from './wwn.js';
+import { QLA2XXX, type LioFabric } from './lio-fabric.js';
 
 /** Where qla2xxx targets live in configfs (the directory loads tcm_qla2xxx when created). */
-export const QLA_FABRIC = 'target/qla2xxx';
+export const QLA_FABRIC = QLA2XXX.dir;
 /** The TCMU (userspace passthrough) HBA every appliance backstore sits on. */
 export const TCMU_HBA = 'target/core/user_1';
 /** NodeACL `tag` of the ACLs this appliance made; ACLs without it are someone else's (unmanaged). */
@@ -67,8 +67,9 @@ export class NodeAcl {
     private readonly cfs: ConfigFs,
     private readonly tpgPath: string,
     readonly wwpn: string,
+    fabric: LioFabric = QLA2XXX,
   ) {
-    this.path = `${tpgPath}/acls/${toQlaWwn(wwpn)}`;
+    this.path = `${tpgPath}/acls/${fabric.aclName(wwpn)}`;
   }
 
   exists(): Promise<boolean> {
@@ -117,26 +118,42 @@ export class NodeAcl {
   }
 }
 
-/** The qla2xxx target of one FC port and its only TPG (`tpgt_1`). */
-export class QlaTpg {
+/** What a test fabric's TPG needs beyond qla2xxx's. */
+export interface TpgOptions {
+  /** iscsi: the network portal (`IPV4:PORT`) the TPG listens on. */
+  portal?: string;
+  /** loopback: the initiator name of the local host's I_T nexus (its SCSI host). */
+  nexus?: string;
+}
+
+/** The target of one port on a LIO fabric and its only TPG (`tpgt_1`). */
+export class LioTpg {
   readonly targetPath: string;
   readonly path: string;
   constructor(
     private readonly cfs: ConfigFs,
     readonly port: string,
+    readonly fabric: LioFabric = QLA2XXX,
+    private readonly opts: TpgOptions = {},
   ) {
-    this.targetPath = `${QLA_FABRIC}/${toQlaWwn(port)}`;
+    this.targetPath = `${fabric.dir}/${fabric.targetName(port)}`;
     this.path = `${this.targetPath}/tpgt_1`;
   }
 
-  /** Target and TPG exist, ACL-only (generate_node_acls 0: hard deny). */
+  /** Target and TPG exist, ACL-only (generate_node_acls 0: hard deny) where the fabric has it. */
   async ensure(): Promise<void> {
     await this.cfs.ensureGroup('target');
-    await this.cfs.ensureGroup(QLA_FABRIC);
+    await this.cfs.ensureGroup(this.fabric.dir);
     await this.cfs.ensureGroup(this.targetPath);
     await this.cfs.ensureGroup(this.path);
-    if ((await this.cfs.read(`${this.path}/attrib/generate_node_acls`)) !== '0')
+    if (this.fabric.hardDeny && (await this.cfs.read(`${this.path}/attrib/generate_node_acls`)) !== '0')
       await this.cfs.write(`${this.path}/attrib/generate_node_acls`, '0');
+    if (this.fabric.name === 'iscsi') {
+      // No CHAP on LIO's iSCSI test fabric (the registry's CHAP belongs to the emulator's target).
+      if ((await this.cfs.read(`${this.path}/attrib/authentication`)) !== '0')
+        await this.cfs.write(`${this.path}/attrib/authentication`, '0');
+      if (this.opts.portal) await this.cfs.ensureGroup(`${this.path}/np/${this.opts.portal}`);
+    }
   }
 
   exists(): Promise<boolean> {
@@ -144,12 +161,19 @@ export class QlaTpg {
   }
 
   async enabled(): Promise<boolean> {
+    if (this.fabric.switchedBy === 'nexus') return ((await this.cfs.read(`${this.path}/nexus`)) ?? '') !== '';
     return (await this.cfs.read(`${this.path}/enable`)) === '1';
   }
 
-  /** Writes `enable` only when it changes: a rewrite would be a needless port event. */
+  /**
+   * Writes `enable` only when it changes: a rewrite would be a needless port event. tcm_loop
+   * has no `enable`: its I_T nexus (the local SCSI host) is made or dropped instead.
+   */
   async setEnabled(on: boolean): Promise<void> {
-    if ((await this.enabled()) !== on) await this.cfs.write(`${this.path}/enable`, on ? '1' : '0');
+    if ((await this.enabled()) === on) return;
+    if (this.fabric.switchedBy === 'enable') return this.cfs.write(`${this.path}/enable`, on ? '1' : '0');
+    if (on && !this.opts.nexus) throw new Error('a loopback TPG needs a nexus initiator name to be enabled');
+    await this.cfs.write(`${this.path}/nexus`, on ? this.opts.nexus! : 'NULL');
   }
 
   /** TPG LUN number → absolute path of the backstore it links to ('' when broken). */
@@ -185,13 +209,13 @@ export class QlaTpg {
   async acls(): Promise<NodeAcl[]> {
     const names = await this.cfs.groups(`${this.path}/acls`);
     return names.flatMap((n) => {
-      const wwpn = fromQlaWwn(n);
-      return wwpn ? [new NodeAcl(this.cfs, this.path, wwpn)] : [];
+      const wwpn = this.fabric.initiatorOf(n);
+      return wwpn ? [new NodeAcl(this.cfs, this.path, wwpn, this.fabric)] : [];
     });
   }
 
   acl(wwpn: string): NodeAcl {
-    return new NodeAcl(this.cfs, this.path, wwpn);
+    return new NodeAcl(this.cfs, this.path, wwpn, this.fabric);
   }
 
   /**
@@ -208,8 +232,18 @@ export class QlaTpg {
     }
     for (const lun of (await this.luns()).keys()) await this.removeLun(lun);
     if (foreign.length > 0) return;
+    // Portals are groups userspace made: the kernel refuses to remove a TPG that still has one.
+    for (const np of await this.cfs.groups(`${this.path}/np`))
+      await this.cfs.removeGroup(`${this.path}/np/${np}`);
     await this.cfs.removeGroup(this.path);
     await this.cfs.removeGroup(this.targetPath);
+  }
+}
+
+/** The qla2xxx target of one FC port (production). */
+export class QlaTpg extends LioTpg {
+  constructor(cfs: ConfigFs, port: string) {
+    super(cfs, port, QLA2XXX);
   }
 }
 

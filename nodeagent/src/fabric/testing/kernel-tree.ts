@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { toQlaWwn } from '../wwn.js';
+import { QLA2XXX, type LioFabric } from '../lio-fabric.js';
 
 /** A simulated initiator logged into the fabric through one target port. */
 interface FabricLogin {
@@ -54,7 +54,11 @@ export class KernelTree {
   private timer: NodeJS.Timeout | undefined;
   private syncing: Promise<void> = Promise.resolve();
 
-  private constructor(readonly root: string) {
+  private constructor(
+    readonly root: string,
+    /** The fabric whose configfs dialect this tree speaks (qla2xxx unless told). */
+    readonly fabric: LioFabric,
+  ) {
     this.configfsRoot = path.join(root, 'configfs');
     this.sysfsRoot = path.join(root, 'sysfs');
   }
@@ -85,8 +89,8 @@ export class KernelTree {
   }
 
   /** A fresh tree under a temp directory; no FC host port until `addHostPort`. */
-  static async create(): Promise<KernelTree> {
-    const tree = new KernelTree(await fs.mkdtemp(path.join(os.tmpdir(), 'vtl-kernel-')));
+  static async create(fabric: LioFabric = QLA2XXX): Promise<KernelTree> {
+    const tree = new KernelTree(await fs.mkdtemp(path.join(os.tmpdir(), 'vtl-kernel-')), fabric);
     await fs.mkdir(tree.configfsRoot, { recursive: true });
     await fs.mkdir(path.join(tree.sysfsRoot, 'class'), { recursive: true });
     return tree;
@@ -147,11 +151,11 @@ export class KernelTree {
   }
 
   tpgPath(port: string): string {
-    return path.join(this.configfsRoot, 'target', 'qla2xxx', toQlaWwn(port), 'tpgt_1');
+    return path.join(this.configfsRoot, this.fabric.dir, this.fabric.targetName(port), 'tpgt_1');
   }
 
   aclPath(port: string, initiator: string): string {
-    return path.join(this.tpgPath(port), 'acls', toQlaWwn(initiator));
+    return path.join(this.tpgPath(port), 'acls', this.fabric.aclName(initiator));
   }
 
   /** One kernel tick: default groups for new objects, then sessions. Serialised. */
@@ -163,7 +167,7 @@ export class KernelTree {
   private async tick(): Promise<void> {
     for (const tpg of [...this.tpgSeen.keys()]) if (!(await exists(tpg))) this.tpgSeen.delete(tpg);
     for (const acl of [...this.aclIdentity.keys()]) if (!(await exists(acl))) this.aclIdentity.delete(acl);
-    const fabric = path.join(this.configfsRoot, 'target', 'qla2xxx');
+    const fabric = path.join(this.configfsRoot, this.fabric.dir);
     for (const target of await dirs(fabric)) {
       await mkdir(path.join(fabric, target, 'fabric_statistics'));
       for (const tpgName of (await dirs(path.join(fabric, target))).filter((d) => d.startsWith('tpgt_'))) {
@@ -184,8 +188,14 @@ export class KernelTree {
     this.tpgSeen.set(tpg, ino);
     for (const d of ['attrib', 'auth', 'param', 'lun', 'acls', 'fabric_statistics'])
       await mkdir(path.join(tpg, d));
-    // tcm_qla2xxx starts a TPG in demo mode; the driver must turn it off for hard deny.
+    // tcm_loop has neither demo-mode attributes nor `enable`: its `nexus` is written by userspace.
+    if (this.fabric.switchedBy === 'nexus') return;
+    // tcm_qla2xxx and LIO iSCSI start a TPG in demo mode; the driver must turn it off for hard deny.
     await this.createAttribute(path.join(tpg, 'attrib', 'generate_node_acls'), '1\n');
+    if (this.fabric.name === 'iscsi') {
+      await mkdir(path.join(tpg, 'np'));
+      await this.createAttribute(path.join(tpg, 'attrib', 'authentication'), '1\n');
+    }
     await this.createAttribute(path.join(tpg, 'attrib', 'demo_mode_write_protect'), '1\n');
     await this.createAttribute(path.join(tpg, 'enable'), '0\n');
   }
@@ -232,7 +242,7 @@ export class KernelTree {
       if (session !== current)
         await this.rewriteAttribute(
           path.join(acl, 'info'),
-          `InitiatorName: ${toQlaWwn(initiator)}\nLIO Session ID: ${session.id}  SessionType: Normal\nTARG_SESS_STATE_LOGGED_IN\n`,
+          `InitiatorName: ${this.fabric.aclName(initiator)}\nLIO Session ID: ${session.id}  SessionType: Normal\nTARG_SESS_STATE_LOGGED_IN\n`,
         );
     }
     for (const key of [...this.live.keys()]) {

@@ -1,0 +1,254 @@
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '@vtl/reconcile';
+import { freePort } from '@vtl/store';
+import { Appliance } from './harness/appliance.js';
+import { ensureGuestImage, findQemu } from './guest/guest-image.js';
+import { guestScript } from './guest/guest-script.js';
+import { GUEST_PORTAL, runGuest, type GuestRun } from './guest/qemu-runner.js';
+import { tcmuOverlay } from './guest/tcmu-overlay.js';
+
+/** Where the guest's handler reaches the emulator's TCMU bridge (QEMU forwards it). */
+const TCMU_GUEST_ENDPOINT = '10.0.2.101:4000';
+const LOAD_SLOT = 1;
+const FROM_SLOT = 2;
+const TO_SLOT = 6;
+const CARTRIDGES = 4;
+const GUEST_TIMEOUT_MS = 10 * 60_000;
+
+const qemu = await findQemu();
+
+interface Cartridge {
+  label: string;
+  location: string;
+}
+
+/**
+ * The Fibre Channel data path on a real Linux target core: the guest's kernel runs LIO with
+ * TCMU backstores (one per LUN of the appliance's table) behind tcm_loop, so its own st, ch and
+ * sg drivers see the library as an FC host would; the TCMU handler's front end (vtl-tcmu,
+ * built from source) maps each backstore's ring and hands every command to the emulator's
+ * SCSI core on the host. The same tools as the iSCSI guest test must see the same behaviour.
+ */
+describe.skipIf(!qemu)('a Linux host drives the library through LIO, TCMU and tcm_loop', () => {
+  let app: Appliance;
+  let libId: number;
+  let before: Cartridge[];
+  let driveSerial: string;
+  let guest: GuestRun;
+  /** The nodeagent pid killed while the guest wrote (agent-restart step). */
+  let agentKill: Promise<number> | undefined;
+
+  beforeAll(
+    async () => {
+      const tcmuPort = await freePort();
+      const [built, started] = await Promise.allSettled([
+        ensureGuestImage().then(async (image) => ({ image, overlay: await tcmuOverlay(image) })),
+        Appliance.start({ env: { VTL_TCMU_LISTEN: `127.0.0.1:${tcmuPort}` } }),
+      ]);
+      if (started.status === 'fulfilled') app = started.value;
+      if (built.status === 'rejected') throw built.reason;
+      if (started.status === 'rejected') throw started.reason;
+      const { image, overlay } = built.value;
+      const pool = (await app.api.get('/api/pools')).body[0];
+      const lib = await app.api.post('/api/libraries', {
+        name: 'fchost',
+        product: '3573-TL',
+        drive_product: 'ULT3580-TD8',
+        num_drives: 2,
+        num_slots: 8,
+        num_map: 1,
+        label_prefix: 'FCL',
+        pool_id: pool.id,
+      });
+      expect(lib.status, lib.text).toBe(201);
+      libId = lib.body.library;
+      expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
+      const minted = await app.api.post('/api/cartridges', { library: libId, count: CARTRIDGES });
+      expect(minted.status, minted.text).toBe(200);
+      await waitFor(
+        async () => (await cartridges()).filter((c) => c.location.startsWith('slot:')).length === CARTRIDGES,
+      );
+      before = await cartridges();
+      const drives = await waitFor(async () => {
+        const status = (await app.api.get('/api/status')).body;
+        const d = status.libraries.find((l: any) => l.library.id === libId)?.drives;
+        return d?.length === 2 && d[0].serial ? d : undefined;
+      });
+      driveSerial = drives[0].serial;
+      // The LUN table the nodeagent would build on an FC port: backstore names and dev_configs.
+      const luns = await waitFor(async () => {
+        const view = (await app.api.get('/api/targets')).body;
+        const rows = (view.luns ?? []) as { lun: number; backstore: string; device: string }[];
+        return rows.length === 3 ? rows : undefined;
+      });
+      const lunList = luns.map((l) => `${l.lun},${path.basename(l.backstore)},vtl/${l.device}`).join(' ');
+      const script = guestScript(
+        {
+          initiatorIqn: 'iqn.2026-11.test.guest:unused',
+          portal: GUEST_PORTAL,
+          driveSerial,
+          numDrives: 2,
+          loadSlot: LOAD_SLOT,
+          fromSlot: FROM_SLOT,
+          toSlot: TO_SLOT,
+        },
+        ['guest-steps.sh', 'fc-steps.sh'],
+        {
+          LOCAL_FABRIC: 'loopback',
+          TCMU_ENDPOINT: TCMU_GUEST_ENDPOINT,
+          LUNS: lunList,
+          LOOP_WWN: 'naa.5001405aa0000001',
+          LOOP_NEXUS: 'naa.5001405bb0000001',
+        },
+        ['fc-setup.sh'],
+      );
+      const startedAt = Date.now();
+      guest = await runGuest({
+        qemu: qemu!,
+        image,
+        script,
+        targetPort: app.ports.iscsi,
+        forwards: [{ guest: TCMU_GUEST_ENDPOINT, hostPort: tcmuPort }],
+        extraArchives: [overlay],
+        timeoutMs: GUEST_TIMEOUT_MS,
+        onLine: (line) => {
+          if (process.env.VTL_GUEST_CONSOLE) console.log(`guest| ${line}`);
+          // The guest is writing: the nodeagent dies now (the launcher starts it again).
+          if (line.trim() === 'VTL-KILL-NODEAGENT' && !agentKill)
+            agentKill = app.restartProcess('nodeagent/dist/main.js', 'SIGKILL');
+        },
+      });
+      console.info(
+        `fc guest: ${guest.results.length} steps in ${Math.round((Date.now() - startedAt) / 1000)} s`,
+      );
+    },
+    GUEST_TIMEOUT_MS + 5 * 60_000,
+  );
+
+  afterAll(async () => {
+    await app?.destroy();
+  });
+
+  async function cartridges(): Promise<Cartridge[]> {
+    const all = (await app.api.get('/api/cartridges')).body as (Cartridge & { library: number })[];
+    return all.filter((c) => c.library === libId);
+  }
+
+  function passed(step: string): string {
+    const result =
+      guest.results.find((r) => r.step === step && !r.ok) ?? guest.results.find((r) => r.step === step);
+    const logs = guest.console
+      .split(/\r?\n/)
+      .filter(
+        (l) => l.startsWith(`LOG ${step} `) || l.startsWith('LOG handler ') || l.startsWith('LOG kernel '),
+      )
+      .join('\n');
+    const context = `${step}: ${result ? result.detail : 'never reported'}\n${logs || guest.console.slice(-3000)}`;
+    expect(result?.ok, context).toBe(true);
+    return result!.detail;
+  }
+
+  const slotTags = (carts: Cartridge[]) =>
+    carts
+      .filter((c) => c.location.startsWith('slot:'))
+      .map((c) => [Number(c.location.slice(5)), c.label] as const)
+      .sort((a, b) => a[0] - b[0])
+      .map(([slot, label]) => `${slot}=${label}`)
+      .join(',');
+
+  it('builds TCMU backstores behind tcm_loop; st and ch find the changer and the drive the API names', () => {
+    expect(guest.finished, guest.console.slice(-3000)).toBe(true);
+    expect(passed('fabric')).toMatch(/^luns=3 /);
+    expect(passed('devices')).toMatch(/changer=\/dev\/sg\d+ sch=\/dev\/sch0 tape=\/dev\/nst\d+ tapes=2/);
+  });
+
+  it('shows in mtx status the barcodes the API lists and loads a cartridge', () => {
+    expect(passed('mtx-status')).toBe(slotTags(before));
+    const label = before.find((c) => c.location === `slot:${LOAD_SLOT}`)!.label;
+    expect(passed('mtx-load')).toBe(`drive0=${label} source=${LOAD_SLOT}`);
+    expect(passed('mt-status')).toMatch(/BOT/);
+  });
+
+  it('writes three tar archives and positions by filemarks and blocks as over iSCSI', () => {
+    const written = /^starts=(\d+),(\d+),(\d+) end=(\d+)$/.exec(passed('write'));
+    expect(written).not.toBeNull();
+    const [start1, start2, start3, end] = written!.slice(1).map(Number) as [number, number, number, number];
+    expect(start1).toBe(0);
+    expect(start2).toBeGreaterThan(start1 + 1);
+    expect(start3).toBeGreaterThan(start2 + 1);
+    expect(end).toBeGreaterThan(start3 + 1);
+    for (const step of ['rewind', 'fsf', 'bsf', 'eod', 'seek']) passed(step);
+  });
+
+  it('reads every tar archive back byte-exactly', () => {
+    expect(passed('read-seek')).toBe('set3 matches');
+    expect(passed('read-fsf')).toBe('set2 matches');
+    expect(passed('read-all')).toBe('set1 set2 set3');
+  });
+
+  it('is what tapeinfo, loaderinfo and the inspection tools expect', () => {
+    expect(passed('tapeinfo')).toBe(
+      `Product ID=ULT3580-TD8 SerialNumber=${driveSerial} MaxBlock=8388608 Ready=yes BOP=yes`,
+    );
+    expect(passed('loaderinfo')).toBe('Medium Transport=1 Storage=8 Import/Export=1 Data Transfer=2');
+    passed('inspect');
+  });
+
+  it('keeps persistent reservations in the kernel, keyed by the loopback nexus', () => {
+    expect(passed('persistent-reserve')).toBe(
+      'keys=0x5a17e1 held=0x5a17e1 Exclusive Access rewound-to=0 keys-after=0',
+    );
+  });
+
+  it('survives its handler being killed during a write: the host gets an error, not a hang, and no acknowledged block is lost', () => {
+    const detail = passed('restart');
+    const m = /^dd-exit=(\d+) acked=(\d+) of 1024 read-back=same$/.exec(detail);
+    expect(m, detail).not.toBeNull();
+    // The kill hit commands in flight: dd saw an error, after some blocks were acknowledged.
+    expect(Number(m![1])).not.toBe(0);
+    expect(Number(m![2])).toBeGreaterThan(0);
+    expect(Number(m![2])).toBeLessThan(1024);
+  });
+
+  it('keeps writing while the nodeagent is killed and restarted: it is not on the data path', async () => {
+    expect(passed('agent-restart')).toBe('dd-exit=0 blocks=512 read-back=same');
+    expect(agentKill, 'the guest never asked for the nodeagent kill').toBeDefined();
+    const killed = await agentKill!;
+    await waitFor(async () => {
+      const pid = await app.childPid('nodeagent/dist/main.js');
+      return pid !== undefined && pid !== killed;
+    });
+  });
+
+  it('moves the same data through tcm_loop/TCMU and through the emulator iSCSI target (docs/fc.md figures)', () => {
+    const detail = passed('perf');
+    const m = /^KiB\/s tcmu: write=(\d+) read=(\d+) iscsi: write=(\d+) read=(\d+)$/.exec(detail);
+    expect(m, detail).not.toBeNull();
+    const [tw, tr, iw, ir] = m!.slice(1).map(Number) as [number, number, number, number];
+    for (const v of [tw, tr, iw, ir]) expect(v).toBeGreaterThan(0);
+    console.info(
+      `fc guest throughput (KiB/s, software emulation): tcm_loop/TCMU write ${tw} read ${tr}; ` +
+        `iSCSI write ${iw} read ${ir}; TCMU/iSCSI write ${(tw / iw).toFixed(2)} read ${(tr / ir).toFixed(2)}`,
+    );
+  });
+
+  it('unloads and moves cartridges with mtx; the API sees where they went', async () => {
+    passed('offline');
+    passed('mtx-unload');
+    passed('mtx-transfer');
+    const label = (slot: number) => before.find((c) => c.location === `slot:${slot}`)!.label;
+    await waitFor(async () => {
+      const now = await cartridges();
+      return (
+        now.find((c) => c.label === label(LOAD_SLOT))?.location === `slot:${LOAD_SLOT}` &&
+        now.find((c) => c.label === label(FROM_SLOT))?.location === `slot:${TO_SLOT}`
+      );
+    });
+    expect(passed('mtx-status-after')).toBe(slotTags(await cartridges()));
+  });
+});
+
+if (!qemu) {
+  it.skip('FC through LIO/TCMU: skipped, qemu-system-x86_64 is not installed (apt-get install qemu-system-x86)', () => {});
+}
