@@ -1,5 +1,12 @@
 import { EventJournal, Store } from '@vtl/store';
-import { boundedStep, exitOnRestartRequest, runProcess, runWhileLeader, startOpRunner } from '@vtl/reconcile';
+import {
+  boundedStep,
+  exitOnRestartRequest,
+  runProcess,
+  runWhileLeader,
+  serveHealth,
+  startOpRunner,
+} from '@vtl/reconcile';
 import { loadConfig } from './config.js';
 import { activate } from './library/activate.js';
 import { DEFAULT_DRAIN_TIMEOUT_MS, startDrainReconciler } from './system/drain.js';
@@ -19,6 +26,7 @@ runProcess('controller', async (logger) => {
     sealingKeyFile: config.store.sealingKeyFile,
     logger,
   });
+  await serveHealth(store, logger); // VTL_HEALTH_PORT: the chart's probes
   const journal = new EventJournal(store);
   const restartWatch = await exitOnRestartRequest(store, logger);
   const drainTimeoutMs = config.drainTimeoutMs || DEFAULT_DRAIN_TIMEOUT_MS;

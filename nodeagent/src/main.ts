@@ -8,6 +8,7 @@ import {
   startController,
   startOpRunner,
   watchInto,
+  serveHealth,
 } from '@vtl/reconcile';
 import { loadConfig } from './config.js';
 import { hostPowerFrom } from './host-power.js';
@@ -40,6 +41,7 @@ runProcess('nodeagent', async (rootLogger) => {
     sealingKeyFile: config.sealingKeyFile,
     logger,
   });
+  await serveHealth(store, logger); // VTL_HEALTH_PORT: the chart's probes
   // One nodeagent per node: a second one waits here until the first is gone.
   const claim = await claimNode(store, config.node, logger);
   const journal = new EventJournal(store);

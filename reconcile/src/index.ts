@@ -15,3 +15,4 @@ export { runProcess } from './process.js';
 export { exitOnRestartRequest } from './restart-request.js';
 export { boundedStep, HARD_EXIT_MS, onShutdown, watchSupervisor, type StopReason } from './shutdown.js';
 export { commandLine, identify, stillRuns, type ProcessIdentity } from './process-identity.js';
+export { serveHealth, type Pingable } from './health-server.js';
