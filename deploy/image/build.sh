@@ -55,16 +55,28 @@ fi
 
 # 3. Production dependencies, keyed on the lock file and every workspace manifest.
 manifests=(package.json package-lock.json */package.json)
-deps_key=$(cat "${manifests[@]}" | sha256sum | cut -c1-12)
+deps_key=$( (echo v2; cat "${manifests[@]}") | sha256sum | cut -c1-12)
 deps_dir="$CACHE/deps-$deps_key"
 if [ ! -d "$deps_dir/node_modules" ]; then
   step "installing production dependencies into $deps_dir"
   rm -rf "$deps_dir.tmp" && mkdir -p "$deps_dir.tmp"
   for m in "${manifests[@]}"; do mkdir -p "$deps_dir.tmp/$(dirname "$m")" && cp "$m" "$deps_dir.tmp/$m"; done
-  (cd "$deps_dir.tmp" && npm ci --omit=dev --no-audit --no-fund --loglevel=error \
-    $(printf -- '-w %s ' "${RUNTIME[@]}") >/dev/null)
-  # Only node_modules goes into the image; the manifests come with the app layer.
-  find "$deps_dir.tmp" -mindepth 1 -maxdepth 1 ! -name node_modules -exec rm -rf {} +
+  # No install scripts: the one that matters, zstd-napi's, compiles zstd for minutes. Its
+  # Node-API addon does not depend on the Node version, so the one `npm ci` built for the
+  # workspace is reused when it is the same version; otherwise it is compiled here.
+  (cd "$deps_dir.tmp" && npm ci --omit=dev --ignore-scripts --prefer-offline --no-audit --no-fund \
+    --loglevel=error $(printf -- '-w %s ' "${RUNTIME[@]}") >/dev/null)
+  version_of() { node -p "require('./$1/package.json').version" 2>/dev/null; }
+  addon=node_modules/zstd-napi/build/Release/binding.node
+  if [ -f "$addon" ] && [ "$(version_of node_modules/zstd-napi)" = "$(cd "$deps_dir.tmp" && version_of node_modules/zstd-napi)" ]; then
+    mkdir -p "$deps_dir.tmp/$(dirname "$addon")" && cp "$addon" "$deps_dir.tmp/$addon"
+  else
+    (cd "$deps_dir.tmp" && npm rebuild zstd-napi --loglevel=error >/dev/null)
+  fi
+  # Only the node_modules trees go into the image (the root's and those npm nests in a
+  # workspace when versions differ); the manifests come with the app layer.
+  find "$deps_dir.tmp" -name package.json -path "$deps_dir.tmp/*/package.json" ! -path '*/node_modules/*' -delete
+  rm -f "$deps_dir.tmp/package.json" "$deps_dir.tmp/package-lock.json"
   rm -rf "$deps_dir" && mv "$deps_dir.tmp" "$deps_dir"
 fi
 
@@ -78,7 +90,7 @@ fi
 # 5. The context: hard links where the file system allows, so staging costs next to nothing.
 ctx="$CACHE/context"
 rm -rf "$ctx" && mkdir -p "$ctx/app" "$ctx/deps"
-cp -al "$deps_dir/node_modules" "$ctx/deps/" 2>/dev/null || cp -a "$deps_dir/node_modules" "$ctx/deps/"
+cp -al "$deps_dir/." "$ctx/deps/" 2>/dev/null || cp -a "$deps_dir/." "$ctx/deps/"
 cp -l "$node_dir/node" "$ctx/node" 2>/dev/null || cp "$node_dir/node" "$ctx/node"
 cp deploy/image/Dockerfile deploy/image/vtl "$ctx/"
 cp package.json "$ctx/app/"
