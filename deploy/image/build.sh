@@ -80,6 +80,9 @@ if [ ! -d "$deps_dir/node_modules" ]; then
   rm -rf "$deps_dir" && mv "$deps_dir.tmp" "$deps_dir"
 fi
 
+# Older dependency sets are of no more use.
+find "$CACHE" -maxdepth 1 -name 'deps-*' ! -name "deps-$deps_key" -exec rm -rf {} +
+
 # 4. The build itself (tsc -b is incremental; the console's vite build only when missing).
 if [ "${VTL_IMAGE_SKIP_BUILD:-}" != 1 ]; then
   step "building the workspaces"
