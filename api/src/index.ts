@@ -22,5 +22,6 @@ export * from './resources/initiator.js';
 export * from './resources/chap.js';
 export * from './resources/initiator-requests.js';
 export * from './resources/targets.js';
+export * from './resources/throughput.js';
 export * from './text.js';
 export * from './endpoint.js';

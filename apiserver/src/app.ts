@@ -32,6 +32,7 @@ import { catalogRoutes } from './routes/catalog.js';
 import { jobRoutes } from './routes/jobs.js';
 import { cartridgeJobRoutes } from './routes/cartridge-jobs.js';
 import { recoverRoutes } from './routes/recover.js';
+import { throughputRoutes } from './routes/throughput.js';
 import { createMetrics } from './services/metrics.js';
 import { AuditLog } from './services/audit-log.js';
 import { ViewCache } from './services/view-cache.js';
@@ -109,6 +110,7 @@ export async function buildApp(
     eventRoutes,
     eventStreamRoutes,
     targetRoutes,
+    throughputRoutes,
   ])
     await routes(app, ctx);
   await auditRoutes(app, ctx, new AuditLog(ctx.store));

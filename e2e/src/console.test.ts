@@ -5,7 +5,7 @@ import zlib from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { Appliance } from './harness/appliance.js';
-import { SCREENSHOTS, TestBrowser } from './harness/browser.js';
+import { consoleLogin as login, consoleVisit as visit, SCREENSHOTS, TestBrowser } from './harness/browser.js';
 
 const require = createRequire(import.meta.url);
 const AXE = require.resolve('axe-core/axe.min.js');
@@ -35,21 +35,6 @@ async function axeViolations(page: Page): Promise<string[]> {
     .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
     .map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target.join(' ')).join(', ')})`);
 }
-
-async function login(page: Page, url: string, username: string, password: string) {
-  await page.goto(url);
-  await page.getByLabel('User').fill(username);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Log in' }).click();
-  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
-}
-
-const visit = async (page: Page, name: string) => {
-  await page.goto(`${new URL(page.url()).origin}/#/${name}`);
-  await page.locator('#page-title').waitFor();
-  // The event stream keeps a request open, so "network idle" never comes: give the page's GETs a moment.
-  await page.waitForTimeout(700);
-};
 
 describe('the web console in a real browser against the real appliance', () => {
   let app: Appliance;

@@ -82,7 +82,7 @@ function JobsTable({ jobs, onChange }: { jobs: Job[]; onChange: () => void }) {
                       Retry #{j.id}
                     </button>
                   )}
-                  {(j.state === 'detected' || j.state === 'queued') && (
+                  {(j.state === 'detected' || j.state === 'queued' || j.state === 'interrupted') && (
                     <button type="button" onClick={() => void act(j.id, 'cancel')}>
                       Cancel #{j.id}
                     </button>

@@ -2,7 +2,7 @@ import { api, unwrap } from '../api/client';
 import { bytes, ErrorLine, Page, Progress } from '../components/common';
 import { useLive } from '../live';
 import { ACTIVE_JOB_STATES, loadJobs } from '../status';
-import { jobRates, Spark } from '../components/throughput';
+import { jobRates, Spark, useHistorySeed } from '../components/throughput';
 
 const load = () => unwrap(api.GET('/api/system'));
 
@@ -10,6 +10,7 @@ const load = () => unwrap(api.GET('/api/system'));
 export function SystemPage() {
   const system = useLive(load, [], 10_000);
   const jobs = useLive(() => loadJobs(50), [], 2000);
+  useHistorySeed();
   const s = system.data;
   const running = (jobs.data ?? []).filter((j) => ACTIVE_JOB_STATES.has(j.state));
   return (
@@ -47,7 +48,7 @@ export function SystemPage() {
               {secs > 0 ? `at ${bytes(j.bytes_done / secs)}/s` : ''}
               <Progress value={j.bytes_done} max={j.logical_bytes} label={`Job ${j.id}`} />
               <Spark
-                values={jobRates(j.id, j.bytes_done).map((r) => r / 1e6)}
+                points={jobRates(j.id, j.bytes_done).map((p) => ({ ...p, v: p.v / 1e6 }))}
                 label={`Job ${j.id}`}
                 unit="MB/s"
               />

@@ -2,32 +2,45 @@ import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
 import { canWrite, ErrorLine, Page, useAction, ListTable, CardForm, RowButton } from '../components/common';
 import { useLive } from '../live';
+import { FcPorts } from './fc-ports';
+import { EditScopeDialog, parseScope, scopeLabel, type InitiatorRow } from './initiator-scope';
 
 const load = () => unwrap(api.GET('/api/targets'));
 
-/** Initiators (iSCSI IQNs and FC WWPNs) with their library scope, and the FC ports. */
+/** Initiators (iSCSI IQNs and FC WWPNs) with their scope, the LUN table and the FC ports. */
 export function TargetsPage() {
   const targets = useLive(load);
   const action = useAction();
   const write = canWrite();
-  const [f, setF] = useState({ wwpn: '', alias: '', fabric: 'iscsi' as 'iscsi' | 'fc', libraries: '' });
+  const [f, setF] = useState({
+    wwpn: '',
+    alias: '',
+    fabric: 'iscsi' as 'iscsi' | 'fc',
+    ports: '',
+    libraries: '',
+  });
+  const [editing, setEditing] = useState<InitiatorRow>();
   const t = targets.data;
   return (
     <Page title="Targets and initiators">
       <ErrorLine error={targets.error ?? t?.error} />
       <ListTable
         caption="Registered initiators"
-        columns={['Initiator', 'Alias', 'Fabric', 'Libraries', 'Logged in', write && 'Actions']}
+        columns={['Initiator', 'Alias', 'Fabric', 'Ports', 'Libraries', 'Logged in', write && 'Actions']}
       >
         {t?.initiators.map((i) => (
           <tr key={i.wwpn}>
             <td>{i.wwpn}</td>
             <td>{i.alias}</td>
             <td>{i.fabric}</td>
-            <td>{i.libraries || 'all'}</td>
+            <td>{i.fabric === 'fc' ? scopeLabel(i.ports) : '—'}</td>
+            <td>{scopeLabel(i.libraries)}</td>
             <td>{i.logged_in ? 'yes' : 'no'}</td>
             {write && (
               <td>
+                <button type="button" aria-label={`Edit scope of ${i.wwpn}`} onClick={() => setEditing(i)}>
+                  Edit scope
+                </button>
                 <RowButton
                   danger
                   label={`Deregister ${i.wwpn}`}
@@ -47,23 +60,25 @@ export function TargetsPage() {
         ))}
       </ListTable>
       <ErrorLine error={action.error} />
+      {editing && (
+        <EditScopeDialog initiator={editing} onClose={() => setEditing(undefined)} onSaved={targets.reload} />
+      )}
       {write && (
         <CardForm
           id="register-title"
           title="Register an initiator"
           onSubmit={async () => {
             await action.run(async () => {
-              const libraries = f.libraries
-                .split(/[\s,]+/)
-                .filter(Boolean)
-                .map(Number);
+              const libraries = parseScope(f.libraries)?.map(Number);
+              const ports = f.fabric === 'fc' ? parseScope(f.ports) : undefined;
               await unwrap(
                 api.POST('/api/targets/acls', {
                   body: {
                     wwpn: f.wwpn,
                     alias: f.alias,
                     fabric: f.fabric,
-                    ...(libraries.length ? { libraries } : {}),
+                    ...(ports ? { ports } : {}),
+                    ...(libraries ? { libraries } : {}),
                   },
                 }),
               );
@@ -89,8 +104,14 @@ export function TargetsPage() {
           <label>
             Alias <input value={f.alias} onInput={(e) => setF({ ...f, alias: e.currentTarget.value })} />
           </label>
+          {f.fabric === 'fc' && (
+            <label>
+              Port WWPNs (scope; empty for all, none for none)
+              <input value={f.ports} onInput={(e) => setF({ ...f, ports: e.currentTarget.value })} />
+            </label>
+          )}
           <label>
-            Library ids (scope; empty for all)
+            Library ids (scope; empty for all, none for none)
             <input
               value={f.libraries}
               onInput={(e) => setF({ ...f, libraries: e.currentTarget.value })}
@@ -111,7 +132,7 @@ export function TargetsPage() {
           </tr>
         ))}
       </ListTable>
-      <p>Fibre Channel: {t?.fc.no_hba ? 'no HBA on this node' : `${t?.fc.ports.length ?? 0} port(s)`}</p>
+      {t && <FcPorts noHba={t.fc.no_hba} ports={t.fc.ports} write={write} onChange={targets.reload} />}
     </Page>
   );
 }

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 /** Debian's Chromium (scripts/install-test-deps.sh installs it); never a downloaded browser. */
 export const CHROMIUM = process.env.VTL_CHROMIUM ?? '/usr/bin/chromium';
@@ -40,4 +40,21 @@ export class TestBrowser {
   async close(): Promise<void> {
     await this.browser.close();
   }
+}
+
+/** Logs in through the console's login page and waits for the overview. */
+export async function consoleLogin(page: Page, url: string, username: string, password: string) {
+  await page.goto(url);
+  await page.getByLabel('User').fill(username);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+}
+
+/** Opens one console page and lets its first reads land. */
+export async function consoleVisit(page: Page, name: string) {
+  await page.goto(`${new URL(page.url()).origin}/#/${name}`);
+  await page.locator('#page-title').waitFor();
+  // The event stream keeps a request open, so "network idle" never comes: give the page's GETs a moment.
+  await page.waitForTimeout(700);
 }
