@@ -11,6 +11,11 @@ packages+=(ceph-mon ceph-osd radosgw ceph-common uuid-runtime zstd curl iproute2
 # What building LTFS for e2e/src/ltfs-guest.test.ts takes (../shared/peers/build-ltfs.sh installs
 # them too when missing); its programs and their libraries then go into the guest.
 packages+=(autoconf automake libtool pkg-config make gcc libfuse-dev libxml2-dev libicu-dev uuid-dev uthash-dev)
+# The chart's render tests (crds/src/chart-render.test.ts) build charts/render from Debian's Go
+# and its template, YAML and JSON-schema libraries; the image tests build the image
+# (deploy/image/build.sh: mmdebstrap) and run it in Debian's Docker (deploy/image/docker-up.sh).
+packages+=(golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v3-dev golang-github-xeipuuv-gojsonschema-dev)
+packages+=(docker.io mmdebstrap)
 # Debian's Chromium is the browser of e2e/src/console.test.ts (driven by playwright-core).
 packages+=(chromium chromium-driver)
 missing=()

@@ -30,6 +30,8 @@ export interface ApiserverConfig {
   /** An operator's own HTTPS certificate and key (PEM); both or neither. Default: the self-signed pair. */
   tlsCertFile?: string;
   tlsKeyFile?: string;
+  /** The first admin's password, from a file (a mounted Secret) instead of a random one written to the state dir. */
+  initialAdminPasswordFile?: string;
   /** Files holding this machine's durable identity (the support fingerprint), first readable wins. */
   machineIdFiles: string[];
   /** The built web console served at / (VTL_CONSOLE_DIR, default where `npm run build` puts it). */
@@ -61,6 +63,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiserverConfi
     sessionTtlSec: Math.max(1, int(env.VTL_SESSION_TTL_SEC, 12 * 3600)),
     ...(env.VTL_TLS_CERT_FILE ? { tlsCertFile: path.resolve(env.VTL_TLS_CERT_FILE) } : {}),
     ...(env.VTL_TLS_KEY_FILE ? { tlsKeyFile: path.resolve(env.VTL_TLS_KEY_FILE) } : {}),
+    ...(env.VTL_INITIAL_ADMIN_PASSWORD_FILE
+      ? { initialAdminPasswordFile: path.resolve(env.VTL_INITIAL_ADMIN_PASSWORD_FILE) }
+      : {}),
     machineIdFiles: env.VTL_MACHINE_ID_FILE
       ? [env.VTL_MACHINE_ID_FILE]
       : ['/etc/machine-id', '/var/lib/dbus/machine-id', '/sys/class/dmi/id/product_uuid'],

@@ -23,7 +23,7 @@ async function main() {
     deadlineMs: config.storeDeadlineMs,
   });
   await ensureIdentity(store);
-  await ensureInitialAdmin(store, config.stateDir, logger);
+  await ensureInitialAdmin(store, config.stateDir, logger, config.initialAdminPasswordFile);
   const ctx = {
     store,
     journal: new EventJournal(store),

@@ -5,6 +5,7 @@ import {
   runProcess,
   runWhileLeader,
   serveMetrics,
+  serveHealth,
   startOpRunner,
 } from '@vtl/reconcile';
 import { loadConfig } from './config.js';
@@ -30,6 +31,7 @@ runProcess('controller', async (logger) => {
     deadlineMs: config.storeDeadlineMs,
     logger,
   });
+  await serveHealth(store, logger); // VTL_HEALTH_PORT: the chart's probes
   const journal = new EventJournal(store);
   const metrics = config.metricsAddr ? await serveMetrics(config.metricsAddr, logger) : undefined;
   const restartWatch = await exitOnRestartRequest(store, logger);

@@ -11,6 +11,8 @@ import { RESOURCES } from './resources.js';
 const CHART = path.join(REPO_ROOT, 'charts/vtl');
 const read = (rel: string) => fs.readFileSync(path.join(CHART, rel), 'utf8');
 const templateNames = fs.readdirSync(path.join(CHART, 'templates')).filter((f) => f.endsWith('.yaml'));
+/** Templates written out resource by resource (crds.yaml renders the generated CRD files instead). */
+const resourceTemplates = templateNames.filter((name) => name !== 'crds.yaml');
 const templates = templateNames.map((name) => ({ name, text: read(`templates/${name}`) }));
 const helpers = read('templates/_helpers.tpl');
 const values = parse(read('values.yaml')) as Record<string, unknown>;
@@ -132,7 +134,7 @@ describe('templates', () => {
     expect(labels).toContain('include "vtl.selectorLabels" .');
   });
 
-  it.each(templateNames)('%s holds one resource labelled with vtl.labels', (name) => {
+  it.each(resourceTemplates)('%s holds one resource labelled with vtl.labels', (name) => {
     const text = read(`templates/${name}`);
     expect(text.match(/^kind: /gm), 'one resource per template').toHaveLength(1);
     expect(text).toMatch(/^apiVersion: /m);
@@ -180,16 +182,18 @@ describe('templates', () => {
       expect(all, env).toContain(`- name: ${env}\n`);
     }
     expect(helpers).toMatch(/- name: VTL_NODE\n\s+valueFrom:\n\s+fieldRef:\n\s+fieldPath: spec\.nodeName/);
-    for (const [process, entry] of [
-      ['apiserver', 'server'],
-      ['controller', 'main'],
-      ['nodeagent', 'main'],
-    ]) {
-      expect(all).toContain(`command: ['node', '${process}/dist/${entry}.js']`);
-      expect(
-        fs.existsSync(path.join(REPO_ROOT, `${process}/src/${entry}.ts`)),
-        `${process}/src/${entry}.ts`,
-      ).toBe(true);
+    // The image's entry point (deploy/image/vtl) maps each process name to its built file.
+    const entry = fs.readFileSync(path.join(REPO_ROOT, 'deploy/image/vtl'), 'utf8');
+    for (const [process, file] of [
+      ['apiserver', 'apiserver/dist/server.js'],
+      ['controller', 'controller/dist/main.js'],
+      ['nodeagent', 'nodeagent/dist/main.js'],
+      ['emulator', 'nodeagent/dist/emulator-runner.js'],
+    ] as const) {
+      expect(all).toContain(`args: ['${process}']`);
+      expect(entry).toContain(`${process}) exec node ${file}`);
+      const source = path.join(REPO_ROOT, file.replace('/dist/', '/src/').replace(/\.js$/, '.ts'));
+      expect(fs.existsSync(source), source).toBe(true);
     }
   });
 

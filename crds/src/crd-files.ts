@@ -7,7 +7,7 @@ import { GROUP, RESOURCES } from './resources.js';
 export const REPO_ROOT = path.resolve(import.meta.dirname, '../..');
 
 /** Directories that hold the generated CRDs, relative to the repository root. */
-export const CRD_DIRS = ['crds/generated', 'charts/vtl/crds'];
+export const CRD_DIRS = ['crds/generated', 'charts/vtl/files/crds'];
 
 /** Whether a file in a CRD directory is one of ours (others there are left alone). */
 export const isGeneratedName = (name: string) => name.endsWith(`.${GROUP}.yaml`);

@@ -29,14 +29,16 @@ export interface NodeagentConfig {
   iscsiInitiators: string[];
   /** TCP congestion control of the emulator's iSCSI connections ('' keeps the system's). */
   iscsiTcpCongestion: string;
-  /** `os` asks the operating system to reboot; `record:<file>` only appends a line (tests). */
+  /** `os` asks the operating system to reboot; `sentinel:<file>` creates a host file a reboot daemon (kured) acts on; `record:<file>` only appends a line (tests). */
   hostPower: string;
   /** Stop the emulator when the nodeagent stops (single-node `npm start`); off on an appliance. */
   stopEmulatorOnExit: boolean;
   emulatorEntry: string;
   /**
    * A systemd unit that runs the emulator (deploy/systemd/vtl-emulator.service): the nodeagent
-   * writes its configuration and restarts the unit instead of spawning it. Empty: spawned.
+   * writes its configuration and restarts the unit instead of spawning it. `container`: the
+   * emulator runs in a container of its own whose runner (emulator-runner.ts) starts it on the
+   * configuration written. Empty: spawned.
    */
   emulatorUnit: string;
   /** configfs mount (LIO targets, backstores); tests point it at a kernel-like tree. */

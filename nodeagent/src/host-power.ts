@@ -28,8 +28,17 @@ export class RecordingHostPower implements HostPower {
   }
 }
 
+/**
+ * In a container (charts/vtl) nothing may reboot the machine from inside: the nodeagent creates
+ * a sentinel file on the host (by default /var/run/reboot-required, the file Debian's
+ * unattended-upgrades writes and kured watches), and a node-level daemon drains the node and
+ * reboots it. One JSON line per request, so the file also says why.
+ */
+export class SentinelHostPower extends RecordingHostPower {}
+
 export function hostPowerFrom(setting: string): HostPower {
   if (setting.startsWith('record:')) return new RecordingHostPower(setting.slice('record:'.length));
+  if (setting.startsWith('sentinel:')) return new SentinelHostPower(setting.slice('sentinel:'.length));
   if (setting === 'os') return new OsHostPower();
-  throw new Error(`VTL_HOST_POWER must be "os" or "record:<file>", got "${setting}"`);
+  throw new Error(`VTL_HOST_POWER must be "os", "sentinel:<file>" or "record:<file>", got "${setting}"`);
 }

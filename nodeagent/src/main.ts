@@ -1,5 +1,12 @@
 import { EventJournal, Store } from '@vtl/store';
-import { boundedStep, exitOnRestartRequest, runProcess, serveMetrics, startOpRunner } from '@vtl/reconcile';
+import {
+  boundedStep,
+  exitOnRestartRequest,
+  runProcess,
+  serveHealth,
+  serveMetrics,
+  startOpRunner,
+} from '@vtl/reconcile';
 import { loadConfig } from './config.js';
 import { hostPowerFrom } from './host-power.js';
 import { ensureDefaultPool } from './pool/default-pool.js';
@@ -32,6 +39,7 @@ runProcess('nodeagent', async (rootLogger) => {
     deadlineMs: config.storeDeadlineMs,
     logger,
   });
+  await serveHealth(store, logger); // VTL_HEALTH_PORT: the chart's probes
   // One nodeagent per node: a second one waits here until the first is gone.
   const claim = await claimNode(store, config.node, logger);
   const journal = new EventJournal(store);

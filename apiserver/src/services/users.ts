@@ -22,13 +22,23 @@ export const INITIAL_PASSWORD_FILE = 'initial-admin-password';
  * `$VTL_STATE_DIR/initial-admin-password` (0600). The file is written before the record and
  * renamed into place after it, so a crash never leaves an admin whose password nobody knows.
  */
-export async function ensureInitialAdmin(store: Store, stateDir: string, log: Logger): Promise<void> {
+export async function ensureInitialAdmin(
+  store: Store,
+  stateDir: string,
+  log: Logger,
+  /**
+   * VTL_INITIAL_ADMIN_PASSWORD_FILE: the password is given (charts/vtl mounts it from a Secret
+   * made once), so nothing is written to a state directory that an emptyDir would lose.
+   */
+  givenPasswordFile?: string,
+): Promise<void> {
   const file = path.join(stateDir, INITIAL_PASSWORD_FILE);
   if (await store.get(keys.authBootstrap, UserRecord.pick({ username: true }))) {
-    if (await exists(file))
+    if (!givenPasswordFile && (await exists(file)))
       log.warn({ file }, 'the initial admin password file still exists; change the password and delete it');
     return;
   }
+  if (givenPasswordFile) return createGivenAdmin(store, givenPasswordFile, log);
   const password = randomPassword();
   const now = isoNow();
   const admin: UserRecord = {
@@ -54,6 +64,35 @@ export async function ensureInitialAdmin(store: Store, stateDir: string, log: Lo
   }
   await fs.rename(tmp, file);
   log.warn({ file, username: 'admin' }, 'created user admin; its initial password is in this file');
+}
+
+/** The first admin, with the password of a file someone else made (and keeps). */
+async function createGivenAdmin(store: Store, passwordFile: string, log: Logger): Promise<void> {
+  const password = (await fs.readFile(passwordFile, 'utf8')).replace(/\r?\n$/, '');
+  if (password.length < 12)
+    throw new Error(
+      `VTL_INITIAL_ADMIN_PASSWORD_FILE ${passwordFile} holds fewer than 12 characters; put a longer password in it`,
+    );
+  const now = isoNow();
+  const admin: UserRecord = {
+    username: 'admin',
+    role: 'admin',
+    password_hash: await hashPassword(password),
+    created_at: now,
+    password_changed_at: now,
+  };
+  const created = await store
+    .transaction()
+    .ifAbsent(keys.authBootstrap)
+    .ifAbsent(keys.users.one('admin'))
+    .put(keys.authBootstrap, { username: 'admin', created_at: now })
+    .put(keys.users.one('admin'), admin)
+    .commit();
+  if (created)
+    log.warn(
+      { file: passwordFile, username: 'admin' },
+      'created user admin with the initial password of this file',
+    );
 }
 
 async function exists(file: string): Promise<boolean> {

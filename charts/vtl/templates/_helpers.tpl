@@ -135,6 +135,24 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 {{- end }}
 
+{{/* Secret holding the first admin's password (key password). */}}
+{{- define "vtl.adminSecretName" -}}
+{{- if .Values.admin.existingSecret }}
+{{- .Values.admin.existingSecret }}
+{{- else }}
+{{- printf "%s-admin" (include "vtl.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+
+{{/* The etcd image: the vtl image (Debian's etcd) unless etcd.image.repository names another. */}}
+{{- define "vtl.etcdImage" -}}
+{{- if .Values.etcd.image.repository }}
+{{- printf "%s:%s" .Values.etcd.image.repository (required "etcd.image.tag is needed with etcd.image.repository" .Values.etcd.image.tag) }}
+{{- else }}
+{{- include "vtl.image" . }}
+{{- end }}
+{{- end }}
+
 {{/* Secret holding the sealing key file (key sealing.key). */}}
 {{- define "vtl.sealingSecretName" -}}
 {{- if .Values.sealing.existingSecret }}

