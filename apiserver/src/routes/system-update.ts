@@ -26,7 +26,7 @@ import {
 } from '@vtl/updater';
 import type { Store } from '@vtl/store';
 import type { AppContext } from '../context.js';
-import { parse } from '../plugins/validate.js';
+import type { ZodTypeProvider } from '../plugins/zod-provider.js';
 import { loadUpdateConfig, type UpdateConfig } from '../services/update-config.js';
 import { receiveBundle } from '../services/update-upload.js';
 import { RELEASE } from '../version.js';
@@ -115,21 +115,17 @@ export async function systemUpdateRoutes(parent: FastifyInstance, ctx: AppContex
         }
       },
     );
-    app.post(
+    app.withTypeProvider<ZodTypeProvider>().post(
       '/api/system/rollback',
       {
+        schema: { body: ConfirmRequest('rollback'), response: { 200: RollbackAnswer } },
         config: {
           role: 'admin',
           action: 'system.rollback',
-          doc: {
-            summary: 'Roll back to the last-known-good release and its store snapshot',
-            body: ConfirmRequest('rollback'),
-            response: RollbackAnswer,
-          },
+          doc: { summary: 'Roll back to the last-known-good release and its store snapshot' },
         },
       },
       async (request) => {
-        parse(ConfirmRequest('rollback'), request.body);
         requireUpdatable(config);
         await refuseWhileInFlight(ctx.store);
         const good = await readLastGood(ctx.store);
