@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensurePki } from './pki.js';
-import { Store } from './store.js';
+import { Store, loopbackServerName } from './store.js';
 import { storeSettingsFromEnv } from './store-tls.js';
 import { startTestEtcd, type TestEtcd } from './test-etcd.js';
 
@@ -128,5 +128,15 @@ describe('storeSettingsFromEnv', () => {
     await expect(Store.connect({ endpoints: [etcd.endpoint], tls })).rejects.toThrow(
       /Cannot read VTL_ETCD_KEY_FILE=.*missing\.key \(ENOENT\)/,
     );
+  });
+});
+
+describe('the TLS server name of a loopback etcd', () => {
+  it('is localhost, never an IP address (RFC 6066), and nothing else is renamed', () => {
+    expect(loopbackServerName(['https://127.0.0.1:2379', 'https://[::1]:2379'])).toEqual({
+      'grpc.ssl_target_name_override': 'localhost',
+    });
+    expect(loopbackServerName(['https://10.0.0.5:2379'])).toEqual({});
+    expect(loopbackServerName(['https://127.0.0.1:2379', 'https://etcd-1:2379'])).toEqual({});
   });
 });

@@ -77,6 +77,7 @@ export class Store {
       defaultCallOptions: unaryDeadlines(deadlineMs),
       ...(opts.tls ? { credentials: await credentials(opts.tls) } : {}),
       grpcOptions: {
+        ...loopbackServerName(opts.endpoints),
         'grpc.max_receive_message_length': 64 * 1024 * 1024,
         // gRPC's default reconnect backoff grows to 2 minutes; an etcd restart should be noticed in seconds.
         'grpc.initial_reconnect_backoff_ms': 100,
@@ -509,4 +510,23 @@ export class Store {
 function jitter(attempt: number): Promise<void> {
   const ms = Math.random() * Math.min(50, 2 * attempt);
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * TLS to an etcd named by a loopback address: grpc-js would send the IP as the TLS server name,
+ * which RFC 6066 forbids (Node 20 warns with DEP0123, newer Node refuses the connection). The
+ * name sent and checked is then `localhost`, which the appliance's own etcd certificate carries
+ * (store/src/pki.ts); an etcd of one's own on a loopback address needs it in its certificate too.
+ */
+export function loopbackServerName(endpoints: string[]): Record<string, string> {
+  const hosts = endpoints.map((e) => {
+    try {
+      return new URL(e).hostname.replace(/^\[|\]$/g, '');
+    } catch {
+      return e;
+    }
+  });
+  return hosts.length > 0 && hosts.every((h) => h === '127.0.0.1' || h === '::1')
+    ? { 'grpc.ssl_target_name_override': 'localhost' }
+    : {};
 }
