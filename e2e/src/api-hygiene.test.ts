@@ -151,6 +151,8 @@ describe('issue 12: no credential in a log, pools off the system, TLS policy, in
       env: {
         VTL_TLS_CERT_FILE: path.join(certDir, 'cert.pem'),
         VTL_TLS_KEY_FILE: path.join(certDir, 'key.pem'),
+        // Successful reads are logged at debug: the redaction is checked on every line a request can write.
+        VTL_LOG_LEVEL: 'debug',
       },
     });
     token = app.api.token;
