@@ -16,8 +16,9 @@ DOCKER=/usr/bin/docker
 NODE_VERSION=26.10.0
 SUITE=bookworm
 BASE_PACKAGES=ca-certificates,tini,etcd-server,etcd-client,libatomic1,libstdc++6
-# The workspaces a process runs from (console: its built static files only).
-RUNTIME=(api store reconcile emulator offsite apiserver controller nodeagent appliance)
+# The workspaces a process runs from: every workspace but the tests' (e2e), the CRD generator
+# (crds) and the console (its built static files only), so a new workspace is never left out.
+mapfile -t RUNTIME < <(node -p 'require("./package.json").workspaces.filter((w) => !["e2e", "crds", "console"].includes(w)).join("\n")')
 VERSION=$(node -p 'require("./package.json").version')
 IMAGE=${VTL_IMAGE:-vtl:$VERSION}
 CACHE=${VTL_IMAGE_CACHE:-/var/cache/vtl-image}
