@@ -1,3 +1,4 @@
+import { readdir, readFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { VtlError } from '@vtl/api';
 import { z } from 'zod';
@@ -6,6 +7,25 @@ import { startTestEtcd, type TestEtcd } from './test-etcd.js';
 import { waitFor } from './wait.js';
 
 const DEADLINE_MS = 800;
+
+/**
+ * SIGSTOP, then wait until every thread of the process is stopped: a signal is delivered
+ * asynchronously, and a thread of etcd running on another core could still answer a call made
+ * right after kill() returned (seen once on a loaded machine).
+ */
+async function stop(pid: number) {
+  process.kill(pid, 'SIGSTOP');
+  const stopped = async () => {
+    const tasks = await readdir(`/proc/${pid}/task`);
+    const states = await Promise.all(
+      tasks.map(
+        async (t) => (await readFile(`/proc/${pid}/task/${t}/stat`, 'utf8')).replace(/^.*\) /s, '')[0],
+      ),
+    );
+    return states.every((state) => state === 'T' || state === 't');
+  };
+  await waitFor(stopped, { timeoutMs: 5_000, intervalMs: 10 });
+}
 
 /** A real etcd stopped with SIGSTOP: its connection stays open and nothing answers. */
 describe('store calls under a stalled etcd', () => {
@@ -28,7 +48,7 @@ describe('store calls under a stalled etcd', () => {
   it('answers unavailable within the deadline for reads, writes, lists and leases, then recovers', async () => {
     const { etcd, store } = await open();
     expect(await store.ping()).toBe(true);
-    process.kill(etcd.pid, 'SIGSTOP');
+    await stop(etcd.pid);
     const calls: [string, () => Promise<unknown>][] = [
       ['get', () => store.get('/t/a', z.number())],
       ['put', () => store.put('/t/b', 2)],
@@ -67,7 +87,7 @@ describe('store calls under a stalled etcd', () => {
     lease.onRenewed(() => renewed++);
     lease.onLost(() => lost++);
     await store.put('/t/leased', 'x', { lease });
-    process.kill(etcd.pid, 'SIGSTOP');
+    await stop(etcd.pid);
     await new Promise((r) => setTimeout(r, 4_000));
     process.kill(etcd.pid, 'SIGCONT');
     await waitFor(async () => renewed === 1, { timeoutMs: 30_000 });
