@@ -16,6 +16,7 @@ export class SupervisedProcess {
   private child: ChildProcess | undefined;
   private stopping = false;
   private delay = RESTART_MIN_MS;
+  private restartTimer: NodeJS.Timeout | undefined;
   private log: WriteStream;
 
   constructor(
@@ -64,7 +65,9 @@ export class SupervisedProcess {
         { process: this.name, code, signal, restartInMs: this.delay },
         'process died; restarting',
       );
-      setTimeout(() => !this.stopping && this.start(), this.delay).unref();
+      // Not unref'd: while every child is down (etcd gone, all of them restarting) this timer is
+      // what keeps the launcher alive; unref'd, the launcher exited silently with nothing running.
+      this.restartTimer = setTimeout(() => !this.stopping && this.start(), this.delay);
       this.delay = Math.min(this.delay * 2, RESTART_MAX_MS);
     });
   }
@@ -79,6 +82,7 @@ export class SupervisedProcess {
    */
   async stop(graceMs = 8_000): Promise<void> {
     this.stopping = true;
+    clearTimeout(this.restartTimer);
     const child = this.child;
     if (!child || child.exitCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
