@@ -18,6 +18,9 @@ packages+=(golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v3-de
 packages+=(docker.io mmdebstrap)
 # Debian's Chromium is the browser of e2e/src/console.test.ts (driven by playwright-core).
 packages+=(chromium chromium-driver)
+# `npm run bench:emulator` compares the emulator with tgt's tape emulation and with fio's
+# O_DIRECT I/O on the same disk (the disk's limit).
+packages+=(tgt fio)
 missing=()
 if ! command -v dpkg >/dev/null 2>&1; then
   echo "scripts/install-test-deps.sh: no dpkg here; install the equivalents of these Debian packages yourself: ${packages[*]}" >&2

@@ -3,38 +3,34 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { type Contender, EMULATOR_NODE_FLAGS, emulator, rawFile, tgt, tgtInstalled } from './contenders.js';
+import { fio, fioInstalled } from './fio.js';
 import { dropCaches } from './processes.js';
-import { formatSize, median, mibPerSecond, parseSize } from './stats.js';
+import { formatSize, mibPerSecond, parseSize } from './stats.js';
+import { BLOCKS, type Figures, OPS, type Op, TWO_DRIVE_DEPTH, key, printSummary, push } from './summary.js';
 
 /**
- * `npm run bench:emulator -- [--size 2G] [--rounds 9] [--depth 4] [--dir PATH] [--keep]
- *   [--emulator-node-flags '--initial-heap-size=64']`
+ * `npm run bench:emulator -- [--size 2G] [--rounds 9] [--depths 1,4] [--no-two-drives]
+ *   [--dir PATH] [--keep] [--emulator-node-flags '--initial-heap-size=64']`
  *
  * Sequential WRITE(6)/READ(6) of `--size` bytes through the emulator's iSCSI target with
- * 256 KiB and 1 MiB blocks, beside raw file I/O on the same disk and tgt's tape emulation
- * under the same initiator. The disk's speed drifts a lot between runs, so contenders run
- * back to back in alternating order and the summary gives medians of the ratios within each
- * round, not ratios of medians. Nine rounds by default: single rounds of one figure spread from
- * 0.6 to 1.3 times their median here, and the median of five moved by a tenth between runs.
+ * 256 KiB and 1 MiB blocks at each queue depth of `--depths` (1: what Linux `st` keeps in
+ * flight per drive; 4: several outstanding commands, as the bench's libiscsi initiator issues
+ * them with its async API), beside fio with O_DIRECT on the same file system (the disk's
+ * limit, same block size and depth), raw file I/O (depth 1 only: it is synchronous) and tgt's
+ * tape emulation under the same initiator. Then two drives streaming at once against one drive
+ * and against fio with two streams, at depth 1. The disk's speed drifts a lot between runs, so
+ * contenders run back to back in alternating order and the summary gives medians of the
+ * ratios within each round, not ratios of medians.
  */
-const BLOCKS = [256 * 1024, 1024 * 1024];
-const OPS = ['write', 'read'] as const;
-const TARGETS = { raw: 0.8, tgt: 1.5 };
 const WARM_UP_BYTES = 64 * 1024 * 1024;
-
-type Op = (typeof OPS)[number];
-type Figures = Map<string, number[]>;
-
-const key = (block: number, op: Op, name: string) => `${block}/${op}/${name}`;
-const push = (m: Figures, k: string, v: number) => m.set(k, [...(m.get(k) ?? []), v]);
-const fmt = (n: number, width: number, digits = 1) => n.toFixed(digits).padStart(width);
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       size: { type: 'string', default: '2G' },
       rounds: { type: 'string', default: '9' },
-      depth: { type: 'string', default: '4' },
+      depths: { type: 'string', default: '1,4' },
+      'no-two-drives': { type: 'boolean', default: false },
       dir: { type: 'string' },
       keep: { type: 'boolean', default: false },
       'emulator-node-flags': { type: 'string', default: EMULATOR_NODE_FLAGS.join(' ') },
@@ -43,101 +39,107 @@ async function main(): Promise<void> {
   const emulatorNodeFlags = values['emulator-node-flags'].split(/\s+/).filter(Boolean);
   const bytes = parseSize(values.size);
   const rounds = Number(values.rounds);
-  const depth = Number(values.depth);
-  if (!(rounds >= 1) || !(depth >= 1)) throw new Error('--rounds and --depth are positive integers');
-  if (!(await tgtInstalled())) {
+  const depths = values.depths.split(',').map(Number);
+  const twoDrives = !values['no-two-drives'];
+  if (!(rounds >= 1) || !depths.every((d) => Number.isInteger(d) && d >= 1)) {
+    throw new Error('--rounds is a positive integer, --depths a list of them (e.g. 1,4)');
+  }
+  if (!(await tgtInstalled()) || !(await fioInstalled())) {
     process.stderr.write(
-      'tgt (tgtd, tgtadm, tgtimg) is not installed; it is the comparison target.\n' +
-        'Install it with: sudo apt-get install -y tgt   (Debian/Ubuntu), then run this as root.\n',
+      'tgt (tgtd, tgtadm, tgtimg) and fio are the comparison targets; one is not installed.\n' +
+        'Install them with: sudo apt-get install -y tgt fio   (Debian/Ubuntu), then run this as root.\n',
     );
     process.exit(2);
   }
   const dir = values.dir ?? (await mkdtemp(join(tmpdir(), 'vtl-bench-')));
   const cold = await dropCaches();
   console.log(
-    `Sequential ${formatSize(bytes)} per run, ${rounds} rounds, ${depth} commands in flight, in ${dir}; ` +
+    `Sequential ${formatSize(bytes)} per stream and run, ${rounds} rounds, depths ${depths.join(', ')}, in ${dir}; ` +
       (cold
         ? 'sync + drop_caches before every run'
         : 'NOT root: page cache not dropped, reads may come from memory'),
   );
-
-  console.log(`Emulator process: node ${emulatorNodeFlags.join(' ')} emulator-target.js`);
-  const opts = { dir, depth, bytes, emulatorNodeFlags };
+  console.log(`Emulator process: node ${emulatorNodeFlags.join(' ')} emulator-target.js --drives 2`);
+  const opts = { dir, bytes, emulatorNodeFlags };
   const contenders: Contender[] = [];
   const stopAll = async () => {
     for (const c of contenders.splice(0)) await c.stop().catch(() => undefined);
   };
   process.once('SIGINT', () => void stopAll().finally(() => process.exit(130)));
   const throughput: Figures = new Map();
+  const targetCpu: Figures = new Map();
   const ratios: Figures = new Map();
   try {
-    contenders.push(await rawFile(opts), await emulator(opts), await tgt(opts));
-    const [raw, emu, tgtd] = contenders as [Contender, Contender, Contender];
+    const [emu, emu2] = await emulator(opts);
+    contenders.push(await rawFile(opts), fio(opts), emu, await tgt(opts), fio(opts, 2), emu2);
+    const [raw, fio1, , tgtd, fio2] = contenders as [Contender, Contender, Contender, Contender, Contender];
     // Untimed: JIT warm-up of the emulator and first-touch allocation of every file.
-    const warmUp = Math.min(bytes, WARM_UP_BYTES);
+    const warmUp = { bytes: Math.min(bytes, WARM_UP_BYTES), depth: 1 };
     for (const c of contenders) {
+      if (c.streams > 1 && !twoDrives) continue;
       for (const block of BLOCKS) {
-        await c.write(block, warmUp);
-        await c.read(block, warmUp);
+        await c.write({ ...warmUp, block });
+        await c.read({ ...warmUp, block });
       }
     }
+    const measure = async (round: number, depth: number, block: number, op: Op, group: Contender[]) => {
+      // A B C D, then D C B A: no contender always runs right after another's writeback.
+      const order = round % 2 === 1 ? group : [...group].reverse();
+      const got = new Map<string, number>();
+      for (const c of order) {
+        await dropCaches();
+        const r = await c[op]({ block, bytes, depth });
+        const rate = mibPerSecond(r.bytes, r.seconds);
+        got.set(c.name, rate);
+        push(throughput, key(depth, block, op, c.name), rate);
+        const cpu = r.targetCpuSeconds;
+        if (cpu !== undefined && Number.isFinite(cpu)) {
+          push(targetCpu, key(depth, block, op, c.name), (cpu * 1000) / (r.bytes / 2 ** 30));
+        }
+        console.log(
+          `round ${round}  qd${depth}  ${formatSize(block).padStart(7)}  ${op.padEnd(5)}  ${c.name.padEnd(11)} ` +
+            `${rate.toFixed(1).padStart(7)} MiB/s  (${r.seconds.toFixed(2).padStart(6)} s` +
+            (cpu !== undefined ? `, target CPU ${cpu.toFixed(2)} s` : '') +
+            ')',
+        );
+      }
+      return got;
+    };
     for (let round = 1; round <= rounds; round++) {
-      // A B C, then C B A: neither baseline always runs right after the other's writeback.
-      const order = round % 2 === 1 ? [raw, emu, tgtd] : [tgtd, emu, raw];
+      const oneStream = new Map<string, Map<string, number>>();
+      for (const depth of depths) {
+        for (const block of BLOCKS) {
+          for (const op of OPS) {
+            const group = depth === 1 ? [raw, fio1, emu, tgtd] : [fio1, emu, tgtd];
+            const got = await measure(round, depth, block, op, group);
+            if (depth === TWO_DRIVE_DEPTH) oneStream.set(`${block}/${op}`, got);
+            const e = got.get(emu.name)!;
+            push(ratios, key(depth, block, op, 'vs fio'), e / got.get(fio1.name)!);
+            push(ratios, key(depth, block, op, 'vs tgt'), e / got.get(tgtd.name)!);
+            if (depth === 1) push(ratios, key(depth, block, op, 'vs raw'), e / got.get(raw.name)!);
+          }
+        }
+      }
+      if (!twoDrives) continue;
       for (const block of BLOCKS) {
         for (const op of OPS) {
-          const got = new Map<string, number>();
-          for (const c of order) {
-            await dropCaches();
-            const r = await c[op](block, bytes);
-            const rate = mibPerSecond(r.bytes, r.seconds);
-            got.set(c.name, rate);
-            push(throughput, key(block, op, c.name), rate);
-            console.log(
-              `round ${round}  ${formatSize(block).padStart(7)}  ${op.padEnd(5)}  ${c.name.padEnd(8)} ` +
-                `${fmt(rate, 7)} MiB/s  (${fmt(r.seconds, 6, 2)} s, worker CPU ${fmt(r.cpuSeconds, 5, 2)} s)`,
-            );
+          const d = TWO_DRIVE_DEPTH;
+          const got = await measure(round, d, block, op, [fio2, emu2]);
+          // Paired with the same round's one-stream runs at this depth (measured when the depth ran).
+          const one = oneStream.get(`${block}/${op}`);
+          if (one) {
+            push(ratios, key(d, block, op, 'x2 vs x1'), got.get(emu2.name)! / one.get(emu.name)!);
+            push(ratios, key(d, block, op, 'fio x2 vs x1'), got.get(fio2.name)! / one.get(fio1.name)!);
           }
-          push(ratios, key(block, op, 'raw'), got.get(emu.name)! / got.get(raw.name)!);
-          push(ratios, key(block, op, 'tgt'), got.get(emu.name)! / got.get(tgtd.name)!);
+          push(ratios, key(d, block, op, 'x2 vs fio x2'), got.get(emu2.name)! / got.get(fio2.name)!);
         }
       }
     }
-    printSummary(throughput, ratios, [raw, emu, tgtd], rounds, bytes);
+    printSummary({ throughput, ratios, targetCpu, depths, twoDrives, rounds, bytes });
   } finally {
     await stopAll();
     if (!values.keep && !values.dir) await rm(dir, { recursive: true, force: true });
   }
-}
-
-function printSummary(
-  throughput: Figures,
-  ratios: Figures,
-  [raw, emu, tgtd]: Contender[],
-  rounds: number,
-  bytes: number,
-): void {
-  console.log(
-    `\nMedians over ${rounds} rounds of ${formatSize(bytes)} (MiB/s; ratios are medians of per-round ratios)`,
-  );
-  console.log('block    op     raw file  emulator       tgt   emu/raw  emu/tgt');
-  let allMet = true;
-  for (const block of BLOCKS) {
-    for (const op of OPS) {
-      const m = (name: string) => median(throughput.get(key(block, op, name)) ?? []);
-      const vsRaw = median(ratios.get(key(block, op, 'raw')) ?? []);
-      const vsTgt = median(ratios.get(key(block, op, 'tgt')) ?? []);
-      const met = vsRaw >= TARGETS.raw && vsTgt >= TARGETS.tgt;
-      allMet &&= met;
-      console.log(
-        `${formatSize(block).padEnd(8)} ${op.padEnd(5)} ${fmt(m(raw!.name), 9)} ${fmt(m(emu!.name), 9)} ` +
-          `${fmt(m(tgtd!.name), 9)} ${fmt(vsRaw, 8, 2)} ${fmt(vsTgt, 8, 2)}  ${met ? 'ok' : 'below target'}`,
-      );
-    }
-  }
-  console.log(
-    `Targets: emulator >= ${TARGETS.raw} x raw file and >= ${TARGETS.tgt} x tgt: ${allMet ? 'met' : 'NOT met'}`,
-  );
 }
 
 main().catch((err: unknown) => {

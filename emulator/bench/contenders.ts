@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { access, mkdir } from 'node:fs/promises';
+import { access, mkdir, readFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '@vtl/store';
@@ -10,15 +10,26 @@ const INITIATOR = join(here, 'initiator.js');
 const RAW_FILE = join(here, 'raw-file.js');
 const EMULATOR_TARGET = join(here, 'emulator-target.js');
 
+/** One timed run: `bytes` per stream in blocks of `block`, `depth` commands in flight per stream. */
+export interface RunSpec {
+  block: number;
+  bytes: number;
+  depth: number;
+}
+
 /**
  * One thing under test. `write` ends when the data is durable: the run's own sync point
  * (WRITE FILEMARKS, fsync) plus an fsync of its files from outside, which costs next to
- * nothing when the contender already synced and charges the contender that did not.
+ * nothing when the contender already synced and charges the contender that did not. A
+ * contender with `streams` > 1 runs that many streams at once (one per drive, or per file),
+ * and its result counts the bytes of all of them over the span from the first start to the
+ * last end.
  */
 export interface Contender {
   readonly name: string;
-  write(block: number, bytes: number): Promise<RunResult>;
-  read(block: number, bytes: number): Promise<RunResult>;
+  readonly streams: number;
+  write(run: RunSpec): Promise<RunResult>;
+  read(run: RunSpec): Promise<RunResult>;
   stop(): Promise<void>;
 }
 
@@ -32,31 +43,70 @@ export const EMULATOR_NODE_FLAGS = ['--initial-heap-size=64'];
 export interface ContenderOptions {
   /** Working directory on the disk under test. */
   dir: string;
-  /** Commands the initiator keeps in flight. */
-  depth: number;
   /** Payload bytes of one run (sizes tgt's tape image). */
   bytes: number;
   /** Node flags for the emulator process (default EMULATOR_NODE_FLAGS). */
   emulatorNodeFlags?: string[];
 }
 
-async function withFsync(result: Promise<RunResult>, path: string): Promise<RunResult> {
+async function withFsync(result: Promise<RunResult>, ...paths: string[]): Promise<RunResult> {
   const r = await result;
-  return { ...r, seconds: r.seconds + (await fsyncAll(path)) };
+  let seconds = r.seconds;
+  for (const path of paths) seconds += await fsyncAll(path);
+  return { ...r, seconds };
+}
+
+/**
+ * Streams run at once, one initiator process each: all their bytes over the span from the
+ * first stream's start to the last one's end (the initiators print monotonic-clock stamps).
+ */
+async function together(runs: Promise<RunResult>[]): Promise<RunResult> {
+  const results = await Promise.all(runs);
+  if (results.length === 1) return results[0]!;
+  const start = results.reduce(
+    (m, r) => (BigInt(r.startNs!) < m ? BigInt(r.startNs!) : m),
+    BigInt(results[0]!.startNs!),
+  );
+  const end = results.reduce((m, r) => (BigInt(r.endNs!) > m ? BigInt(r.endNs!) : m), 0n);
+  return {
+    bytes: results.reduce((n, r) => n + r.bytes, 0),
+    seconds: Number(end - start) / 1e9,
+    cpuSeconds: results.reduce((n, r) => n + r.cpuSeconds, 0),
+  };
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
+export async function processCpuSeconds(pid: number | undefined): Promise<number> {
+  if (pid === undefined) return NaN;
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name, which may hold spaces: utime and stime are fields 14, 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return NaN;
+  }
+}
+/** USER_HZ: Linux reports process times in 1/100 s on every architecture Node runs on. */
+const CLOCK_TICKS = 100;
+
+/** Adds the CPU seconds the target process spent during the run (`targetCpuSeconds`). */
+async function withTargetCpu(pid: number | undefined, run: () => Promise<RunResult>): Promise<RunResult> {
+  const before = await processCpuSeconds(pid);
+  const r = await run();
+  return { ...r, targetCpuSeconds: (await processCpuSeconds(pid)) - before };
 }
 
 function initiatorArgs(
   t: { portal: string; target: string; lun: number },
   mode: string,
-  block: number,
-  bytes: number,
-  depth: number,
+  run: RunSpec,
 ): string[] {
-  const args = { portal: t.portal, target: t.target, lun: t.lun, mode, block, bytes, depth };
+  const args = { portal: t.portal, target: t.target, lun: t.lun, mode, ...run };
   return Object.entries(args).flatMap(([k, v]) => [`--${k}`, String(v)]);
 }
 
-/** Plain file I/O on the same disk with the same block size. */
+/** Plain file I/O on the same disk with the same block size (synchronous: depth 1 whatever asked). */
 export async function rawFile(opts: ContenderOptions): Promise<Contender> {
   const file = join(opts.dir, 'raw.bin');
   const args = (mode: string, block: number, bytes: number) => [
@@ -71,29 +121,47 @@ export async function rawFile(opts: ContenderOptions): Promise<Contender> {
   ];
   return {
     name: 'raw file',
-    write: (block, bytes) => withFsync(runWorker(RAW_FILE, args('write', block, bytes)), file),
-    read: (block, bytes) => runWorker(RAW_FILE, args('read', block, bytes)),
+    streams: 1,
+    write: (r) => withFsync(runWorker(RAW_FILE, args('write', r.block, r.bytes)), file),
+    read: (r) => runWorker(RAW_FILE, args('read', r.block, r.bytes)),
     stop: async () => undefined,
   };
 }
 
-/** The emulator's iSCSI target in its own process, one LTO-8 drive with a cartridge loaded. */
-export async function emulator(opts: ContenderOptions): Promise<Contender> {
+/**
+ * The emulator's iSCSI target in its own process, one library with two LTO-8 drives, each with
+ * a cartridge loaded: `[one drive, both drives at once]`, two contenders sharing the process
+ * (the one-drive runs use the first drive). Results carry the emulator process's CPU time.
+ */
+export async function emulator(opts: ContenderOptions): Promise<[Contender, Contender]> {
   const dir = join(opts.dir, 'emulator');
   await mkdir(dir, { recursive: true });
   const flags = opts.emulatorNodeFlags ?? EMULATOR_NODE_FLAGS;
-  const { child, line } = await spawnUntilLine(process.execPath, [...flags, EMULATOR_TARGET, '--dir', dir]);
-  const target = JSON.parse(line) as { portal: string; target: string; lun: number; cartridgeDir: string };
-  return {
-    name: 'emulator',
-    write: (block, bytes) =>
-      withFsync(
-        runWorker(INITIATOR, initiatorArgs(target, 'write', block, bytes, opts.depth)),
-        target.cartridgeDir,
-      ),
-    read: (block, bytes) => runWorker(INITIATOR, initiatorArgs(target, 'read', block, bytes, opts.depth)),
-    stop: () => terminate(child),
+  const { child, line } = await spawnUntilLine(process.execPath, [
+    ...flags,
+    EMULATOR_TARGET,
+    ...['--dir', dir, '--drives', '2'],
+  ]);
+  const t = JSON.parse(line) as { portal: string; target: string; luns: number[]; cartridgeDirs: string[] };
+  const drive = (i: number) => ({ portal: t.portal, target: t.target, lun: t.luns[i]! });
+  const contender = (streams: number): Contender => {
+    const drives = [...Array(streams).keys()];
+    const each = (mode: string, r: RunSpec) =>
+      together(drives.map((i) => runWorker(INITIATOR, initiatorArgs(drive(i), mode, r))));
+    return {
+      name: streams === 1 ? 'emulator' : `emulator x${streams}`,
+      streams,
+      write: (r) =>
+        withTargetCpu(child.pid, () =>
+          withFsync(each('write', r), ...drives.map((i) => t.cartridgeDirs[i]!)),
+        ),
+      read: (r) => withTargetCpu(child.pid, () => each('read', r)),
+      stop: () => terminate(child),
+    };
   };
+  // Only one of the two stops the process.
+  const two = contender(2);
+  return [contender(1), { ...two, stop: async () => undefined }];
 }
 
 /** Whether tgt's daemon and tools are on the PATH. */
@@ -155,9 +223,12 @@ export async function tgt(opts: ContenderOptions): Promise<Contender> {
   const target = { portal: `127.0.0.1:${port}`, target: iqn, lun: 1 };
   return {
     name: 'tgt',
-    write: (block, bytes) =>
-      withFsync(runWorker(INITIATOR, initiatorArgs(target, 'write', block, bytes, opts.depth)), image),
-    read: (block, bytes) => runWorker(INITIATOR, initiatorArgs(target, 'read', block, bytes, opts.depth)),
+    streams: 1,
+    write: (r) =>
+      withTargetCpu(child.pid, () =>
+        withFsync(runWorker(INITIATOR, initiatorArgs(target, 'write', r)), image),
+      ),
+    read: (r) => withTargetCpu(child.pid, () => runWorker(INITIATOR, initiatorArgs(target, 'read', r))),
     // tgtd ignores SIGTERM and refuses to shut down while it has targets: delete, then shut down.
     stop: async () => {
       await adm('--mode', 'target', '--op', 'delete', '--force', '--tid', '1').catch(() => undefined);

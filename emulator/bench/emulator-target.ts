@@ -12,19 +12,23 @@ import {
 } from '@vtl/emulator';
 
 /**
- * The emulator side of the benchmark, in its own process: one library with one LTO-8 drive
- * served by the production iSCSI transport (as `emulator/dist/main.js` wires it, minus the
- * control socket), with a cartridge minted into `--dir` and threaded in the drive. Prints one
- * JSON line (portal, target, drive LUN, cartridge directory) once it is serving, and syncs
- * and exits on SIGTERM.
+ * The emulator side of the benchmark, in its own process: one library with `--drives` LTO-8
+ * drives (default 1) served by the production iSCSI transport (as `emulator/dist/main.js`
+ * wires it, minus the control socket), with a cartridge minted into `--dir` and threaded in
+ * each drive. Prints one JSON line (portal, target, the drives' LUNs and cartridge
+ * directories) once it is serving, and syncs and exits on SIGTERM.
  */
-const LABEL = 'BENCH1L8';
 const NODE = 'bench';
-const DRIVE_LUN = 1;
+const label = (drive: number) => `BENCH${drive + 1}L8`;
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { dir: { type: 'string' }, port: { type: 'string' } } });
-  if (!values.dir) throw new Error('usage: emulator-target.js --dir <media dir> [--port N]');
+  const { values } = parseArgs({
+    options: { dir: { type: 'string' }, port: { type: 'string' }, drives: { type: 'string', default: '1' } },
+  });
+  const drives = Number(values.drives);
+  if (!values.dir || !(drives >= 1 && drives <= 4)) {
+    throw new Error('usage: emulator-target.js --dir <media dir> [--port N] [--drives 1..4]');
+  }
   const mediaDir = join(values.dir, 'lib1');
   const config: EmulatorConfig = {
     node: NODE,
@@ -39,7 +43,7 @@ async function main(): Promise<void> {
         product: '3573-TL',
         vendor: 'IBM',
         drive_product: 'ULT3580-TD8',
-        drive_serials: ['1000000001'],
+        drive_serials: Array.from({ length: drives }, (_, i) => String(1000000001 + i)),
         num_slots: 4,
         num_ie: 1,
         media_dir: mediaDir,
@@ -51,19 +55,22 @@ async function main(): Promise<void> {
   const dp = await DataPlane.open(config, logger);
   const inventory = dp.library(1).inventory;
   const existing = await readdir(mediaDir).catch(() => [] as string[]);
-  if (!existing.includes(LABEL)) {
-    await mintCartridge({ mediaDir, label: LABEL, generation: 8 });
-    await inventory.place(LABEL, 1);
+  for (let d = 0; d < drives; d++) {
+    if (!existing.includes(label(d))) {
+      await mintCartridge({ mediaDir, label: label(d), generation: 8 });
+      await inventory.place(label(d), d + 1);
+    }
+    await inventory.load(d, label(d));
   }
-  await inventory.load(0, LABEL);
   // VTL_ISCSI_OPEN warns on purpose in production; the benchmark's target is loopback only.
   const transport = await iscsiTransport(pino({ level: 'error' }))(dp);
   process.stdout.write(
     `${JSON.stringify({
       portal: transport.portal,
       target: nodeTargetName(NODE),
-      lun: DRIVE_LUN,
-      cartridgeDir: cartridgeDir(mediaDir, LABEL),
+      // LUN 0 is the changer, then the drives in order (@vtl/api lunOrder).
+      luns: Array.from({ length: drives }, (_, d) => d + 1),
+      cartridgeDirs: Array.from({ length: drives }, (_, d) => cartridgeDir(mediaDir, label(d))),
     })}\n`,
   );
   process.once('SIGTERM', () => {

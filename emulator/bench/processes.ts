@@ -10,6 +10,11 @@ export interface RunResult {
   bytes: number;
   seconds: number;
   cpuSeconds: number;
+  /** process.hrtime.bigint() at the start and end of the timed span (initiator runs). */
+  startNs?: string;
+  endNs?: string;
+  /** CPU seconds of the target process (emulator, tgtd) during the run, where known. */
+  targetCpuSeconds?: number;
 }
 
 const run = promisify(execFile);
