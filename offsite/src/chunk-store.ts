@@ -1,5 +1,7 @@
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import type { CodecPool } from './codec/codec-pool.js';
+import type { ChunkExpectation, CodecPool } from './codec/codec-pool.js';
+import type { DownloadResult } from './codec/http-download.js';
+import type { StageTimes } from './codec/messages.js';
 import { OffsiteError, isMissingObject, throwIfAborted, toOffsiteError } from './errors.js';
 import { describeRemote, type RemoteConnection } from './remote.js';
 import { lockedPutFields, type ObjectLock } from './object-lock.js';
@@ -160,15 +162,57 @@ export async function getChunk(
   codec: CodecPool,
   signal?: AbortSignal,
 ): Promise<void> {
+  await withRetries(s3, remote, key, signal, (request) =>
+    codec.download(request, into, { idleTimeoutMs: DOWNLOAD_IDLE_MS, signal }),
+  );
+}
+
+/** A chunk fetched by fetchChunk: its all-zero block map and where the codec thread's time went. */
+export interface FetchedChunk {
+  zero: Uint8Array;
+  times: StageTimes;
+}
+
+/**
+ * Downloads a chunk and checks and unpacks it into `raw` as it arrives (CodecPool.fetch), with
+ * getChunk's retries and errors; a chunk that arrives whole but fails a check (hash, zstd) is
+ * 'verify_failed' and is not fetched again.
+ */
+export async function fetchChunk(
+  s3: S3Client,
+  remote: RemoteConnection,
+  key: string,
+  raw: Uint8Array,
+  expect: ChunkExpectation & { stored_bytes: number },
+  codec: CodecPool,
+  signal?: AbortSignal,
+): Promise<FetchedChunk> {
+  let fetched: FetchedChunk | undefined;
+  await withRetries(s3, remote, key, signal, async (request) => {
+    const reply = await codec.fetch(request, raw, expect, { idleTimeoutMs: DOWNLOAD_IDLE_MS, signal });
+    if (reply.result.ok) fetched = { zero: reply.zero!, times: reply.times! };
+    return reply.result;
+  });
+  return fetched!;
+}
+
+async function withRetries(
+  s3: S3Client,
+  remote: RemoteConnection,
+  key: string,
+  signal: AbortSignal | undefined,
+  attemptOnce: (request: SignedGet) => Promise<DownloadResult>,
+): Promise<void> {
   const where = describeRemote(remote);
   let last: unknown;
   for (let attempt = 1; attempt <= DOWNLOAD_ATTEMPTS; attempt++) {
     throwIfAborted(signal, `download of ${key}`);
     const request = await signGet(s3, remote, key, signal);
-    const r = await codec.download(request, into, { idleTimeoutMs: DOWNLOAD_IDLE_MS, signal });
+    const r = await attemptOnce(request);
     if (r.ok) return;
     throwIfAborted(signal, `download of ${key}`);
     if ('mismatch' in r) throw new OffsiteError('verify_failed', `${key} in ${where} ${r.mismatch}`);
+    if ('verify' in r) throw new OffsiteError('verify_failed', `${r.verify} (${key} in ${where})`);
     const sdkLike = Object.assign(new Error(r.message || ('s3code' in r ? r.s3code : r.errno)), {
       name: 's3code' in r ? r.s3code : 'Error',
       code: 'errno' in r ? r.errno : undefined,

@@ -2,7 +2,7 @@ import { CARTRIDGE_META_FILE, MAX_PARTITIONS, cartridgeImageFiles, parseCartridg
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { getChunk } from './chunk-store.js';
+import { fetchChunk } from './chunk-store.js';
 import { BufferRing } from './codec/buffer-ring.js';
 import type { CodecPool } from './codec/codec-pool.js';
 import { OffsiteError, throwIfAborted } from './errors.js';
@@ -24,14 +24,50 @@ export interface ImportOptions {
   onProgress?: (p: TransferProgress) => void;
   signal?: AbortSignal;
   logger?: Logger;
+  /** Filled in as the import runs: where its time went (the benchmark prints it). */
+  stages?: ImportStages;
 }
 
 /**
+ * Where an import's time went, in milliseconds. Chunks overlap, so the stages of the codec
+ * threads (download, verify, decompress: summed over chunks) add up to more than the wall
+ * time; `waitMs` is how long the writing side sat idle for want of an unpacked chunk, so
+ * writeMs + syncMs + waitMs is about the wall time.
+ */
+export interface ImportStages {
+  /** Request to last byte of each chunk, less the verify and decompress work done meanwhile. */
+  downloadMs: number;
+  /** SHA-256 of the stored bytes, on the fly. */
+  verifyMs: number;
+  /** zstd into the tar buffer, on the fly. */
+  decompressMs: number;
+  /** Tar extraction and writes into the staging directory (page cache). */
+  writeMs: number;
+  /** The final truncate + fsync of every file and of the directory. */
+  syncMs: number;
+  /** The writing side waiting for the next unpacked chunk. */
+  waitMs: number;
+}
+
+/** Zeroed stage times to pass as ImportOptions.stages. */
+export const noStages = (): ImportStages => ({
+  downloadMs: 0,
+  verifyMs: 0,
+  decompressMs: 0,
+  writeMs: 0,
+  syncMs: 0,
+  waitMs: 0,
+});
+
+/**
  * Downloads a generation into `dir` (spec §4.5 rules 5–6): every chunk is checked (size,
- * SHA-256 of the object, SHA-256 of its tar bytes) before its bytes are written, and the
- * unpacked cartridge must carry the generation's label. On any failure `dir` is left as it
- * was (removed when this call created it) and the error names the chunk: 'verify_failed',
- * 'not_found' (no manifest), 'unreachable', 'aborted'.
+ * SHA-256 of the object, zstd's checksum of its tar bytes) before its bytes are written, and
+ * the unpacked cartridge must carry the generation's label. The stages overlap: a codec thread
+ * hashes and decompresses each chunk while it downloads, the next chunks download while one is
+ * written, and the written data goes to disk behind the writes (TarExtractor) rather than in
+ * one sync at the end. Memory stays bounded: a few chunk-sized tar buffers, no stored copies.
+ * On any failure `dir` is left as it was (removed when this call created it) and the error
+ * names the chunk: 'verify_failed', 'not_found' (no manifest), 'unreachable', 'aborted'.
  */
 export async function importCartridge(opts: ImportOptions): Promise<Manifest> {
   const { remote, ref, codec } = opts;
@@ -51,30 +87,34 @@ export async function importCartridge(opts: ImportOptions): Promise<Manifest> {
     const manifest = await loadCheckedManifest(s3, remote, ref, stop.signal);
     const chunks = manifest.chunks;
     const depth = codec.threads + 1;
-    const storedRing = new BufferRing(depth, largest(chunks, 'stored_bytes'));
     const rawRing = new BufferRing(depth + 1, largest(chunks, 'raw_bytes'));
+    const stages = opts.stages;
     let next = 0;
     const fetchNext = () => {
       const c = chunks[next++];
       if (!c) return;
       const p = (async (): Promise<Unpacked> => {
-        const buf = await storedRing.acquire();
+        const raw = await rawRing.acquire();
         try {
-          const stored = buf.subarray(0, c.stored_bytes);
-          await getChunk(s3, remote, c.key, stored, codec, stop.signal);
-          const raw = await rawRing.acquire();
-          try {
-            const zero = await codec.unpack(stored, raw.subarray(0, c.raw_bytes), {
-              ...c,
-              name: `${chunkName(c.n)} of ${ref.label} ${ref.generation}`,
-            });
-            return { raw, zero };
-          } catch (err) {
-            rawRing.release(raw);
-            throw err;
+          const t0 = performance.now();
+          const { zero, times } = await fetchChunk(
+            s3,
+            remote,
+            c.key,
+            raw.subarray(0, c.raw_bytes),
+            { ...c, name: `${chunkName(c.n)} of ${ref.label} ${ref.generation}` },
+            codec,
+            stop.signal,
+          );
+          if (stages) {
+            stages.verifyMs += times.verifyMs;
+            stages.decompressMs += times.decompressMs;
+            stages.downloadMs += performance.now() - t0 - times.verifyMs - times.decompressMs;
           }
-        } finally {
-          storedRing.release(buf);
+          return { raw, zero };
+        } catch (err) {
+          rawRing.release(raw);
+          throw err;
         }
       })();
       p.catch(() => undefined);
@@ -82,17 +122,23 @@ export async function importCartridge(opts: ImportOptions): Promise<Manifest> {
     };
     for (let i = 0; i < depth; i++) fetchNext();
     for (const c of chunks) {
+      let t0 = performance.now();
       const { raw, zero } = await (inflight.shift() as Promise<Unpacked>);
+      if (stages) stages.waitMs += performance.now() - t0;
       fetchNext();
+      t0 = performance.now();
       try {
         throwIfAborted(stop.signal, what);
         await extractor.write(Buffer.from(raw.buffer, raw.byteOffset, c.raw_bytes), zero);
       } finally {
         rawRing.release(raw);
       }
+      if (stages) stages.writeMs += performance.now() - t0;
       opts.onProgress?.({ bytes_done: c.raw_offset + c.raw_bytes, chunks_done: c.n + 1 });
     }
+    const syncStart = performance.now();
     await extractor.finish();
+    if (stages) stages.syncMs += performance.now() - syncStart;
     const parsed = parseCartridgeMeta(await readFile(join(opts.dir, CARTRIDGE_META_FILE), 'utf8'));
     const identity = parsed.ok ? parsed.meta : undefined;
     if (identity?.label !== ref.label) {

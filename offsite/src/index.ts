@@ -35,6 +35,6 @@ export { CodecPool, DEFAULT_CODEC_NICE } from './codec/codec-pool.js';
 export { DEFAULT_CHUNK_BYTES } from './chunk-math.js';
 export { exportCartridge, type ExportOptions, type TransferProgress } from './export.js';
 export { verifyGeneration, type VerifyOptions } from './verify.js';
-export { importCartridge, type ImportOptions } from './import.js';
+export { importCartridge, noStages, type ImportOptions, type ImportStages } from './import.js';
 export { CARTRIDGE_BASE_FILES as CARTRIDGE_FILES } from '@vtl/api';
 export { startTestRgw, type TestRgw } from './testing/rgw.js';

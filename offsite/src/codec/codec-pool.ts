@@ -12,7 +12,9 @@ const WORKER_FILE = join(import.meta.dirname, '../../dist/codec/codec-worker.js'
 /** Codec threads yield to the data plane by default (the nodeagent's VTL_CODEC_NICE sets it). */
 export const DEFAULT_CODEC_NICE = 5;
 
-type Compute = Exclude<CodecRequest, { op: 'download' } | { op: 'cancel' }>;
+type Compute = Exclude<CodecRequest, { op: 'download' } | { op: 'fetch' } | { op: 'cancel' }>;
+type Transfer = Extract<CodecRequest, { op: 'download' } | { op: 'fetch' }>;
+type TransferReply = Extract<CodecReply, { ok: 'download' }>;
 type Request = Compute extends infer R ? (R extends Compute ? Omit<R, 'id'> : never) : never;
 type Success = CodecReply & { ok: true };
 
@@ -27,7 +29,7 @@ interface Slot {
   worker: Worker;
   busy: Task | undefined;
   /** Downloads running on this thread, by request id. */
-  downloads: Map<number, (r: DownloadResult) => void>;
+  downloads: Map<number, (r: TransferReply) => void>;
 }
 
 /** What compress() made: the first `stored_bytes` of `out`, and their SHA-256. */
@@ -100,31 +102,62 @@ export class CodecPool {
     opts: { idleTimeoutMs: number; signal?: AbortSignal },
   ): Promise<DownloadResult> {
     shared(into);
-    if (this.closed)
+    return this.transfer(
+      { op: 'download', ...request, into, idleTimeoutMs: opts.idleTimeoutMs },
+      opts.signal,
+    ).then((reply) => reply.result);
+  }
+
+  /**
+   * GETs a presigned S3 request of a stored chunk on a codec thread and checks and unpacks it
+   * while it arrives (SHA-256, zstd into `raw`, exactly raw_bytes long): what download() then
+   * unpack() do, overlapped, and without a copy of the stored bytes. A failed check ends with
+   * `verify` in the result; the zero map and the thread's stage times come with success.
+   */
+  fetch(
+    request: { url: string; headers: Record<string, string> },
+    raw: Uint8Array,
+    expect: ChunkExpectation & { stored_bytes: number },
+    opts: { idleTimeoutMs: number; signal?: AbortSignal },
+  ): Promise<TransferReply> {
+    shared(raw);
+    return this.transfer(
+      {
+        op: 'fetch',
+        ...request,
+        raw,
+        stored_bytes: expect.stored_bytes,
+        raw_bytes: expect.raw_bytes,
+        sha256: expect.sha256,
+        name: expect.name,
+        idleTimeoutMs: opts.idleTimeoutMs,
+      },
+      opts.signal,
+    );
+  }
+
+  /** Runs a download-like request beside compute tasks; never rejects. */
+  private transfer(msg: DistributiveOmit<Transfer, 'id'>, signal?: AbortSignal): Promise<TransferReply> {
+    if (this.closed) {
+      const message = 'the codec pool was closed';
       return Promise.resolve({
-        ok: false,
-        status: 0,
-        errno: 'ECONNABORTED',
-        message: 'the codec pool was closed',
+        id: 0,
+        ok: 'download',
+        result: { ok: false, status: 0, errno: 'ECONNABORTED', message },
       });
+    }
     const slot = this.spawn() ?? (this.slots[this.nextDownload++ % this.slots.length] as Slot);
     const id = this.nextId++;
     return new Promise((resolve) => {
       const onAbort = () =>
         slot.worker.postMessage({ op: 'cancel', id: 0, target: id } satisfies CodecRequest);
-      opts.signal?.addEventListener('abort', onAbort, { once: true });
+      signal?.addEventListener('abort', onAbort, { once: true });
       slot.downloads.set(id, (r) => {
-        opts.signal?.removeEventListener('abort', onAbort);
+        signal?.removeEventListener('abort', onAbort);
         resolve(r);
       });
       slot.worker.ref();
-      slot.worker.postMessage({
-        op: 'download',
-        id,
-        ...request,
-        into,
-        idleTimeoutMs: opts.idleTimeoutMs,
-      } satisfies CodecRequest);
+      slot.worker.postMessage({ ...msg, id } as CodecRequest);
     });
   }
 
@@ -136,7 +169,11 @@ export class CodecPool {
     for (const s of all) {
       s.busy?.reject(new OffsiteError('aborted', 'the codec pool was closed'));
       for (const d of s.downloads.values())
-        d({ ok: false, status: 0, errno: 'ECONNABORTED', message: 'the codec pool was closed' });
+        d({
+          id: 0,
+          ok: 'download',
+          result: { ok: false, status: 0, errno: 'ECONNABORTED', message: 'the codec pool was closed' },
+        });
     }
     await Promise.all(all.map((s) => s.worker.terminate()));
   }
@@ -178,7 +215,7 @@ export class CodecPool {
         const d = slot.downloads.get(reply.id);
         slot.downloads.delete(reply.id);
         idle();
-        d?.(reply.result);
+        d?.(reply);
         return;
       }
       const task = slot.busy;
@@ -193,7 +230,16 @@ export class CodecPool {
       slot.busy?.reject(new Error(`a codec thread failed: ${err.message}`));
       slot.busy = undefined;
       for (const d of slot.downloads.values())
-        d({ ok: false, status: 0, errno: 'ECONNRESET', message: `a codec thread failed: ${err.message}` });
+        d({
+          id: 0,
+          ok: 'download',
+          result: {
+            ok: false,
+            status: 0,
+            errno: 'ECONNRESET',
+            message: `a codec thread failed: ${err.message}`,
+          },
+        });
       slot.downloads.clear();
       void slot.worker.terminate();
       this.dispatch();
@@ -202,6 +248,8 @@ export class CodecPool {
     return slot;
   }
 }
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
 function settle(task: Task, reply: CodecReply): void {
   if (reply.ok === 'download') return;

@@ -3,7 +3,8 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import binding from 'zstd-napi/binding.js';
-import { cancelDownload, download } from './http-download.js';
+import { cancelDownload, download, intoBuffer } from './http-download.js';
+import { StreamUnpack } from './stream-unpack.js';
 import { ZERO_BLOCK, type CodecReply, type CodecRequest } from './messages.js';
 
 /*
@@ -67,7 +68,7 @@ function failed(id: number, message: string): CodecReply {
   return { id, ok: false, code: 'verify_failed', message };
 }
 
-type ComputeRequest = Exclude<CodecRequest, { op: 'download' } | { op: 'cancel' }>;
+type ComputeRequest = Exclude<CodecRequest, { op: 'download' } | { op: 'fetch' } | { op: 'cancel' }>;
 
 function handle(msg: ComputeRequest): CodecReply {
   switch (msg.op) {
@@ -109,9 +110,29 @@ function handle(msg: ComputeRequest): CodecReply {
 parentPort?.on('message', (msg: CodecRequest) => {
   if (msg.op === 'download') {
     // I/O, not CPU: runs alongside compute tasks on this thread's event loop.
-    void download(msg.id, msg.url, msg.headers, msg.into, msg.idleTimeoutMs).then((result) =>
+    void download(msg.id, msg.url, msg.headers, intoBuffer(msg.into), msg.idleTimeoutMs).then((result) =>
       parentPort?.postMessage({ id: msg.id, ok: 'download', result } satisfies CodecReply),
     );
+    return;
+  }
+  if (msg.op === 'fetch') {
+    // Network and CPU interleaved: each piece is hashed and decompressed as it arrives.
+    const sink = new StreamUnpack(msg.raw, msg);
+    void download(msg.id, msg.url, msg.headers, sink, msg.idleTimeoutMs).then((result) => {
+      if (!result.ok) {
+        sink.release();
+        parentPort?.postMessage({ id: msg.id, ok: 'download', result } satisfies CodecReply);
+        return;
+      }
+      const bad = sink.finish();
+      parentPort?.postMessage({
+        id: msg.id,
+        ok: 'download',
+        result: bad === undefined ? result : { ok: false, status: 200, verify: bad },
+        zero: sink.zero,
+        times: sink.times,
+      } satisfies CodecReply);
+    });
     return;
   }
   if (msg.op === 'cancel') {

@@ -6,7 +6,9 @@ export type DownloadResult =
   | { ok: true }
   | { ok: false; status: number; s3code: string; message: string }
   | { ok: false; status: 0; errno: string; message: string }
-  | { ok: false; status: 200; mismatch: string };
+  | { ok: false; status: 200; mismatch: string }
+  /** The object arrived whole but failed a check (hash, decompression): the message says which. */
+  | { ok: false; status: 200; verify: string };
 
 const agents = {
   'http:': new http.Agent({ keepAlive: true }),
@@ -15,21 +17,46 @@ const agents = {
 const running = new Map<number, http.ClientRequest>();
 
 /**
- * GETs a presigned request straight into `into` (shared memory, exactly the object's size), so
- * the socket buffers of a chunk are allocated and collected on this thread, not the event loop's.
+ * Where a download's bytes go, piece by piece as the socket delivers them: `put` returns a
+ * reason to stop (the download then ends with a mismatch), or undefined to go on.
+ */
+export interface DownloadSink {
+  /** The object's size, as the manifest records it. */
+  readonly length: number;
+  put(piece: Buffer, at: number): string | undefined;
+}
+
+/** A sink copying into `into` (shared memory, exactly the object's size). */
+export function intoBuffer(into: Uint8Array): DownloadSink {
+  return {
+    length: into.length,
+    put: (piece, at) => {
+      into.set(piece, at);
+      return undefined;
+    },
+  };
+}
+
+/**
+ * GETs a presigned request into `sink` (exactly the object's size), so the socket buffers of a
+ * chunk are allocated and collected on this thread, not the event loop's.
  */
 export function download(
   id: number,
   url: string,
   headers: Record<string, string>,
-  into: Uint8Array,
+  sink: DownloadSink,
   idleTimeoutMs: number,
 ): Promise<DownloadResult> {
+  const into = { length: sink.length };
   return new Promise((resolve) => {
     const target = new URL(url);
     const client = target.protocol === 'https:' ? https : http;
     const agent = target.protocol === 'https:' ? agents['https:'] : agents['http:'];
+    let finished = false;
     const done = (r: DownloadResult) => {
+      if (finished) return;
+      finished = true;
       running.delete(id);
       resolve(r);
     };
@@ -58,13 +85,18 @@ export function download(
       }
       let at = 0;
       res.on('data', (piece: Buffer) => {
+        if (finished) return;
         if (at + piece.length > into.length) {
           res.destroy();
           done({ ok: false, status: 200, mismatch: `is longer than its ${into.length} bytes` });
           return;
         }
-        into.set(piece, at);
+        const stop = sink.put(piece, at);
         at += piece.length;
+        if (stop !== undefined) {
+          res.destroy();
+          done({ ok: false, status: 200, verify: stop });
+        }
       });
       res.on('end', () =>
         at === into.length

@@ -24,12 +24,32 @@ export type CodecRequest =
       into: Uint8Array;
       idleTimeoutMs: number;
     }
+  | {
+      id: number;
+      /** A download checked and unpacked while it arrives (stream-unpack.ts): no stored copy. */
+      op: 'fetch';
+      url: string;
+      headers: Record<string, string>;
+      /** Where the tar bytes go (exactly raw_bytes long). */
+      raw: Uint8Array;
+      stored_bytes: number;
+      raw_bytes: number;
+      sha256: string;
+      name: string;
+      idleTimeoutMs: number;
+    }
   | { id: number; op: 'cancel'; target: number };
+
+/** Milliseconds a codec thread spent on one chunk's checks and decompression. */
+export interface StageTimes {
+  verifyMs: number;
+  decompressMs: number;
+}
 
 export type CodecReply =
   | { id: number; ok: true; stored_bytes?: number; sha256?: string; zero?: Uint8Array }
   | { id: number; ok: false; code?: string; message: string }
-  | { id: number; ok: 'download'; result: DownloadResult };
+  | { id: number; ok: 'download'; result: DownloadResult; zero?: Uint8Array; times?: StageTimes };
 
 /** Granularity of the all-zero map `unpack` returns: runs this long are left as holes. */
 export const ZERO_BLOCK = 64 * 1024;

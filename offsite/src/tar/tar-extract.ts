@@ -29,6 +29,8 @@ export class TarExtractor {
   private headerFill = 0;
   private paxSizeNext: number | undefined;
   private readonly files: OpenFile[] = [];
+  /** The write-behind fdatasync running now, if any (see writeBehind). */
+  private syncing: Promise<void> | undefined;
 
   constructor(
     private readonly dir: string,
@@ -88,11 +90,32 @@ export class TarExtractor {
         }
       }
     }
+    this.writeBehind();
+  }
+
+  /**
+   * Starts an fdatasync of the files written so far unless one is still running, and does not
+   * wait for it: the disk writes a chunk back while the next ones download, instead of the
+   * whole cartridge in finish()'s sync (the page cache holds gigabytes before the kernel
+   * starts writing back on its own). Its errors are not lost: finish() syncs again and fails.
+   */
+  private writeBehind(): void {
+    if (this.syncing || this.files.length === 0) return;
+    const handles = this.files.map((f) => f.handle);
+    this.syncing = Promise.all(handles.map((h) => h.datasync())).then(
+      () => {
+        this.syncing = undefined;
+      },
+      () => {
+        this.syncing = undefined;
+      },
+    );
   }
 
   /** Checks the archive ended with every file complete, sets final sizes and syncs. */
   async finish(): Promise<void> {
     if (this.state.kind !== 'end') this.fail('ends before its end marker');
+    await this.syncing;
     for (const f of this.files) {
       // Trailing holes were never written: the size comes from truncate.
       await f.handle.truncate(f.size);
@@ -115,6 +138,7 @@ export class TarExtractor {
 
   /** Closes every file (after a failure; the caller removes the directory). */
   async close(): Promise<void> {
+    await this.syncing;
     await Promise.all(this.files.splice(0).map((f) => f.handle.close()));
   }
 
