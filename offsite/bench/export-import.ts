@@ -4,6 +4,7 @@
  *
  *   npm run bench:offsite                      # 2 GiB, 64 MiB chunks, 3 rounds
  *   BENCH_GIB=0.25 BENCH_ROUNDS=2 npm run bench:offsite
+ *   BENCH_CODEC_NICE=0 npm run bench:offsite   # codec threads at the pipeline's priority
  *
  * Engine (A): exportCartridge / importCartridge, zstd -3 and SHA-256 on a CodecPool.
  * Pipeline (B): tar | split -b CHUNK --filter 'zstd -T0 -3 > f; curl --aws-sigv4 -T f', and
@@ -57,6 +58,7 @@ const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
 };
+const perGib = (cpuSeconds: number) => (cpuSeconds / (SIZE / 2 ** 30)).toFixed(2);
 const mibps = (bytes: number, ms: number) => (bytes / MiB / (ms / 1000)).toFixed(0);
 
 /** A cartridge directory with SIZE bytes of backup-like data, written 64 MiB at a time. */
@@ -116,6 +118,9 @@ function startLatencyProbe(url: string): { stop(): Promise<number[]> } {
 interface Timing {
   exportMs: number;
   importMs: number;
+  /** CPU seconds (user + system) of every thread or process doing the work. */
+  exportCpu: number;
+  importCpu: number;
   latency?: { export: number[]; import: number[] };
   stages?: ImportStages;
 }
@@ -138,6 +143,7 @@ async function engineRound(
     generation: '20260101T000000Z',
   };
   let probe = startLatencyProbe(pingUrl);
+  let cpu0 = process.cpuUsage();
   let t0 = performance.now();
   await exportCartridge({
     remote,
@@ -149,18 +155,28 @@ async function engineRound(
     onChunk: async () => {},
   });
   const exportMs = performance.now() - t0;
+  const exportCpu = cpuSeconds(process.cpuUsage(cpu0));
   const exportLat = await probe.stop();
   const dest = join(work, `engine-import-${round}`);
   probe = startLatencyProbe(pingUrl);
   const stages = noStages();
+  cpu0 = process.cpuUsage();
   t0 = performance.now();
   await importCartridge({ remote, ref, dir: dest, codec, stages });
   const importMs = performance.now() - t0;
+  const importCpu = cpuSeconds(process.cpuUsage(cpu0));
   const importLat = await probe.stop();
   await run('cmp', [join(src, 'data'), join(dest, 'data')]);
   await rm(dest, { recursive: true, force: true });
   await deleteFolder(remote, 'bench/');
-  return { exportMs, importMs, latency: { export: exportLat, import: importLat }, stages };
+  return {
+    exportMs,
+    importMs,
+    exportCpu,
+    importCpu,
+    latency: { export: exportLat, import: importLat },
+    stages,
+  };
 }
 
 const PIPELINE_EXPORT = `set -euo pipefail
@@ -227,20 +243,29 @@ async function pipelineRound(
     URL: `http://${rgw.endpoint}/${rgw.bucket}/${prefix}`,
   };
   let t0 = performance.now();
-  await run('bash', ['-c', PIPELINE_EXPORT], { env: { ...env, URL: `${env.URL}/data` } });
+  const exportCpu = await timedCpu(PIPELINE_EXPORT, { ...env, URL: `${env.URL}/data` });
   const exportMs = performance.now() - t0;
   const keys = (await listObjects(rgw.remote(prefix))).map((o) => o.key).sort();
   const keysFile = join(work, `keys-${round}`);
   await writeFile(keysFile, `${keys.join('\n')}\n`);
   const dest = join(work, `pipeline-import-${round}`);
   t0 = performance.now();
-  await run('bash', ['-c', PIPELINE_IMPORT], { env: { ...env, DEST: dest, KEYS: keysFile } });
+  const importCpu = await timedCpu(PIPELINE_IMPORT, { ...env, DEST: dest, KEYS: keysFile });
   const importMs = performance.now() - t0;
   await run('cmp', [join(src, 'data'), join(dest, 'data')]);
   await rm(dest, { recursive: true, force: true });
   if (onStages) onStages(await pipelineStages({ ...env, KEYS: keysFile }, work));
   await deleteFolder(rgw.remote(prefix), 'data/');
-  return { exportMs, importMs };
+  return { exportMs, importMs, exportCpu, importCpu };
+}
+
+const cpuSeconds = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1e6;
+
+/** Runs a bash script; returns the CPU seconds of everything it ran (GNU time counts waited-for children). */
+async function timedCpu(script: string, env: NodeJS.ProcessEnv): Promise<number> {
+  const { stderr } = await run('/usr/bin/time', ['-f', 'vtl-cpu %U %S', 'bash', '-c', script], { env });
+  const m = /vtl-cpu ([\d.]+) ([\d.]+)/.exec(stderr);
+  return m ? Number(m[1]) + Number(m[2]) : NaN;
 }
 
 /** Seconds per stage; the codec threads' stages overlap each other and the writing side. */
@@ -256,7 +281,10 @@ function formatStages(st: ImportStages | undefined, wallMs: number): string {
 async function main(): Promise<void> {
   const work = await mkdtemp(join(tmpdir(), 'vtl-bench-'));
   const rgw = await startTestRgw();
-  const codec = new CodecPool();
+  // BENCH_CODEC_NICE=0 runs the codec threads at the pipeline's priority (default: the product's).
+  const codec = new CodecPool(
+    process.env.BENCH_CODEC_NICE === undefined ? {} : { nice: Number(process.env.BENCH_CODEC_NICE) },
+  );
   const app = Fastify();
   app.get('/ping', async () => ({ ok: true }));
   const pingUrl = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -267,7 +295,7 @@ async function main(): Promise<void> {
     // Warm-up: the SDK loads parts of itself on first use; measure the steady state.
     await probeRemote(rgw.remote('warmup'));
     console.log(
-      `chunks of ${CHUNK / MiB} MiB, zstd -3, ${codec.threads} codec threads, ${ROUNDS} rounds A B…`,
+      `chunks of ${CHUNK / MiB} MiB, zstd -3, ${codec.threads} codec threads at nice ${codec.nice}, ${ROUNDS} rounds A B…`,
     );
     const engine: Timing[] = [];
     const pipeline: Timing[] = [];
@@ -282,6 +310,10 @@ async function main(): Promise<void> {
           `import engine ${mibps(SIZE, a.importMs)} MiB/s, pipeline ${mibps(SIZE, b.importMs)} MiB/s; ` +
           `GET p99 during export ${pct(a.latency?.export ?? [], 99).toFixed(1)} ms, import ${pct(a.latency?.import ?? [], 99).toFixed(1)} ms`,
       );
+      console.log(
+        `  CPU s per GiB: export engine ${perGib(a.exportCpu)}, pipeline ${perGib(b.exportCpu)}; ` +
+          `import engine ${perGib(a.importCpu)}, pipeline ${perGib(b.importCpu)}`,
+      );
       console.log(`  engine import stages: ${formatStages(a.stages, a.importMs)}`);
     }
     const exportRatio = median(engine.map((a, i) => (pipeline[i] as Timing).exportMs / a.exportMs));
@@ -295,6 +327,11 @@ async function main(): Promise<void> {
           .join(', '),
     );
     console.log('\nresult (medians of paired rounds):');
+    console.log(
+      `  CPU s per GiB (load-independent): export engine ${perGib(median(engine.map((t) => t.exportCpu)))}, ` +
+        `pipeline ${perGib(median(pipeline.map((t) => t.exportCpu)))}; import engine ` +
+        `${perGib(median(engine.map((t) => t.importCpu)))}, pipeline ${perGib(median(pipeline.map((t) => t.importCpu)))}`,
+    );
     console.log(
       `  export: engine ${mibps(SIZE, median(engine.map((t) => t.exportMs)))} MiB/s, pipeline ${mibps(SIZE, median(pipeline.map((t) => t.exportMs)))} MiB/s, ratio ${exportRatio.toFixed(2)}x (target >= ${TARGETS.export}: ${exportRatio >= TARGETS.export ? 'met' : 'MISSED'})`,
     );
