@@ -49,7 +49,8 @@ describe('StreamUnpack', () => {
 
   it('refuses a changed byte, naming the chunk', () => {
     const bad = Buffer.from(stored);
-    bad[bad.length >> 1] ^= 0xff;
+    const mid = bad.length >> 1;
+    bad.writeUInt8(bad.readUInt8(mid) ^ 0xff, mid);
     const verdict = feed(new StreamUnpack(new Uint8Array(raw.length), expect0), bad, 4096);
     expect(verdict).toMatch(/^chunk-00003: /);
   });
