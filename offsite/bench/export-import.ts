@@ -85,8 +85,12 @@ async function makeCartridge(dir: string): Promise<void> {
   await fh.close();
 }
 
-/** GETs /ping from another thread as fast as one connection allows, 5 ms apart, until told. */
-function startLatencyProbe(url: string): { stop(): Promise<number[]> } {
+/**
+ * GETs /ping from another thread as fast as one connection allows, 5 ms apart, until told;
+ * answers the latencies and the CPU seconds the probe thread itself used (Linux: its
+ * /proc/thread-self/stat), which the engine's CPU figure leaves out.
+ */
+function startLatencyProbe(url: string): { stop(): Promise<{ lat: number[]; cpu: number }> } {
   const worker = new Worker(
     `const { parentPort } = require('node:worker_threads');
      let running = true;
@@ -99,16 +103,22 @@ function startLatencyProbe(url: string): { stop(): Promise<number[]> } {
          lat.push(performance.now() - t0);
          await new Promise((r) => setTimeout(r, 5));
        }
-       parentPort.postMessage(lat);
+       let cpu = 0;
+       try {
+         const stat = require('node:fs').readFileSync('/proc/thread-self/stat', 'utf8');
+         const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+         cpu = (Number(f[11]) + Number(f[12])) / 100;
+       } catch {}
+       parentPort.postMessage({ lat, cpu });
      })();`,
     { eval: true },
   );
   return {
     stop: () =>
       new Promise((resolve) => {
-        worker.once('message', (lat: number[]) => {
+        worker.once('message', (r: { lat: number[]; cpu: number }) => {
           void worker.terminate();
-          resolve(lat);
+          resolve(r);
         });
         worker.postMessage('stop');
       }),
@@ -155,8 +165,9 @@ async function engineRound(
     onChunk: async () => {},
   });
   const exportMs = performance.now() - t0;
-  const exportCpu = cpuSeconds(process.cpuUsage(cpu0));
-  const exportLat = await probe.stop();
+  const exportProbe = await probe.stop();
+  const exportCpu = cpuSeconds(process.cpuUsage(cpu0)) - exportProbe.cpu;
+  const exportLat = exportProbe.lat;
   const dest = join(work, `engine-import-${round}`);
   probe = startLatencyProbe(pingUrl);
   const stages = noStages();
@@ -164,8 +175,9 @@ async function engineRound(
   t0 = performance.now();
   await importCartridge({ remote, ref, dir: dest, codec, stages });
   const importMs = performance.now() - t0;
-  const importCpu = cpuSeconds(process.cpuUsage(cpu0));
-  const importLat = await probe.stop();
+  const importProbe = await probe.stop();
+  const importCpu = cpuSeconds(process.cpuUsage(cpu0)) - importProbe.cpu;
+  const importLat = importProbe.lat;
   await run('cmp', [join(src, 'data'), join(dest, 'data')]);
   await rm(dest, { recursive: true, force: true });
   await deleteFolder(remote, 'bench/');

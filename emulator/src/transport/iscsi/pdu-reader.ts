@@ -54,6 +54,13 @@ export class PduReader {
   private filled = 0;
   /** The last PDU carried a large segment: the next probably does too (write data streaming). */
   private streaming = false;
+  /**
+   * Where a PDU's data segment should land, asked once its header is parsed (every earlier
+   * PDU has been taken by then): a buffer of exactly `dataLength` bytes (a data-out's place
+   * in its task's buffer, so the kernel reads write data where the device takes it, with no
+   * copy), or undefined for a pooled buffer of its own.
+   */
+  segmentFor: ((bhs: Buffer, dataLength: number) => Buffer | undefined) | undefined;
 
   constructor(public maxDataSegment: number) {}
 
@@ -126,7 +133,7 @@ export class PduReader {
     const { bhs, ahs, dataLength } = this.header!;
     if (dataLength > 0 && this.filled < dataLength) {
       // Staged bytes continue the segment; what is still missing will be read into it.
-      this.segment ??= takeBlockBuffer(dataLength);
+      this.segment ??= this.segmentFor?.(bhs, dataLength) ?? takeBlockBuffer(dataLength);
       const n = Math.min(dataLength - this.filled, this.end - this.start);
       this.staging.copy(this.segment, this.filled, this.start, this.start + n);
       this.filled += n;

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { isDirectIoAligned, shareAlignedBuffer } from '../../media/aligned-buffers.js';
 import { giveBlockBuffer, takeBlockBuffer } from '../../media/block-buffers.js';
 import { executeRouted, routedDataOutLength } from '../../scsi/lun-router.js';
 import { checkCondition } from '../../scsi/result.js';
@@ -49,6 +50,9 @@ type TaskState = 'collecting' | 'running' | 'done' | 'aborted';
  * Block-sized buffers are recycled (media/block-buffers): the data-out buffer once the device
  * is done with it, the data-in once the socket has taken it. Devices copy what they keep.
  */
+/** Smaller data-out segments are copied: landing them in place would not pay for itself. */
+const LAND_IN_PLACE_MIN = 64 * 1024;
+
 export class ScsiTask {
   readonly itt: number;
   readonly lun: number;
@@ -109,8 +113,37 @@ export class ScsiTask {
     this.progress();
   }
 
+  /**
+   * Where a data-out's segment may land in place: the slice of this task's buffer it will
+   * fill, when the PDU continues its sequence exactly as dataOut() will check and the buffer
+   * is an aligned pool slot (which counts holders: the PDU holds the slot too until dataOut()
+   * or the session gives its view back, so an abort meanwhile cannot hand the slot to another
+   * task while the socket still reads into it). Undefined otherwise: the segment lands in a
+   * buffer of its own and is copied, as before.
+   */
+  landingFor(bhs: Buffer, length: number): Buffer | undefined {
+    if (this.state !== 'collecting' || length < LAND_IN_PLACE_MIN) return undefined;
+    const ttt = word20(bhs);
+    const offset = bhs.readUInt32BE(40);
+    if (offset + length > this.want) return undefined;
+    const sequence =
+      ttt === RESERVED_TAG ? (this.unsolicitedDone ? undefined : this.unsolicited) : this.r2ts.get(ttt);
+    if (!sequence || bhs.readUInt32BE(36) !== sequence.nextDataSn || offset !== sequence.nextOffset) {
+      return undefined;
+    }
+    if (ttt !== RESERVED_TAG) {
+      const burst = sequence as OutstandingR2t;
+      if (offset + length > burst.offset + burst.length) return undefined;
+    }
+    this.buffer ??= takeBlockBuffer(this.want);
+    if (!isDirectIoAligned(this.buffer)) return undefined;
+    const view = this.buffer.subarray(offset, offset + length);
+    shareAlignedBuffer(view);
+    return view;
+  }
+
   dataOut(pdu: IncomingPdu): void {
-    if (this.state !== 'collecting') return;
+    if (this.state !== 'collecting') return void giveBlockBuffer(pdu.data);
     const { bhs } = pdu;
     const length = pdu.data.length;
     const ttt = word20(bhs);
@@ -175,6 +208,12 @@ export class ScsiTask {
   }
 
   private place(offset: number, data: Buffer): void {
+    const buf = this.buffer;
+    if (buf && data.buffer === buf.buffer && data.byteOffset === buf.byteOffset + offset) {
+      // Landed in place (landingFor): the PDU's hold on the slot ends, the task's goes on.
+      giveBlockBuffer(data);
+      return;
+    }
     if (offset >= this.want) return;
     const n = Math.min(data.length, this.want - offset);
     if (!this.buffer && offset === 0 && n === this.want) {

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { LunMap, ScsiDevice } from '../../scsi/types.js';
 import { decodeLun } from '../../scsi/lun.js';
+import { giveBlockBuffer } from '../../media/block-buffers.js';
 import { checkCondition } from '../../scsi/result.js';
 import { Sense } from '../../scsi/sense.js';
 import { Asc, SenseKey } from '../../scsi/constants.js';
@@ -143,6 +144,12 @@ export class IscsiSession implements TaskHost {
       device.notify?.({ kind: 'nexus-loss', nexus: this.nexus });
   }
 
+  /** Where a data-out's segment may land in place (PduReader.segmentFor): its task's buffer. */
+  landingFor(bhs: Buffer, dataLength: number): Buffer | undefined {
+    if (opcodeOf(bhs) !== Op.DATA_OUT) return undefined;
+    return this.tasks.get(ittOf(bhs))?.landingFor(bhs, dataLength);
+  }
+
   handle(pdu: IncomingPdu): void {
     const { bhs } = pdu;
     const op = opcodeOf(bhs);
@@ -152,8 +159,10 @@ export class IscsiSession implements TaskHost {
       case Op.DATA_OUT: {
         const task = this.tasks.get(ittOf(bhs));
         // Data for a task already aborted is dropped without comment (RFC 7143 4.2.3.3).
-        if (task) task.dataOut(pdu);
-        else this.logger.debug({ itt: ittOf(bhs) }, 'data-out for unknown task dropped');
+        if (task) return task.dataOut(pdu);
+        this.logger.debug({ itt: ittOf(bhs) }, 'data-out for unknown task dropped');
+        // It may have landed in the buffer of a task aborted meanwhile: that view goes back too.
+        giveBlockBuffer(pdu.data);
         return;
       }
       case Op.SCSI_COMMAND:
@@ -214,6 +223,7 @@ export class IscsiSession implements TaskHost {
     this.reject(RejectReason.DATA_DIGEST_ERROR, pdu.bhs);
     const task = opcodeOf(pdu.bhs) === Op.DATA_OUT ? this.tasks.get(ittOf(pdu.bhs)) : undefined;
     task?.fail(checkCondition(Sense.of(SenseKey.ABORTED_COMMAND, Asc.PROTOCOL_SERVICE_CRC_ERROR)));
+    if (opcodeOf(pdu.bhs) === Op.DATA_OUT) giveBlockBuffer(pdu.data);
   }
 
   private nopOut(pdu: IncomingPdu): void {
