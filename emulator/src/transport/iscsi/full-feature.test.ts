@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { lentAlignedSlots } from '../../media/aligned-buffers.js';
 import { parseSense } from '../../scsi/sense.js';
 import { checkCondition } from '../../scsi/result.js';
 import { decodeLun } from '../../scsi/lun.js';
@@ -133,6 +134,60 @@ describe('iSCSI full feature phase', () => {
     const last = read.pdus.at(-1)!;
     expect(last.bhs[1]! & 0x81).toBe(0x81);
     expect(read.pdus.map((p) => p.bhs.readUInt32BE(36))).toEqual(read.pdus.map((_, i) => i));
+  });
+
+  it('lands large write bursts in the task buffer in place, byte for byte, and gives every slot back', async () => {
+    const KiB256 = 256 * 1024;
+    t = await startTestTarget({
+      limits: {
+        maxRecvDataSegmentLength: KiB256,
+        firstBurstLength: KiB256,
+        maxBurstLength: KiB256,
+        maxOutstandingR2T: 1,
+      },
+    });
+    const c = await loggedIn([
+      ['InitialR2T', 'No'],
+      ['ImmediateData', 'Yes'],
+      ['MaxRecvDataSegmentLength', String(KiB256)],
+      ['FirstBurstLength', String(KiB256)],
+      ['MaxBurstLength', String(KiB256)],
+    ]);
+    await clearUnitAttention(c);
+    const slotsBefore = lentAlignedSlots();
+    for (let round = 0; round < 3; round++) {
+      // 1 MiB as the Linux initiators send it: a first burst of immediate data, then R2Ts.
+      const payload = Buffer.from(Array.from({ length: 4 * KiB256 }, (_, i) => (i * 13 + round) & 0xff));
+      const lba = 100 + round * 2048;
+      const itt = c.command({
+        cdb: write10(lba, 2048),
+        write: true,
+        edtl: payload.length,
+        data: payload.subarray(0, KiB256),
+        final: true,
+      });
+      for (let received = KiB256; received < payload.length;) {
+        const pdu = await c.next();
+        expect(opcodeOf(pdu.bhs)).toBe(Op.R2T);
+        const [ttt, offset, length] = [
+          pdu.bhs.readUInt32BE(20),
+          pdu.bhs.readUInt32BE(40),
+          pdu.bhs.readUInt32BE(44),
+        ];
+        c.dataOut({
+          itt,
+          ttt,
+          offset,
+          dataSn: 0,
+          final: true,
+          data: payload.subarray(offset, offset + length),
+        });
+        received += length;
+      }
+      expect((await c.collect(itt)).status).toBe(0);
+      expect(t.disk.storage.subarray(lba * 512, lba * 512 + payload.length).equals(payload)).toBe(true);
+    }
+    expect(lentAlignedSlots()).toBe(slotsBefore);
   });
 
   it('reports underflow and overflow residuals', async () => {
