@@ -31,6 +31,8 @@ export class TarExtractor {
   private readonly files: OpenFile[] = [];
   /** The write-behind fdatasync running now, if any (see writeBehind). */
   private syncing: Promise<void> | undefined;
+  /** What a write-behind fdatasync failed with: finish() throws it. */
+  private syncError: unknown;
 
   constructor(
     private readonly dir: string,
@@ -97,7 +99,8 @@ export class TarExtractor {
    * Starts an fdatasync of the files written so far unless one is still running, and does not
    * wait for it: the disk writes a chunk back while the next ones download, instead of the
    * whole cartridge in finish()'s sync (the page cache holds gigabytes before the kernel
-   * starts writing back on its own). Its errors are not lost: finish() syncs again and fails.
+   * starts writing back on its own). Its errors are kept for finish() to throw: Linux reports
+   * a write-back error to one fsync of a file descriptor only, so a later one would succeed.
    */
   private writeBehind(): void {
     if (this.syncing || this.files.length === 0) return;
@@ -106,8 +109,9 @@ export class TarExtractor {
       () => {
         this.syncing = undefined;
       },
-      () => {
+      (err: unknown) => {
         this.syncing = undefined;
+        this.syncError ??= err;
       },
     );
   }
@@ -116,6 +120,7 @@ export class TarExtractor {
   async finish(): Promise<void> {
     if (this.state.kind !== 'end') this.fail('ends before its end marker');
     await this.syncing;
+    if (this.syncError !== undefined) throw this.syncError;
     for (const f of this.files) {
       // Trailing holes were never written: the size comes from truncate.
       await f.handle.truncate(f.size);
