@@ -9,6 +9,8 @@ import { announceWhenReady, launcherLogger } from './banner.js';
 import { takeStateDir } from './run-state.js';
 import { stopEmulatorIfRunning } from './emulator-stop.js';
 import { childTuning } from './memory-tuning.js';
+// Side effect: the launcher, too, collects its garbage once idle after a burst.
+import './idle-gc.js';
 import { prepareReleases, releaseEntry } from './release-entry.js';
 
 /** The appliance exits this long after SIGTERM whatever its children and etcd do. */

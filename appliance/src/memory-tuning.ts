@@ -12,6 +12,8 @@
  *   ones. Not for the emulator: its data path allocates 1 MiB buffers per command, which would
  *   then be mapped and zeroed by the kernel each time (it is started by the nodeagent with its
  *   own flags, and the nodeagent's own environment is left alone for that reason).
+ * - V8 keeps the heap a burst grew to; idle-gc.ts, loaded before the entry script, collects
+ *   once after a busy spell goes quiet (the launcher imports it itself).
  */
 export interface ChildTuning {
   /** Node/V8 flags before the entry script. */
@@ -21,6 +23,8 @@ export interface ChildTuning {
 }
 
 const SMALL_YOUNG_GENERATION = ['--max-semi-space-size=1'];
+/** The idle collection, from this same tree (the entries the launcher starts are beside it). */
+const IDLE_GC = [`--import=${new URL('./idle-gc.js', import.meta.url).href}`];
 
 const MALLOC_RETURNS_MEMORY = {
   MALLOC_ARENA_MAX: '2',
@@ -30,7 +34,7 @@ const MALLOC_RETURNS_MEMORY = {
 
 export function childTuning(name: 'apiserver' | 'controller' | 'nodeagent'): ChildTuning {
   return {
-    execArgv: SMALL_YOUNG_GENERATION,
+    execArgv: [...SMALL_YOUNG_GENERATION, ...IDLE_GC],
     env: name === 'nodeagent' ? {} : MALLOC_RETURNS_MEMORY,
   };
 }
