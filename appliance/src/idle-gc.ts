@@ -13,13 +13,16 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 
 /** How often the event loop's utilisation is sampled. */
-const CHECK_MS = 5_000;
+const CHECK_MS = 2_000;
 /** An interval this busy (fraction of time in callbacks) counts as activity. */
-const BUSY = 0.05;
-/** An interval at most this busy counts as idle. */
-const IDLE = 0.02;
+const BUSY = 0.1;
+/**
+ * An interval at most this busy counts as idle: an idle process's timers (lease renewals,
+ * status publishing) take a few per cent on a loaded machine, where each callback runs longer.
+ */
+const IDLE = 0.05;
 /** Or this much heap growth since the last collection (a burst that was over within one interval). */
-const GROWTH_BYTES = 16 * 2 ** 20;
+const GROWTH_BYTES = 8 * 2 ** 20;
 
 type Gc = (opts?: { type?: 'major'; execution?: 'sync'; flavor?: 'last-resort' }) => void;
 

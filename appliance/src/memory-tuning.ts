@@ -3,9 +3,10 @@
  * idle RSS). Measured with one full 400-slot library, each process idle after a mint:
  *
  * - V8's young generation grows to 3 × 16 MB semi-spaces under a burst (a mint, a loaded view)
- *   and stays committed afterwards. The control plane allocates little per request (views are
- *   served as stored bytes), so a 1 MB semi-space costs it some more, cheap, scavenges and
- *   saves 20-30 MB per process.
+ *   and stays committed afterwards. 4 MB semi-spaces keep it at a quarter of that. Not 1 MB
+ *   (tried): objects that live for one request then survive two scavenges and are promoted,
+ *   which made an allocation-heavy loop 6-9 × slower than with 4 MB and left a bigger old
+ *   generation behind (more RSS, not less).
  * - glibc's malloc raises its mmap threshold after the first large free, so a big buffer freed
  *   in a worker thread (scrypt's 16 MB at a login) then stays in that thread's arena for good.
  *   A fixed threshold hands such buffers back to the kernel; two arenas bound the per-thread
@@ -22,7 +23,7 @@ export interface ChildTuning {
   env: Record<string, string>;
 }
 
-const SMALL_YOUNG_GENERATION = ['--max-semi-space-size=1'];
+const SMALL_YOUNG_GENERATION = ['--max-semi-space-size=4'];
 /** The idle collection, from this same tree (the entries the launcher starts are beside it). */
 const IDLE_GC = [`--import=${new URL('./idle-gc.js', import.meta.url).href}`];
 

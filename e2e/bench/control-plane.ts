@@ -223,7 +223,8 @@ async function idleRss(
     const rss = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
     const rollup = await fs.readFile(`/proc/${pid}/smaps_rollup`, 'utf8').catch(() => '');
     const pss = Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0) / 1024;
-    const entry = cmd.find((a) => a.includes('/dist/'));
+    // The entry script, not a flag naming a module (--import=.../idle-gc.js).
+    const entry = cmd.find((a) => !a.startsWith('-') && a.includes('/dist/'));
     const name = entry ? path.basename(path.dirname(path.dirname(entry))) : path.basename(cmd[0] ?? '');
     info.set(pid, { rss, pss, name });
   }
