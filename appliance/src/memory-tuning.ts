@@ -25,7 +25,7 @@ export interface ChildTuning {
 
 const SMALL_YOUNG_GENERATION = ['--max-semi-space-size=4'];
 /** The idle collection, from this same tree (the entries the launcher starts are beside it). */
-const IDLE_GC = [`--import=${new URL('./idle-gc.js', import.meta.url).href}`];
+const IDLE_GC = `--import=${new URL('./idle-gc.js', import.meta.url).href}`;
 
 const MALLOC_RETURNS_MEMORY = {
   MALLOC_ARENA_MAX: '2',
@@ -33,9 +33,20 @@ const MALLOC_RETURNS_MEMORY = {
   MALLOC_TRIM_THRESHOLD_: '131072',
 };
 
-export function childTuning(name: 'apiserver' | 'controller' | 'nodeagent'): ChildTuning {
-  return {
-    execArgv: [...SMALL_YOUNG_GENERATION, ...IDLE_GC],
-    env: name === 'nodeagent' ? {} : MALLOC_RETURNS_MEMORY,
-  };
+/**
+ * The nodeagent gets the idle collection through NODE_OPTIONS rather than a flag, so that the
+ * emulator it starts (with flags of its own, inheriting its environment) has it too: the
+ * emulator's `--initial-heap-size=64` lets 64 MB of garbage pile up before its first full
+ * collection, which an idle emulator otherwise kept. `inherited` is the launcher's own NODE_OPTIONS.
+ */
+export function childTuning(
+  name: 'apiserver' | 'controller' | 'nodeagent',
+  inherited = process.env.NODE_OPTIONS,
+): ChildTuning {
+  if (name === 'nodeagent')
+    return {
+      execArgv: SMALL_YOUNG_GENERATION,
+      env: { NODE_OPTIONS: [inherited, IDLE_GC].filter(Boolean).join(' ') },
+    };
+  return { execArgv: [...SMALL_YOUNG_GENERATION, IDLE_GC], env: MALLOC_RETURNS_MEMORY };
 }
