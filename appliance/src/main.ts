@@ -1,6 +1,6 @@
 import path from 'node:path';
-// Deep imports: the store's index would load the etcd client (gRPC) the launcher never uses.
-import { startEtcd, type EtcdProcess } from '@vtl/store/dist/etcd-process.js';
+// Not the store's index: it would load the etcd client (gRPC) the launcher never uses.
+import { startEtcd, type EtcdProcess } from '@vtl/store/launcher';
 import { loadConfig } from './config.js';
 import { prepareStoreAccess } from './store-access.js';
 import { SupervisedProcess } from './supervised-process.js';
