@@ -66,12 +66,33 @@ describe('RevisionWindow', () => {
     const first = s.window.revision(s.now());
     await s.answer('7');
     await first;
-    s.tick(30); // past half the window: answered at once, and the next read is sent
+    s.tick(5); // inside a quarter window: answered at once, no read sent
+    expect(await s.window.revision(s.now())).toBe('7');
+    expect(s.pending).toHaveLength(0);
+    s.tick(25); // past a quarter window: answered at once, and the next read is sent
     expect(await s.window.revision(s.now())).toBe('7');
     expect(s.pending).toHaveLength(1);
     await s.answer('8');
     s.tick(40); // 70 ms after the first read, 40 after the read-ahead
     expect(await s.window.revision(s.now())).toBe('8');
+  });
+
+  it('keeps reading ahead while a slow read is in flight, two at most', async () => {
+    const s = fakeStore();
+    const first = s.window.revision(s.now());
+    await s.answer('7');
+    await first;
+    s.tick(15);
+    await s.window.revision(s.now()); // read-ahead 1
+    s.tick(15);
+    await s.window.revision(s.now()); // read-ahead 2, the first still in flight
+    s.tick(15);
+    await s.window.revision(s.now()); // two in flight: no third
+    expect(s.pending).toHaveLength(2);
+    await s.answer('8');
+    await s.answer('9');
+    s.tick(20); // 65 ms after the first read, 35 after the second read-ahead
+    expect(await s.window.revision(s.now())).toBe('9');
   });
 
   it('passes a failed read to the requests that wait for it, then reads again', async () => {
