@@ -7,3 +7,5 @@ export * from './mapping.js';
 export * from './hash.js';
 export * from './plan.js';
 export * from './conditions.js';
+export * from './service-key.js';
+export * from './records.js';
