@@ -242,6 +242,10 @@ describe('GitOps: a Git repository converges the appliance (real git daemon, rea
     // The secret from secretRef reached the remote: the bucket answers to it.
     const probe = await app.api.post(`/api/remotes/${remote.id}/test`);
     expect(probe.body, JSON.stringify(probe.body)).toMatchObject({ ok: true });
+    // The status view names the source's applied commit.
+    expect((await app.api.get('/api/status')).body.gitops).toContainEqual(
+      expect.objectContaining({ source: 'site', applied_revision: first, outcome: 'applied' }),
+    );
     // Audited as the source.
     const audit = (await app.api.get('/api/audit?limit=200')).body;
     expect(JSON.stringify(audit)).toContain('gitops:site');
