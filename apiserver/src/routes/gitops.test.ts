@@ -145,6 +145,23 @@ describe('/api/gitops: plan, apply, secrets, sources (sync engine through the RE
     ]);
   });
 
+  it('serializes concurrent applies: two posts of one new object make it once', async () => {
+    const body = { source: 'race', documents: docs(remote('b9').replace('name: offsite', 'name: raced')) };
+    const answers = await Promise.all([
+      t.call('POST', '/api/gitops/apply', body),
+      t.call('POST', '/api/gitops/apply', body),
+    ]);
+    for (const a of answers) expect([200, 409], a.body).toContain(a.statusCode);
+    expect(answers.some((a) => a.statusCode === 200)).toBe(true);
+    const raced = (await t.call('GET', '/api/remotes'))
+      .json()
+      .filter((r: { name: string }) => r.name === 'raced');
+    expect(raced).toHaveLength(1);
+    // Whichever came second saw the first one's remote: unchanged, not a second create.
+    const created = answers.filter((a) => a.statusCode === 200 && a.json().actions[0].action === 'create');
+    expect(created).toHaveLength(1);
+  });
+
   it('keeps a Git source to its poller, and its webhook to its secret', async () => {
     const created = await t.call('POST', '/api/gitops/sources', {
       name: 'repo',
