@@ -143,7 +143,9 @@ export async function startGitopsPoller(opts: GitopsPollerOptions): Promise<{ st
       if (stopped) return;
       const requested = polls.items.find((p) => p.key === keys.gitopsPollRequests.one(source.name));
       const last = lastPoll.get(source.name) ?? 0;
-      const due = !source.suspended && Date.now() - last >= source.interval_sec * 1000;
+      // A suspended source is left alone, webhook or not; its poll request waits for it.
+      if (source.suspended) continue;
+      const due = Date.now() - last >= source.interval_sec * 1000;
       if (!due && !requested) continue;
       lastPoll.set(source.name, Date.now());
       if (requested) await store.delete(requested.key, { modRevision: requested.modRevision });
