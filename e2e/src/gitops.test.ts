@@ -270,6 +270,17 @@ describe('GitOps: a Git repository converges the appliance (real git daemon, rea
       }),
     ]);
     expect(status.errors[0].message).toContain('recreate-on-immutable-change');
+    // The object's own condition says which field and what to do, Kubernetes style.
+    const obj = status.objects.find((o: any) => o.kind === 'VirtualTapeLibrary' && o.name === 'vtl-git');
+    expect(obj).toMatchObject({ action: 'refused' });
+    expect(obj.conditions).toContainEqual(
+      expect.objectContaining({
+        type: 'Synced',
+        status: 'False',
+        reason: 'ImmutableFieldChanged',
+        message: expect.stringContaining('spec.numDrives'),
+      }),
+    );
     expect(await library()).toEqual(before);
     expect((await initiators()).find((i) => i.wwpn.startsWith('iqn.'))?.alias).toBe('backup host A (rack 4)');
     const plan = await app.api.post('/api/gitops/plan', {

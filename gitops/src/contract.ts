@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { KIND_NAMES } from './model/index.js';
+import { Condition, KIND_NAMES } from './model/index.js';
 
 /**
  * The REST contract of /api/gitops (docs/gitops.md), shared by the apiserver routes and the `vtl`
@@ -152,6 +152,15 @@ export const UpdateSourceRequest = z.strictObject({
 export type UpdateSourceRequest = z.infer<typeof UpdateSourceRequest>;
 
 export const SourceOutcome = z.enum(['never', 'applied', 'invalid', 'failed', 'fetch_failed']);
+
+/** One declared object after the last sync of a source: its action and Kubernetes-style conditions. */
+export const ObjectStatus = z.object({
+  kind: z.string(),
+  name: z.string(),
+  action: ActionKind,
+  conditions: z.array(Condition),
+});
+export type ObjectStatus = z.infer<typeof ObjectStatus>;
 export const SourceStatus = z.object({
   /** The commit last applied with every action ok. */
   applied_revision: z.string(),
@@ -162,6 +171,8 @@ export const SourceStatus = z.object({
   errors: z.array(PlanError),
   last_poll_at: z.string(),
   last_applied_at: z.string(),
+  /** Per declared object of the last revision looked at: Synced and Ready, with reason and message. */
+  objects: z.array(ObjectStatus).default([]),
 });
 export type SourceStatus = z.infer<typeof SourceStatus>;
 export const SourceView = z.object({

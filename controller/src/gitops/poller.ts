@@ -10,6 +10,8 @@ import {
   SourceStatus,
   emptySourceStatus,
   mintServiceKey,
+  objectStatuses,
+  type PlanAction,
   type PlanError,
 } from '@vtl/gitops';
 import type { EventJournal, Store } from '@vtl/store';
@@ -34,8 +36,9 @@ export interface GitopsPollerOptions {
 
 interface ApplyBody {
   ok?: boolean;
+  actions?: PlanAction[];
   applied?: { ok: boolean; kind: string; name: string; detail: string }[];
-  error?: { code: string; message: string; details?: { errors?: PlanError[] } };
+  error?: { code: string; message: string; details?: { errors?: PlanError[]; actions?: PlanAction[] } };
 }
 
 /**
@@ -94,6 +97,13 @@ export async function startGitopsPoller(opts: GitopsPollerOptions): Promise<{ st
       return;
     }
     const body = answer.body as ApplyBody;
+    const previous = (await store.get(keys.gitopsSourceStatus.one(source.name), SourceStatus))?.value.objects;
+    const objects = objectStatuses(
+      body.actions ?? body.error?.details?.actions ?? [],
+      body.error?.details?.errors ?? [],
+      body.applied,
+      previous,
+    );
     if (answer.status === 200 && body.ok) {
       await setStatus(source.name, {
         outcome: 'applied',
@@ -101,6 +111,7 @@ export async function startGitopsPoller(opts: GitopsPollerOptions): Promise<{ st
         applied_revision: fetched.commit,
         last_revision: fetched.commit,
         errors: [],
+        objects,
         last_poll_at: now,
         last_applied_at: isoNow(),
       });
@@ -119,6 +130,7 @@ export async function startGitopsPoller(opts: GitopsPollerOptions): Promise<{ st
       outcome,
       message,
       errors,
+      objects,
       last_revision: fetched.commit,
       last_poll_at: now,
     });
