@@ -79,7 +79,7 @@ export function objectStatuses(
       kind: a.kind,
       name: a.name,
       action: a.action,
-      conditions: syncConditions(a, mine, outcome, prior, now),
+      conditions: syncConditions(a, mine, outcome, prior, now, a.pendingActivation === true),
     };
   });
 }

@@ -50,6 +50,8 @@ export const PlanAction = z.object({
   file: z.string().optional(),
   /** The library is activated by this sync (activation: auto, not yet active). */
   activate: z.boolean().optional(),
+  /** A library that stays declared but not served after this sync (activation: manual). */
+  pendingActivation: z.boolean().optional(),
   /** The object was made outside this source (through REST) and this sync takes it over. */
   adopt: z.boolean().optional(),
   /** A refused change re-created under the recreate annotation. */
