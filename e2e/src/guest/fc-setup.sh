@@ -3,7 +3,8 @@
 # the library: TCMU backstores (one per LUN, dev_config naming the emulator's device) behind a
 # tcm_loop target, so this kernel's SCSI layer (st, ch, sg) sees them as it would FC LUNs.
 # The handler front end (vtl-tcmu) maps each backstore's ring and forwards the commands to the
-# emulator on the host (TCMU_ENDPOINT, forwarded by QEMU). Parameters: TCMU_ENDPOINT,
+# emulator on the host (TCMU_ENDPOINT, forwarded by QEMU). fc-acl-steps.sh uses tcmu_core_setup
+# alone (the driver builds its fabric). Parameters: TCMU_ENDPOINT,
 # LUNS ("lun,backstore,dev_config ..."), LOOP_WWN (the tcm_loop target), LOOP_NEXUS.
 CFS=/sys/kernel/config/target
 HANDLER_PID=
@@ -16,16 +17,20 @@ fabric_fail() {
   fail fabric "$1"
   return 1
 }
-fabric_setup() {
+# The target core with TCMU and one fabric module ($1), configfs, and the handler running.
+tcmu_core_setup() {
   # LIO keeps persistent reservation state under its db_root (/etc/target by default; targetcli's
   # package makes it): without it every PERSISTENT RESERVE OUT fails as "not ready".
   mkdir -p /etc/target/pr
-  for m in target_core_user tcm_loop; do
-    modprobe $m || { fabric_fail "modprobe $m"; return 1; }
+  for m in target_core_user "$1"; do
+    modprobe "$m" || { fabric_fail "modprobe $m"; return 1; }
   done
   grep -q ' /sys/kernel/config ' /proc/mounts || mount -t configfs configfs /sys/kernel/config ||
     { fabric_fail "mount configfs"; return 1; }
   start_handler
+}
+fabric_setup() {
+  tcmu_core_setup tcm_loop || return 1
   # The nexus (the local SCSI host's I_T nexus) first: tcm_loop probes each LUN as it is linked.
   mkdir -p "$CFS/loopback/$LOOP_WWN/tpgt_1" && echo "$LOOP_NEXUS" >"$CFS/loopback/$LOOP_WWN/tpgt_1/nexus" ||
     { fabric_fail "tcm_loop nexus"; return 1; }
