@@ -2,6 +2,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@vtl/reconcile';
 import { freePort } from '@vtl/store';
+import { fcPlan, type LioApplyRequest, type LunPlan } from '@vtl/nodeagent';
 import type { Appliance } from './harness/appliance.js';
 import {
   createGuestLibrary,
@@ -15,9 +16,12 @@ import { findQemu } from './guest/guest-image.js';
 import { guestScript } from './guest/guest-script.js';
 import { GUEST_PORTAL, runGuest, type GuestRun } from './guest/qemu-runner.js';
 import { tcmuOverlay } from './guest/tcmu-overlay.js';
+import { driverOverlay } from './guest/driver-overlay.js';
 
 /** Where the guest's handler reaches the emulator's TCMU bridge (QEMU forwards it). */
 const TCMU_GUEST_ENDPOINT = '10.0.2.101:4000';
+/** The tcm_loop target the driver builds in the guest. */
+const LOOP_WWN = 'naa.5001405aa0000001';
 const LOAD_SLOT = 1;
 const FROM_SLOT = 2;
 const TO_SLOT = 6;
@@ -47,7 +51,7 @@ describe.skipIf(!qemu)('a Linux host drives the library through LIO, TCMU and tc
       const tcmuPort = await freePort();
       const bench = await startGuestBench({
         env: { VTL_TCMU_LISTEN: `127.0.0.1:${tcmuPort}` },
-        overlays: [tcmuOverlay],
+        overlays: [tcmuOverlay, () => driverOverlay()],
         keep: (a) => (app = a),
       });
       const lib = await createGuestLibrary(app, {
@@ -60,13 +64,24 @@ describe.skipIf(!qemu)('a Linux host drives the library through LIO, TCMU and tc
       libId = lib.id;
       before = lib.before;
       driveSerial = lib.driveSerials[0]!;
-      // The LUN table the nodeagent would build on an FC port: backstore names and dev_configs.
+      // The LUN table the nodeagent builds on an FC port, as the API shows it; the driver in the
+      // guest builds it on the loopback fabric (no ACLs there: tcm_loop has none).
       const luns = await waitFor(async () => {
-        const view = (await app.api.get('/api/targets')).body;
-        const rows = (view.luns ?? []) as { lun: number; backstore: string; device: string }[];
-        return rows.length === 3 ? rows : undefined;
+        const rows = ((await app.api.get('/api/targets')).body.luns ?? []) as Omit<
+          LunPlan,
+          'name' | 'config'
+        >[];
+        return rows.length === 3
+          ? rows.map((r) => ({ ...r, name: path.basename(r.backstore), config: `vtl/${r.device}` }))
+          : undefined;
       });
-      const lunList = luns.map((l) => `${l.lun},${path.basename(l.backstore)},vtl/${l.device}`).join(' ');
+      const plan = fcPlan([], '', luns);
+      const driverRequest: LioApplyRequest = {
+        fabric: 'loopback',
+        ports: [LOOP_WWN],
+        nexus: 'naa.5001405bb0000001',
+        plan: { ...plan, disabled: [...plan.disabled] },
+      };
       const script = guestScript(
         {
           initiatorIqn: 'iqn.2026-11.test.guest:unused',
@@ -81,9 +96,8 @@ describe.skipIf(!qemu)('a Linux host drives the library through LIO, TCMU and tc
         {
           LOCAL_FABRIC: 'loopback',
           TCMU_ENDPOINT: TCMU_GUEST_ENDPOINT,
-          LUNS: lunList,
-          LOOP_WWN: 'naa.5001405aa0000001',
-          LOOP_NEXUS: 'naa.5001405bb0000001',
+          LOOP_WWN,
+          DRIVER_REQUEST: JSON.stringify(driverRequest),
         },
         ['fc-setup.sh'],
       );
@@ -95,6 +109,8 @@ describe.skipIf(!qemu)('a Linux host drives the library through LIO, TCMU and tc
         targetPort: app.ports.iscsi,
         forwards: [{ guest: TCMU_GUEST_ENDPOINT, hostPort: tcmuPort }],
         extraArchives: bench.overlays,
+        // Node and the driver bundle live in the initramfs too.
+        memoryMb: 1536,
         timeoutMs: GUEST_TIMEOUT_MS,
         onLine: (line) => {
           if (process.env.VTL_GUEST_CONSOLE) console.log(`guest| ${line}`);
@@ -119,7 +135,8 @@ describe.skipIf(!qemu)('a Linux host drives the library through LIO, TCMU and tc
 
   it('builds TCMU backstores behind tcm_loop; st and ch find the changer and the drive the API names', () => {
     expect(guest.finished, guest.console.slice(-3000)).toBe(true);
-    expect(passed('fabric')).toMatch(/^luns=3 /);
+    // Built by the nodeagent's driver: the backstores, the target and its nexus, the LUNs.
+    expect(passed('fabric')).toMatch(new RegExp(`^luns=3 handler=\\d+ built="${LOOP_WWN}"$`));
     expect(passed('devices')).toMatch(/changer=\/dev\/sg\d+ sch=\/dev\/sch0 tape=\/dev\/nst\d+ tapes=2/);
   });
 

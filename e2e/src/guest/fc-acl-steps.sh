@@ -7,20 +7,6 @@
 # killed during a write (the host test kills it when it reads VTL-KILL-EMULATOR).
 # Parameters: TCMU_ENDPOINT, ITARGET, LPORTAL, IQN_ALL, IQN_SCOPED, IQN_STRANGER, REQ_APPLY,
 # REQ_SCOPE (the scope change), REQ_OBSERVE (driver requests, JSON), SLOT_A (a full slot of A).
-NODE=/usr/local/bin/node
-LIO_APPLY=/opt/vtl/lio-apply.mjs
-# Runs the driver on a request; LIO holds its JSON line (problems, verify, built, acls).
-lio_apply() { # step request
-  printf '%s' "$2" >/tmp/lio-request.json
-  out=$("$NODE" "$LIO_APPLY" /tmp/lio-request.json 2>&1)
-  rc=$?
-  LIO=$(echo "$out" | sed -n 's/^LIO-APPLY //p')
-  if [ $rc -ne 0 ] || [ -z "$LIO" ]; then
-    log "$1" "exit $rc" "$out"
-    fail "$1" "the driver failed: $(echo "$out" | tail -n 3 | oneline)"
-    return 1
-  fi
-}
 session_of() { # initiator name -> iscsi_session sysfs name ('' when not logged in)
   for s in /sys/class/iscsi_session/session*; do
     [ -e "$s/initiatorname" ] && [ "$(cat "$s/initiatorname")" = "$1" ] && echo "${s##*/}" && return
