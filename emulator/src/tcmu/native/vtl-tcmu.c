@@ -219,7 +219,14 @@ static int dial(void)
 		goto fail;
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-connected:
+connected:;
+	/* Room for a whole answer (up to a few MiB of data-in) in the socket: with the default, the
+	 * window lets a 256 KiB answer in over several round trips. Root may exceed rmem_max. */
+	int buf = 4 << 20;
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof buf) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
 	/* Answers are read until the socket is drained, in one wake-up. */
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	return fd;
