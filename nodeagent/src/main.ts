@@ -21,6 +21,7 @@ import { rebootOp } from './ops/reboot.js';
 import { poolPathCheckOp } from './ops/pool-path-check.js';
 import { LioFcDriver } from './fabric/lio-driver.js';
 import { startFabricReconciler } from './fabric/fabric-reconciler.js';
+import { TcmuHandlerSupervisor, handlerEndpoint } from './fabric/tcmu-handler.js';
 import { startJobExecutor } from './jobs/job-executor.js';
 import { currentBootId, interruptJobsAfterReboot } from './jobs/reboot-interrupt.js';
 import { claimNode } from './node-claim.js';
@@ -110,6 +111,21 @@ runProcess('nodeagent', async (rootLogger) => {
     },
   });
 
+  // FC hosts' commands: the TCMU handler, kept running where the emulator is (docs/fc.md): here
+  // when this nodeagent spawns the emulator; its container's runner or a unit otherwise.
+  const tcmu =
+    config.tcmuHandler && !config.emulatorUnit
+      ? new TcmuHandlerSupervisor({
+          binary: config.tcmuHandler.binary,
+          endpoint: handlerEndpoint(config.tcmuHandler.listen),
+          sysfsRoot: config.sysfsRoot,
+          configfsRoot: config.configfsRoot,
+          stateDir: config.stateDir,
+          logger: logger.child({ component: 'tcmu' }),
+        })
+      : undefined;
+  await tcmu?.start();
+
   // One level-triggered key for the whole data plane: desired generation and libraries.
   const dataplane = await startDataplaneReconciler({
     store,
@@ -165,6 +181,7 @@ runProcess('nodeagent', async (rootLogger) => {
     until = Date.now() + 2_500;
     if (config.stopEmulatorOnExit && !keepEmulator) await step('stop emulator', () => supervisor.stop());
     else supervisor.detach();
+    await step('stop TCMU handler', () => tcmu?.stop({ kill: config.stopEmulatorOnExit && !keepEmulator }));
     until = Date.now() + 1_000;
     await step('release node', () => claim.release());
     if (metrics) await step('close metrics', () => metrics.close());
