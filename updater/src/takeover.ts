@@ -4,7 +4,7 @@ import { keys, UpdateRecord } from '@vtl/api';
 import type { EventJournal, Store } from '@vtl/store';
 import { activeRelease, switchRelease } from './releases.js';
 import { UPDATE_TAKEN_OVER, audit, lastResult } from './update-records.js';
-import { updaterGone } from './updater-identity.js';
+import { bootId, updaterGone } from './updater-identity.js';
 
 /** What settling an abandoned pending record did. */
 export interface Settled {
@@ -58,6 +58,7 @@ export async function settleAbandoned(opts: {
     else txn.delete(keys.update.lastGood);
   }
   if (!(await txn.commit())) return undefined; // another apiserver settled it, or the updater wrote
+  await stopLeftovers(r);
   if (!targetRuns && opts.releasesDir) await putBack(opts.releasesDir, r, current);
   await opts.journal
     .emit({
@@ -77,6 +78,20 @@ export async function settleAbandoned(opts: {
   return { ok: targetRuns, detail };
 }
 
+/**
+ * The updater ran in its own session (setsid), so its process group is its pid: a helper it had
+ * started (the tar unpacking a release) outlives it and would write on into what is put back.
+ */
+async function stopLeftovers(r: UpdateRecord) {
+  // After a reboot the pid names nothing of the updater's.
+  if (!r.updater || r.updater.boot_id !== (await bootId())) return;
+  try {
+    process.kill(-r.updater.pid, 'SIGKILL');
+  } catch {
+    // no such group: nothing left over
+  }
+}
+
 /** `current` back to the release that ran before; an update's new release directory removed. */
 async function putBack(releasesDir: string, r: UpdateRecord, current: string) {
   // An update switches to `binary`; a rollback to `binary` too (the release it goes back to).
@@ -85,6 +100,9 @@ async function putBack(releasesDir: string, r: UpdateRecord, current: string) {
   if (r.action === 'update') {
     await fs.rm(r.binary, { recursive: true, force: true });
     await fs.rm(path.join(releasesDir, `.staging-${r.id}`), { recursive: true, force: true });
+    // The update's own files (manifest, snapshot): nothing can roll back to an update never applied.
+    const files = path.dirname(r.db_snapshot);
+    if (path.basename(files) === r.id) await fs.rm(files, { recursive: true, force: true });
   }
 }
 
@@ -95,6 +113,6 @@ function describe(r: UpdateRecord, why: string, targetRuns: boolean): string {
       ? `The updater stopped (${why}) ${at}, after ${r.to_version} was running: the update is kept and ${r.to_version} is the last good release.`
       : `The rollback's updater stopped (${why}) ${at}, after ${r.to_version} was running on the restored store snapshot: the rollback is complete.`;
   return r.action === 'update'
-    ? `The updater stopped (${why}) ${at}: ${r.to_version} was not applied and ${r.from_version} runs on; its release directory was removed. Upload the bundle again.`
+    ? `The updater stopped (${why}) ${at}: ${r.to_version} was not applied and ${r.from_version} runs on; its release directory and files were removed. Upload the bundle again.`
     : `The rollback's updater stopped (${why}) ${at}: ${r.from_version} runs on, but the store snapshot may be partly restored. Send POST /api/system/rollback again to finish it (the last good record is kept).`;
 }
