@@ -160,6 +160,9 @@ export async function systemUpdateRoutes(parent: FastifyInstance, ctx: AppContex
           deadline: new Date(now.getTime() + config.deadlineSec * 1000).toISOString(),
           step: 'accepted; handing over to the updater',
           attempts: 0,
+          // The rollback's own updater claims it; the update's updater is long gone.
+          unit: '',
+          updater: null,
         });
         // Named before the restore drops their records: their images stay on the pools.
         const orphaned = await cartridgesSince(ctx.store, good.db_snapshot);
