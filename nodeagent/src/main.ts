@@ -154,8 +154,9 @@ runProcess('nodeagent', async (rootLogger) => {
     const step = (name: string, fn: () => unknown) =>
       boundedStep(logger, name, fn, Math.max(100, until - Date.now()));
     await step('close restart watch', () => restartWatch.close());
-    // A control-plane restart interrupts running jobs (retryable, §4.2 rule 1); any other stop
-    // leaves them in their state so the next start resumes them.
+    // A control-plane restart interrupts running jobs (retryable, §4.2 rule 1), except an
+    // update's (resume_jobs), which pauses them; any other stop leaves them in their state so
+    // the next start resumes them.
     await step('stop jobs', () =>
       jobs.stop(
         pauseJobsFor !== undefined
