@@ -155,7 +155,12 @@ runProcess('nodeagent', async (rootLogger) => {
   // A control-plane restart must leave the emulator serving even where stopping the nodeagent
   // normally stops the data plane (`npm start`): host I/O goes on (§4.2 rule 1).
   let controlPlaneRestart = false;
-  const restartWatch = await exitOnRestartRequest(store, logger, () => (controlPlaneRestart = true));
+  // An update's restart (resume_jobs) leaves jobs running, for the next nodeagent to resume.
+  let pauseJobsFor: string | undefined;
+  const restartWatch = await exitOnRestartRequest(store, logger, (request) => {
+    controlPlaneRestart = true;
+    if (request.resume_jobs) pauseJobsFor = request.reason ?? 'a control-plane restart';
+  });
   logger.info({ node: config.node }, 'nodeagent running');
 
   // Every step bounded, within a shared budget: with etcd stopped or gone the emulator is still
@@ -165,10 +170,15 @@ runProcess('nodeagent', async (rootLogger) => {
     const step = (name: string, fn: () => unknown) =>
       boundedStep(logger, name, fn, Math.max(100, until - Date.now()));
     await step('close restart watch', () => restartWatch.close());
-    // A control-plane restart interrupts running jobs (retryable, §4.2 rule 1); any other stop
-    // leaves them in their state so the next start resumes them.
+    // A control-plane restart interrupts running jobs (retryable, §4.2 rule 1), except an
+    // update's (resume_jobs), which pauses them; any other stop leaves them in their state so
+    // the next start resumes them.
     await step('stop jobs', () =>
-      jobs.stop({ interrupt: controlPlaneRestart ? 'a control-plane restart' : undefined }),
+      jobs.stop(
+        pauseJobsFor !== undefined
+          ? { pause: pauseJobsFor }
+          : { interrupt: controlPlaneRestart ? 'a control-plane restart' : undefined },
+      ),
     );
     await step('stop ops', () => ops.stop());
     await step('stop dataplane', () => dataplane.stop());
