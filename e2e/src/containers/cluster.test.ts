@@ -2,6 +2,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@vtl/reconcile';
 import { startTestRgw, type TestRgw } from '@vtl/offsite';
+import { Cdb } from '@vtl/emulator';
 import { ApiClient } from '../harness/api-client.js';
 import { buildImage, ImageCluster, logLines, type Member } from './cluster.js';
 import { TapeHost } from './tape-host.js';
@@ -215,6 +216,8 @@ describe('the vtl image as a cluster of containers', () => {
   it("kill a node: its library turns not ready within one lease period, the other node's keeps serving; back, it converges", async () => {
     const admin = await login(1);
     const [kept, lost] = libs as [HostedLibrary, HostedLibrary];
+    // A host logged in to the other node before the loss keeps its session through it.
+    const held = await kept.host.login();
     const killedAt = Date.now();
     await cluster.kill(`${lost.node}-agent`, `${lost.node}-emulator`);
     // The emulator may die a moment before its nodeagent, which then reports the library not
@@ -238,6 +241,10 @@ describe('the vtl image as a cluster of containers', () => {
     expect(await kept.host.verify(1, kept.written.get(1)!)).toBe('');
     kept.written.set(2, await kept.host.write(2, 8));
     expect(ready(await row(admin, kept.id))).toMatchObject({ status: 'True' });
+    const inquiry = await held.command(0, Cdb.inquiry(96), { dataInLength: 96 });
+    expect(inquiry.status).toBe(0);
+    expect(inquiry.data.subarray(16, 32).toString()).toContain('3573-TL');
+    await held.close();
 
     await cluster.startAgain(`${lost.node}-emulator`, `${lost.node}-agent`);
     await waitFor(async () => ready(await row(admin, lost.id))?.status === 'True', {

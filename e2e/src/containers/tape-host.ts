@@ -64,14 +64,26 @@ export class TapeHost {
     });
   }
 
-  private async withSession<T>(fn: (s: LibIscsiSession, target: string) => Promise<T>): Promise<T> {
+  /** A session of the caller's own (to hold across a fault); its unit attentions are consumed. */
+  async login(): Promise<LibIscsiSession> {
+    const { session } = await this.connect();
+    await settle(session, 0);
+    return session;
+  }
+
+  private async connect(): Promise<{ session: LibIscsiSession; target: string }> {
     const [target] = await LibIscsiSession.discover(this.portal, this.initiator);
     if (!target) throw new Error(`no iSCSI target at ${this.portal}`);
     const session = await LibIscsiSession.connect(this.portal, target.targetName, this.initiator, {
       timeoutSeconds: 30,
     });
+    return { session, target: target.targetName };
+  }
+
+  private async withSession<T>(fn: (s: LibIscsiSession, target: string) => Promise<T>): Promise<T> {
+    const { session, target } = await this.connect();
     try {
-      return await fn(session, target.targetName);
+      return await fn(session, target);
     } finally {
       await session.close();
     }
