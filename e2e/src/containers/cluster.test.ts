@@ -14,7 +14,8 @@ const NODE_LEASE_MS = 10_000;
 const HOST_IQN = 'iqn.2026-11.test.host:containers';
 /** Small export chunks, so an export lasts long enough for an etcd member to stop under it. */
 const NODE_ENV = { VTL_EXPORT_CHUNK_BYTES: String(64 * 1024) };
-const BLOCKS = 48;
+/** Blocks of 64 KiB a host writes per cartridge: 6 MiB, about 100 export chunks. */
+const BLOCKS = 96;
 
 interface HostedLibrary {
   node: string;
@@ -218,33 +219,36 @@ describe('the vtl image as a cluster of containers', () => {
     const [kept, lost] = libs as [HostedLibrary, HostedLibrary];
     // A host logged in to the other node before the loss keeps its session through it.
     const held = await kept.host.login();
-    const killedAt = Date.now();
-    await cluster.kill(`${lost.node}-agent`, `${lost.node}-emulator`);
-    // The emulator may die a moment before its nodeagent, which then reports the library not
-    // served; the node itself is found gone when its status lease lapses.
-    await waitFor(async () => ready(await row(admin, lost.id))?.reason === 'NodeNotReporting', {
-      timeoutMs: 3 * NODE_LEASE_MS,
-      intervalMs: 100,
-    });
-    // The lease lapses at most one TTL after the last keepalive; the reconciler then answers.
-    expect(Date.now() - killedAt).toBeLessThanOrEqual(NODE_LEASE_MS + 2_000);
-    const down = await row(admin, lost.id);
-    expect(down.state).toBe('active');
-    expect(ready(down)).toMatchObject({ status: 'False', reason: 'NodeNotReporting' });
-    const lostLive = (await admin.get('/api/status')).body.libraries.find(
-      (l: any) => l.library.id === lost.id,
-    );
-    expect(lostLive?.library.live).toBe(false);
+    try {
+      const killedAt = Date.now();
+      await cluster.kill(`${lost.node}-agent`, `${lost.node}-emulator`);
+      // The emulator may die a moment before its nodeagent, which then reports the library not
+      // served; the node itself is found gone when its status lease lapses.
+      await waitFor(async () => ready(await row(admin, lost.id))?.reason === 'NodeNotReporting', {
+        timeoutMs: 3 * NODE_LEASE_MS,
+        intervalMs: 100,
+      });
+      // The lease lapses at most one TTL after the last keepalive; the reconciler then answers.
+      expect(Date.now() - killedAt).toBeLessThanOrEqual(NODE_LEASE_MS + 2_000);
+      const down = await row(admin, lost.id);
+      expect(down.state).toBe('active');
+      expect(ready(down)).toMatchObject({ status: 'False', reason: 'NodeNotReporting' });
+      const lostLive = (await admin.get('/api/status')).body.libraries.find(
+        (l: any) => l.library.id === lost.id,
+      );
+      expect(lostLive?.library.live).toBe(false);
 
-    // The other node is untouched: ready, and its host reads and writes on.
-    expect(ready(await row(admin, kept.id))).toMatchObject({ status: 'True' });
-    expect(await kept.host.verify(1, kept.written.get(1)!)).toBe('');
-    kept.written.set(2, await kept.host.write(2, 8));
-    expect(ready(await row(admin, kept.id))).toMatchObject({ status: 'True' });
-    const inquiry = await held.command(0, Cdb.inquiry(96), { dataInLength: 96 });
-    expect(inquiry.status).toBe(0);
-    expect(inquiry.data.subarray(16, 32).toString()).toContain('3573-TL');
-    await held.close();
+      // The other node is untouched: ready, and its host reads and writes on.
+      expect(ready(await row(admin, kept.id))).toMatchObject({ status: 'True' });
+      expect(await kept.host.verify(1, kept.written.get(1)!)).toBe('');
+      kept.written.set(2, await kept.host.write(2, 8));
+      expect(ready(await row(admin, kept.id))).toMatchObject({ status: 'True' });
+      const inquiry = await held.command(0, Cdb.inquiry(96), { dataInLength: 96 });
+      expect(inquiry.status).toBe(0);
+      expect(inquiry.data.subarray(16, 32).toString()).toContain('3573-TL');
+    } finally {
+      await held.close();
+    }
 
     await cluster.startAgain(`${lost.node}-emulator`, `${lost.node}-agent`);
     await waitFor(async () => ready(await row(admin, lost.id))?.status === 'True', {
