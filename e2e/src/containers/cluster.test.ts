@@ -4,6 +4,7 @@ import { waitFor } from '@vtl/reconcile';
 import { startTestRgw, type TestRgw } from '@vtl/offsite';
 import { Cdb } from '@vtl/emulator';
 import { ApiClient } from '../harness/api-client.js';
+import { parsePrometheus } from '../harness/prometheus.js';
 import { buildImage, ImageCluster, logLines, type Member } from './cluster.js';
 import { TapeHost } from './tape-host.js';
 
@@ -212,6 +213,22 @@ describe('the vtl image as a cluster of containers', () => {
       lib.written.set(1, await lib.host.write(1, BLOCKS));
     }
     await readBackEverything();
+    // Metrics merged over both nodes, on the other apiserver too: each library's drive counted
+    // the blocks its own host wrote, and each node's pool is there.
+    const sample = async (name: string, labels: Record<string, string>) => {
+      const text = await (await fetch(`http://127.0.0.1:${cluster.apiPorts[1]!.plain}/metrics`)).text();
+      return parsePrometheus(text)
+        .get(name)
+        ?.samples.find((x) => Object.entries(labels).every(([k, v]) => x.labels[k] === v))?.value;
+    };
+    for (const lib of libs)
+      await waitFor(
+        async () =>
+          ((await sample('vtl_drive_blocks_written', { library: lib.serial, drive: '0' })) ?? 0) >= BLOCKS,
+        { timeoutMs: 30_000, intervalMs: 500, message: `blocks written on ${lib.node}` },
+      );
+    for (const pool of pools)
+      expect(await sample('vtl_pool_fs_total_bytes', { pool: pool.name }), pool.name).toBeGreaterThan(0);
   }, 300_000);
 
   it("kill a node: its library turns not ready within one lease period, the other node's keeps serving; back, it converges", async () => {
