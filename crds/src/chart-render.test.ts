@@ -121,11 +121,35 @@ describe('the chart with default values', () => {
     expect(mounts(emulator)).toEqual(expect.arrayContaining(['state:/var/lib/vtl', 'pool-0:/srv/vtl']));
   });
 
+  it('multi-node: a nodeagent pod on every labelled node, each with its node name and its own address', async () => {
+    const ds = find(installed, 'DaemonSet', 'vtl-nodeagent')!;
+    const pod = ds.spec.template.spec;
+    // A DaemonSet: one pod per appliance node, picked by the node label, never two on a node.
+    expect(pod.nodeSelector).toEqual({ 'vtl.appliance.io/node': 'true' });
+    expect(ds.spec.updateStrategy).toEqual({ type: 'OnDelete' });
+    const [agent, emulator] = pod.containers;
+    const env = envOf(agent);
+    // The node name keys the node's status, pools and target name; the address is the node's,
+    // so each node's portal in the status view is one hosts can reach.
+    expect(env.VTL_NODE).toEqual({ fieldRef: { fieldPath: 'spec.nodeName' } });
+    expect(env.VTL_BIND).toEqual({ fieldRef: { fieldPath: 'status.hostIP' } });
+    // The node's own state (emulator configuration and socket) and pools: host paths of that node.
+    expect(pod.volumes).toContainEqual({
+      name: 'state',
+      hostPath: { path: '/var/lib/vtl', type: 'DirectoryOrCreate' },
+    });
+    expect(emulator.ports).toContainEqual(expect.objectContaining({ hostPort: 3260 }));
+    // Every controller and apiserver replica sees the whole appliance: no node pinning.
+    for (const name of ['vtl-apiserver', 'vtl-controller'])
+      expect(find(installed, 'Deployment', name)!.spec.template.spec.nodeSelector).toBeUndefined();
+  });
+
   it('NOTES.txt says how to read the admin password and how to label the namespace', async () => {
     const notes = await renderNotes({ existing: generatedSecrets });
     expect(notes).toContain("kubectl -n vtl get secret vtl-admin -o jsonpath='{.data.password}' | base64 -d");
     expect(notes).toContain('kubectl label namespace vtl pod-security.kubernetes.io/enforce=privileged');
     expect(notes).toContain('/var/run/reboot-required');
+    expect(notes).toContain('POST /api/pools with "node": "<node name>"');
   });
 });
 
@@ -241,6 +265,14 @@ describe('the chart over a matrix of values', () => {
         expect(find(objs, 'Deployment', 'vtl-apiserver')!.spec.template.spec.volumes).toContainEqual(
           expect.objectContaining({ name: 'admin', secret: expect.objectContaining({ secretName: 'mine' }) }),
         );
+      },
+    ],
+    [
+      'the iSCSI target on every address of a node',
+      { nodeagent: { bind: '0.0.0.0' } },
+      (objs) => {
+        const [agent] = containers(find(objs, 'DaemonSet', 'vtl-nodeagent')!);
+        expect(envOf(agent).VTL_BIND).toBe('0.0.0.0');
       },
     ],
     [

@@ -1,21 +1,47 @@
-import { execFile } from 'node:child_process';
 import net from 'node:net';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@vtl/reconcile';
+import { startTestRgw, type TestRgw } from '@vtl/offsite';
+import { Cdb } from '@vtl/emulator';
 import { ApiClient } from '../harness/api-client.js';
+import { parsePrometheus } from '../harness/prometheus.js';
 import { buildImage, ImageCluster, logLines, type Member } from './cluster.js';
+import { TapeHost } from './tape-host.js';
 
 /** The controller's leadership lease (controller/src/main.ts): a standby leads within 2 × this. */
 const LEADER_TTL_MS = 5_000;
+/** The nodeagent's status lease (nodeagent/src/main.ts): a dead node's records lapse this long after. */
+const NODE_LEASE_MS = 10_000;
+const HOST_IQN = 'iqn.2026-11.test.host:containers';
+/** Small export chunks, so an export lasts long enough for an etcd member to stop under it. */
+const NODE_ENV = { VTL_EXPORT_CHUNK_BYTES: String(64 * 1024) };
+/** Blocks of 64 KiB a host writes per cartridge: 6 MiB, about 100 export chunks. */
+const BLOCKS = 96;
+
+interface HostedLibrary {
+  node: string;
+  id: number;
+  serial: string;
+  labels: string[];
+  host: TapeHost;
+  /** What the host wrote to the cartridge in slot n, by n. */
+  written: Map<number, Buffer[]>;
+}
+
+const ready = (row: any) => row?.conditions?.find((c: any) => c.type === 'Ready');
 
 /**
  * The image's processes as containers (testcontainers, host networking, no Ryuk): a 3-member
- * etcd cluster over TLS, 2 apiservers and 2 controllers, each its own container of the one
- * image, as the chart runs them. Faults are injected into the containers.
+ * etcd cluster over TLS, 2 apiservers, 2 controllers and 2 appliance nodes (a nodeagent and an
+ * emulator container each, with their own node name, pool and state directory), as the chart
+ * runs them. Faults are injected into the containers; every scenario ends with the cartridge
+ * bytes a host wrote over iSCSI read back. One cluster for every case, in order: each case
+ * leaves it whole for the next.
  */
 describe('the vtl image as a cluster of containers', () => {
   let cluster: ImageCluster;
+  let rgw: TestRgw | undefined;
+  const libs: HostedLibrary[] = [];
   const api = (i: number) => new ApiClient(`https://127.0.0.1:${cluster.apiPorts[i]!.https}`);
   const login = async (i: number) => {
     const res = await api(i).request('POST', '/api/auth/login', {
@@ -24,6 +50,19 @@ describe('the vtl image as a cluster of containers', () => {
     });
     expect(res.status, res.text).toBe(200);
     return api(i).withToken(res.body.token);
+  };
+  const row = async (admin: ApiClient, id: number) => (await admin.get(`/api/libraries/${id}/status`)).body;
+  const leads = async (m: Member) => (await logLines(m)).filter((l) => l.msg === 'controller leading');
+  /** Every host's cartridges read back byte for byte: '' each, or what differs. */
+  const readBackEverything = async () => {
+    for (const lib of libs)
+      for (const [slot, data] of lib.written)
+        expect(await lib.host.verify(slot, data), `${lib.node} slot ${slot}`).toBe('');
+  };
+  /** Fails with the named containers' last words, which say more than a timeout. */
+  const explain = (names: string[]) => async (err: Error) => {
+    const tails = await Promise.all(names.map((n) => cluster.tail(n).catch(() => `${n}: no log`)));
+    throw new Error(`${err.message}\n${tails.join('\n')}`);
   };
 
   beforeAll(async () => {
@@ -37,6 +76,7 @@ describe('the vtl image as a cluster of containers', () => {
   }, 1_800_000);
   afterAll(async () => {
     await cluster?.stop();
+    await rgw?.stop();
   }, 120_000);
 
   it('both apiservers serve, and the admin of the given password file logs in on either', async () => {
@@ -60,7 +100,7 @@ describe('the vtl image as a cluster of containers', () => {
   });
 
   it('a node: the nodeagent container restarts and the emulator container keeps serving', async () => {
-    const node = await cluster.startNode('node1');
+    const node = await cluster.startNode('node1', NODE_ENV);
     const admin = await login(0);
     await waitFor(
       async () => {
@@ -104,8 +144,139 @@ describe('the vtl image as a cluster of containers', () => {
     held.destroy();
   });
 
-  it('kill the leading controller: the standby leads within 2 x the lease TTL', async () => {
-    const leads = async (m: Member) => (await logLines(m)).filter((l) => l.msg === 'controller leading');
+  it("two nodes, one API: a library on each node's pool, served by that node's target; a host writes and reads cartridges on both", async () => {
+    await cluster.startNode('node2', NODE_ENV);
+    const admin = await login(0);
+    // A node's default pool is made only on an empty appliance: the second node's pool is
+    // declared through the API, naming its node, as an operator adds one (docs/deploy.md).
+    const made = await admin.post('/api/pools', {
+      name: 'node2-pool',
+      path: `${cluster.dir}/node2-pool`,
+      node: 'node2',
+    });
+    expect(made.status, made.text).toBe(201);
+    expect(made.body.node).toBe('node2');
+    const pools = await waitFor(
+      async () => {
+        const all = (await admin.get('/api/pools')).body as any[];
+        const active = ['node1', 'node2'].map((n) => all.find((p) => p.node === n && p.state === 'active'));
+        return active.every(Boolean) && active;
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    for (const [i, pool] of pools.entries()) {
+      const declared = await admin.post('/api/libraries', {
+        name: `lib-${pool.node}`,
+        product: '3573-TL',
+        drive_product: 'ULT3580-TD8',
+        num_drives: 1,
+        num_slots: 8,
+        num_map: 1,
+        label_prefix: `ND${i + 1}`,
+        pool_id: pool.id,
+      });
+      expect(declared.status, declared.text).toBe(201);
+      const ports = cluster.nodes.get(pool.node)!;
+      libs.push({
+        node: pool.node,
+        id: declared.body.library,
+        serial: declared.body.serial,
+        labels: [],
+        host: new TapeHost(`127.0.0.1:${ports.iscsiPort}`, HOST_IQN),
+        written: new Map(),
+      });
+    }
+    const applied = await admin.post('/api/libraries/apply', { confirm: 'apply' });
+    expect(applied.status, applied.text).toBe(200);
+    expect(applied.body.steps.join('\n')).toMatch(
+      /Restarting the tape emulator on (node1, node2|node2, node1)/,
+    );
+    for (const lib of libs) {
+      expect(applied.body.steps).toContainEqual(
+        expect.stringMatching(`^Library ${lib.id} .* is live: active`),
+      );
+      const minted = await admin.post('/api/cartridges', { library: lib.id, count: 2 });
+      expect(minted.status, minted.text).toBe(200);
+      lib.labels = minted.body.created.map((c: any) => c.label);
+    }
+    // One API over both: each node's portal in the status view, both libraries live.
+    const status = (await admin.get('/api/status')).body;
+    expect(status.fabrics.iscsi.portals).toHaveLength(2);
+    for (const lib of libs)
+      expect(status.libraries.find((l: any) => l.library.id === lib.id)?.library.live).toBe(true);
+
+    for (const lib of libs) {
+      // The node's own target serves the library of its pool, and only that one.
+      const changer = await lib.host.changer();
+      expect(changer.target).toMatch(new RegExp(`${lib.node}$`));
+      expect(changer.serial).toBe(lib.serial);
+      lib.written.set(1, await lib.host.write(1, BLOCKS));
+    }
+    await readBackEverything();
+    // Metrics merged over both nodes, on the other apiserver too: each library's drive counted
+    // the blocks its own host wrote, and each node's pool is there.
+    const sample = async (name: string, labels: Record<string, string>) => {
+      const text = await (await fetch(`http://127.0.0.1:${cluster.apiPorts[1]!.plain}/metrics`)).text();
+      return parsePrometheus(text)
+        .get(name)
+        ?.samples.find((x) => Object.entries(labels).every(([k, v]) => x.labels[k] === v))?.value;
+    };
+    for (const lib of libs)
+      await waitFor(
+        async () =>
+          ((await sample('vtl_drive_blocks_written', { library: lib.serial, drive: '0' })) ?? 0) >= BLOCKS,
+        { timeoutMs: 30_000, intervalMs: 500, message: `blocks written on ${lib.node}` },
+      );
+    for (const pool of pools)
+      expect(await sample('vtl_pool_fs_total_bytes', { pool: pool.name }), pool.name).toBeGreaterThan(0);
+  }, 300_000);
+
+  it("kill a node: its library turns not ready within one lease period, the other node's keeps serving; back, it converges", async () => {
+    const admin = await login(1);
+    const [kept, lost] = libs as [HostedLibrary, HostedLibrary];
+    // A host logged in to the other node before the loss keeps its session through it.
+    const held = await kept.host.login();
+    try {
+      const killedAt = Date.now();
+      await cluster.kill(`${lost.node}-agent`, `${lost.node}-emulator`);
+      // The emulator may die a moment before its nodeagent, which then reports the library not
+      // served; the node itself is found gone when its status lease lapses.
+      await waitFor(async () => ready(await row(admin, lost.id))?.reason === 'NodeNotReporting', {
+        timeoutMs: 3 * NODE_LEASE_MS,
+        intervalMs: 100,
+      });
+      // The lease lapses at most one TTL after the last keepalive; the reconciler then answers.
+      expect(Date.now() - killedAt).toBeLessThanOrEqual(NODE_LEASE_MS + 2_000);
+      const down = await row(admin, lost.id);
+      expect(down.state).toBe('active');
+      expect(ready(down)).toMatchObject({ status: 'False', reason: 'NodeNotReporting' });
+      const lostLive = (await admin.get('/api/status')).body.libraries.find(
+        (l: any) => l.library.id === lost.id,
+      );
+      expect(lostLive?.library.live).toBe(false);
+
+      // The other node is untouched: ready, and its host reads and writes on.
+      expect(ready(await row(admin, kept.id))).toMatchObject({ status: 'True' });
+      expect(await kept.host.verify(1, kept.written.get(1)!)).toBe('');
+      kept.written.set(2, await kept.host.write(2, 8));
+      expect(ready(await row(admin, kept.id))).toMatchObject({ status: 'True' });
+      const inquiry = await held.command(0, Cdb.inquiry(96), { dataInLength: 96 });
+      expect(inquiry.status).toBe(0);
+      expect(inquiry.data.subarray(16, 32).toString()).toContain('3573-TL');
+    } finally {
+      await held.close();
+    }
+
+    await cluster.startAgain(`${lost.node}-emulator`, `${lost.node}-agent`);
+    await waitFor(async () => ready(await row(admin, lost.id))?.status === 'True', {
+      timeoutMs: 90_000,
+      intervalMs: 250,
+    }).catch(explain([`${lost.node}-agent`, `${lost.node}-emulator`]));
+    expect((await admin.get('/api/status')).body.fabrics.iscsi.portals).toHaveLength(2);
+    await readBackEverything();
+  }, 240_000);
+
+  it('kill the leading controller during an apply: the standby leads within 2 x the lease TTL and finishes it; the waiting request answers', async () => {
     let leader: Member | undefined;
     await waitFor(
       async () => {
@@ -117,9 +288,24 @@ describe('the vtl image as a cluster of containers', () => {
     );
     const standby = cluster.member(leader!.name === 'ctl0' ? 'ctl1' : 'ctl0');
     expect(await leads(standby)).toEqual([]);
+    const admin = await login(0);
+    const maintEvents = async () =>
+      (await admin.get('/api/events/search?kind=maint_step&limit=5000')).body as any[];
+    const earlier = new Set((await maintEvents()).map((e) => e.subject));
+
+    // The apply is an op record the leading controller carries out; the request waits on it.
+    const applying = admin.post('/api/libraries/apply', { confirm: 'apply' });
+    const subject = await waitFor(
+      async () =>
+        (await maintEvents()).find(
+          (e) => !earlier.has(e.subject) && /^Restarting the tape emulator/.test(e.detail),
+        )?.subject as string | undefined,
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+    // Mid-way: the emulators are restarting and the leader waits for them. A crash, not a stop
+    // (SIGKILL), so the lease is not given back and must run out.
     const killedAt = Date.now();
-    // A crash, not a stop: SIGKILL (docker kill), so the lease is not given back and must run out.
-    await promisify(execFile)('/usr/bin/docker', ['kill', '--signal', 'KILL', leader!.container.getId()]);
+    await cluster.kill(leader!.name);
     let ledAt = 0;
     await waitFor(
       async () => {
@@ -128,36 +314,140 @@ describe('the vtl image as a cluster of containers', () => {
         return ledAt > 0;
       },
       { timeoutMs: 4 * LEADER_TTL_MS, intervalMs: 250 },
-    ).catch(async (err: Error) => {
-      const tail = async (m: Member) =>
-        (await logLines(m))
-          .slice(-4)
-          .map((l) => JSON.stringify(l).slice(0, 300))
-          .join('\n');
-      throw new Error(
-        `${err.message}\nleader ${leader!.name}:\n${await tail(leader!)}\nstandby:\n${await tail(standby)}`,
-      );
-    });
+    ).catch(explain([leader!.name, standby.name]));
     expect(ledAt - killedAt).toBeLessThanOrEqual(2 * LEADER_TTL_MS);
-    const port = cluster.controllerHealth[Number(standby.name.slice(3))]!;
-    expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
-  });
 
-  it('stop one etcd member: the API keeps serving reads and writes', async () => {
-    const etcd2 = cluster.member('etcd2');
-    await etcd2.container.stop({ timeout: 5_000, remove: false });
+    // The standby found the op running and ran it again (every op handler is idempotent); the
+    // request answers with its outcome, as if no controller had died.
+    const res = await applying;
+    expect(res.status, res.text).toBe(200);
+    for (const lib of libs)
+      expect(res.body.steps).toContainEqual(expect.stringMatching(`^Library ${lib.id} .* is live: active`));
+    const steps = (await maintEvents()).filter((e) => e.subject === subject).map((e) => e.detail);
+    expect(steps.filter((s) => s.startsWith('Checked:')).length).toBe(2);
+    const done = (await admin.get('/api/events/search?kind=maint_done&limit=5000')).body.filter(
+      (e: any) => e.subject === subject,
+    );
+    expect(done.map((e: any) => e.detail)).toEqual(['apply finished']);
+    for (const lib of libs) expect(ready(await row(admin, lib.id))).toMatchObject({ status: 'True' });
+    await readBackEverything();
+
+    // The crashed controller comes back as the standby.
+    await cluster.startAgain(leader!.name);
+    const port = cluster.controllerHealth[Number(leader!.name.slice(3))]!;
+    await waitFor(
+      async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined))?.status === 200,
+      { timeoutMs: 60_000, intervalMs: 500 },
+    ).catch(explain([leader!.name]));
+  }, 300_000);
+
+  it('stop the leading etcd member during an export: the API keeps serving, the job finishes; the member comes back and catches up', async () => {
+    rgw = await startTestRgw();
     const admin = await login(1);
-    const created = await admin.request('POST', '/api/users', {
+    const remote = await admin.post('/api/remotes', {
+      name: 'rgw',
+      endpoint: rgw.endpoint,
+      region: rgw.region,
+      bucket: rgw.bucket,
+      access_key: rgw.access_key,
+      secret_key: rgw.secret_key,
+      use_ssl: false,
+      path_style: true,
+      prefix: 'containers',
+    });
+    expect(remote.status, remote.text).toBe(201);
+    const members = async () => Promise.all([0, 1, 2].map((i) => cluster.etcdMember(i)));
+    const etcdLeader = await waitFor(async () => (await members()).find((m) => m?.leader), {
+      timeoutMs: 15_000,
+    });
+
+    const label = libs[0]!.labels[0]!;
+    const created = await admin.post(`/api/cartridges/${label}/export`, { remote_id: remote.body.id });
+    expect(created.status, created.text).toBe(201);
+    const job = async () => (await admin.get(`/api/jobs/${created.body.id}`)).body;
+    await waitFor(async () => (await job()).chunks_done >= 2, { timeoutMs: 120_000, intervalMs: 50 });
+    await cluster.stopMembers(etcdLeader.name);
+    const atStop = (await job()).chunks_done;
+
+    // Quorum holds with two of three: writes and reads on either apiserver.
+    const during = await admin.post('/api/users', {
       username: 'during-outage',
       password: 'outage-password-1',
       role: 'read-only',
     });
-    expect(created.status, created.text).toBe(201);
+    expect(during.status, during.text).toBe(201);
     for (const i of [0, 1]) {
       const res = await fetch(`http://127.0.0.1:${cluster.apiPorts[i]!.plain}/healthz`);
       expect(res.status).toBe(200);
     }
-    const users = await (await login(0)).request('GET', '/api/users');
+    const users = await (await login(0)).get('/api/users');
     expect(users.body.map((u: any) => u.username).sort()).toEqual(['admin', 'during-outage', 'operator']);
-  });
+    const done = await waitFor(
+      async () => {
+        const j = await job();
+        return ['succeeded', 'failed', 'cancelled', 'interrupted'].includes(j.state) && j;
+      },
+      { timeoutMs: 180_000, intervalMs: 250 },
+    );
+    expect(done.state, done.error).toBe('succeeded');
+    expect(done.chunks_done).toBeGreaterThan(atStop);
+    expect(await cluster.etcdMember(Number(etcdLeader.name.slice(4)))).toBeUndefined();
+    const catalog = (await admin.get(`/api/catalog?remote_id=${remote.body.id}`)).body as any[];
+    expect(catalog.map((e) => e.cart_label)).toContain(label);
+
+    // Back: it catches up with everything written while it was away.
+    const live = (await members()).filter((m) => m !== undefined);
+    const revision = Math.max(...live.map((m) => m.revision));
+    await cluster.startAgain(etcdLeader.name);
+    await waitFor(
+      async () => ((await cluster.etcdMember(Number(etcdLeader.name.slice(4))))?.revision ?? 0) >= revision,
+      { timeoutMs: 60_000, intervalMs: 250 },
+    ).catch(explain([etcdLeader.name]));
+    expect((await members()).every((m) => m !== undefined)).toBe(true);
+  }, 300_000);
+
+  it('restart everything in a shuffled order: the appliance converges, nothing lost, no process twice', async () => {
+    const admin = await login(0);
+    const placed = async (a: ApiClient) =>
+      ((await a.get('/api/cartridges')).body as any[])
+        .map((c) => `${c.label} ${c.library} ${c.location} ${c.local_state}`)
+        .sort();
+    const before = await placed(admin);
+    expect(before).toHaveLength(4);
+    const names = cluster.containers.map((m) => m.name);
+    await cluster.stopMembers(...names);
+    const order = [...names].sort(() => Math.random() - 0.5);
+    await cluster.startAgain(...order);
+
+    const converged = `after starting ${order.join(', ')}`;
+    await waitFor(
+      async () => {
+        for (const p of cluster.apiPorts)
+          if ((await fetch(`http://127.0.0.1:${p.plain}/healthz`).catch(() => undefined))?.status !== 200)
+            return false;
+        const a = await login(1);
+        for (const lib of libs) if (ready(await row(a, lib.id))?.status !== 'True') return false;
+        return true;
+      },
+      { timeoutMs: 180_000, intervalMs: 1_000, message: converged },
+    ).catch(explain(names));
+    const after = await login(1);
+    expect(await placed(after), converged).toEqual(before);
+    const status = (await after.get('/api/status')).body;
+    for (const lib of libs) {
+      expect(status.libraries.find((l: any) => l.library.id === lib.id)?.library.live).toBe(true);
+      expect((await row(after, lib.id)).state).toBe('active');
+    }
+    // One process of each kind per container: each node's emulator runs once (under its
+    // runner), and no nodeagent started one of its own.
+    const count = async (name: string, entry: string) =>
+      (await cluster.processes(name)).filter((p) => p.includes(entry)).length;
+    for (const lib of libs) {
+      expect(await count(`${lib.node}-emulator`, 'emulator/dist/main.js'), converged).toBe(1);
+      expect(await count(`${lib.node}-agent`, 'nodeagent/dist/main.js'), converged).toBe(1);
+      expect(await count(`${lib.node}-agent`, 'emulator/dist/main.js'), converged).toBe(0);
+    }
+    for (const name of ['ctl0', 'ctl1']) expect(await count(name, 'controller/dist/main.js')).toBe(1);
+    await readBackEverything();
+  }, 360_000);
 });

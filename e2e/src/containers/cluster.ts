@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { ensurePki, ensureSealingKeyFile, freePorts, type Pki } from '@vtl/store';
+import { etcdctl } from '../harness/etcdctl.js';
 
 // testcontainers reads these when it first talks to Docker: no Ryuk (no registry to pull it
 // from; the tests remove their containers themselves) and the host's own address.
@@ -41,12 +42,15 @@ export class ImageCluster {
   etcdEndpoints: string[] = [];
   apiPorts: { https: number; plain: number }[] = [];
   controllerHealth: number[] = [];
+  /** The appliance nodes started, by name: their iSCSI and health ports. */
+  readonly nodes = new Map<string, NodePorts>();
   adminPassword = 'Chart-made-password-0123';
 
   private constructor(
     readonly image: string,
     readonly dir: string,
-    private readonly pki: Pki,
+    /** The test CA and each process's client certificate (etcdctl takes the controller's). */
+    readonly pki: Pki,
     private readonly sealingKeyFile: string,
   ) {}
 
@@ -91,6 +95,9 @@ export class ImageCluster {
       );
       throw new Error(`${name} did not start: ${err.message}\n${logs}`);
     });
+    // As Kubernetes restarts a pod's container that exits (etcd not there yet at a cold start),
+    // Docker restarts it; a `docker stop` or `docker kill` of a test's fault is left alone.
+    await docker('update', '--restart=unless-stopped', started.getId());
     const member = { name, container: started };
     this.containers.push(member);
     return member;
@@ -199,7 +206,7 @@ export class ImageCluster {
    * (`vtl emulator`, its runner) in containers of their own on one state directory. No LIO:
    * this machine's kernel has no configfs, so the iSCSI target is the emulator's own.
    */
-  async startNode(name: string): Promise<{ iscsiPort: number; healthPort: number }> {
+  async startNode(name: string, env: Record<string, string> = {}): Promise<NodePorts> {
     const [iscsiPort, healthPort] = (await freePorts(2)) as [number, number];
     const stateDir = `${this.dir}/${name}`;
     await fs.mkdir(stateDir, { recursive: true });
@@ -219,10 +226,56 @@ export class ImageCluster {
         VTL_HOST_POWER: `record:${stateDir}/reboots`,
         VTL_HEALTH_PORT: String(healthPort),
         VTL_HEALTH_BIND: '127.0.0.1',
+        ...env,
       },
       { root: true, log: /serving \/healthz and \/readyz/ },
     );
+    this.nodes.set(name, { iscsiPort, healthPort });
     return { iscsiPort, healthPort };
+  }
+
+  /** A crash of these containers (SIGKILL): nothing is given back, leases must run out. */
+  async kill(...names: string[]): Promise<void> {
+    await docker('kill', '--signal', 'KILL', ...names.map((n) => this.member(n).container.getId()));
+  }
+
+  /** An orderly stop (SIGTERM, then SIGKILL after 5 s), all at once. */
+  async stopMembers(...names: string[]): Promise<void> {
+    await docker('stop', '--time', '5', ...names.map((n) => this.member(n).container.getId()));
+  }
+
+  /** Starts stopped or killed containers again, one after the other in the order given. */
+  async startAgain(...names: string[]): Promise<void> {
+    for (const n of names) await docker('start', this.member(n).container.getId());
+  }
+
+  /**
+   * One etcd member's own view (`etcdctl endpoint status`, answered by that member alone):
+   * whether it leads and the revision it has applied; undefined while it does not answer.
+   */
+  async etcdMember(i: number): Promise<{ name: string; leader: boolean; revision: number } | undefined> {
+    const r = await etcdctl(this.etcdEndpoints[i]!, ['endpoint', 'status', '-w', 'json'], {
+      tls: this.pki.files('controller'),
+    });
+    // Member ids are 64-bit: compared as the digits etcdctl printed, not as JS numbers.
+    const member = /"member_id":(\d+)/.exec(r.out)?.[1];
+    const leader = /"leader":(\d+)/.exec(r.out)?.[1];
+    const revision = /"revision":(\d+)/.exec(r.out)?.[1];
+    if (r.code !== 0 || !member || !revision) return undefined;
+    return { name: `etcd${i}`, leader: member === leader, revision: Number(revision) };
+  }
+
+  /** The command lines of the processes running in a container (`docker top`). */
+  async processes(name: string): Promise<string[]> {
+    const out = await docker('top', this.member(name).container.getId(), '-o', 'pid,args');
+    return out.split('\n').slice(1).filter(Boolean);
+  }
+
+  /** The last lines a container wrote (all its runs), for a failure message. */
+  async tail(name: string, lines = 8): Promise<string> {
+    const id = this.member(name).container.getId();
+    const { stdout, stderr } = await run('/usr/bin/docker', ['logs', '--tail', String(lines), id]);
+    return `${name}:\n${stdout}${stderr}`.slice(0, 4_000);
   }
 
   async stop(): Promise<void> {
@@ -241,6 +294,15 @@ export class ImageCluster {
     this.containers.length = 0;
     await fs.rm(this.dir, { recursive: true, force: true });
   }
+}
+
+export interface NodePorts {
+  iscsiPort: number;
+  healthPort: number;
+}
+
+async function docker(...args: string[]): Promise<string> {
+  return (await run('/usr/bin/docker', args)).stdout;
 }
 
 /** The container's log lines, parsed where they are JSON (pino). */

@@ -9,6 +9,7 @@ import { quiesce, upload } from './export-job.js';
 import { downloadAndSwapIn, verifyAndEvict } from './evict-import-jobs.js';
 import { updateJob } from '@vtl/domain';
 import { offsiteCode, offsiteEngine, type Codec } from './offsite.js';
+import { isStoreBlip } from './store-blip.js';
 
 const STEPS: Partial<Record<JobState, (ctx: JobStepContext) => Promise<StepResult>>> = {
   quiescing: quiesce,
@@ -81,6 +82,11 @@ export async function startJobExecutor(opts: {
         return await step({ ...opts, engine, codec: codecOf, signal: abort.signal, log, job, library });
       } catch (err) {
         if (abort.signal.aborted) return;
+        if (isStoreBlip(err)) {
+          // An etcd member stopping or electing a leader: the step resumes from its records.
+          log.warn({ err, job: id }, 'the store did not answer during a job step; running the step again');
+          return { requeueAfterMs: Requeue.soon };
+        }
         const error = failureReason(job, err);
         log.warn({ err, job: id }, 'job failed');
         await updateJob(store, journal, id, job.state, () => ({
