@@ -1,0 +1,2 @@
+export * from './model/index.js';
+export * from './contract.js';
