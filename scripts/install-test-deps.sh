@@ -18,6 +18,9 @@ packages+=(golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v3-de
 packages+=(docker.io mmdebstrap)
 # Debian's Chromium is the browser of e2e/src/console.test.ts (driven by playwright-core).
 packages+=(chromium chromium-driver)
+# kubectl builds the CRD directories with `kubectl kustomize` (crds/src/kustomize.test.ts):
+# Debian's kubernetes-client, unless a kubectl is installed already (its file would clash).
+command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
 missing=()
 if ! command -v dpkg >/dev/null 2>&1; then
   echo "scripts/install-test-deps.sh: no dpkg here; install the equivalents of these Debian packages yourself: ${packages[*]}" >&2

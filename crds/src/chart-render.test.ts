@@ -60,7 +60,7 @@ describe('the chart with default values', () => {
         'CustomResourceDefinition/virtualtapelibraries.vtl.appliance.io',
       ]),
     );
-    expect(kinds.filter((k) => k.startsWith('CustomResourceDefinition/'))).toHaveLength(4);
+    expect(kinds.filter((k) => k.startsWith('CustomResourceDefinition/'))).toHaveLength(5);
     for (const crd of objs.filter((o) => o.kind === 'CustomResourceDefinition'))
       expect(crd.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
     expect(kinds.some((k) => /^(Namespace|ServiceMonitor)\//.test(k))).toBe(false);
@@ -199,7 +199,7 @@ describe('the chart over a matrix of values', () => {
       { crds: { keep: false } },
       (objs) => {
         const crds = objs.filter((o) => o.kind === 'CustomResourceDefinition');
-        expect(crds).toHaveLength(4);
+        expect(crds).toHaveLength(5);
         for (const crd of crds) expect(crd.metadata.annotations?.['helm.sh/resource-policy']).toBeUndefined();
       },
     ],
