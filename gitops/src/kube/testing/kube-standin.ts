@@ -27,6 +27,8 @@ export class KubeStandIn {
   private readonly watches = new Set<http.ServerResponse>();
   /** Every request, as `METHOD path?query`, for tests that check what the client sent. */
   readonly requests: string[] = [];
+  /** What the watches sent: BOOKMARK events and 410 Gone errors. */
+  readonly sent = { bookmarks: 0, gone: 0 };
 
   constructor(
     readonly token = randomUUID(),
@@ -57,9 +59,13 @@ export class KubeStandIn {
     this.watches.clear();
   }
 
-  /** Forgets history up to now: a watch from an older resourceVersion then gets 410 Gone. */
-  compact(): void {
+  /**
+   * Forgets the history (as etcd compaction or a new watch cache does) and ends the open watches:
+   * a client that watches again from a resourceVersion it had gets 410 Gone and must list again.
+   */
+  expireHistory(): void {
     this.store.compact();
+    this.closeWatches();
   }
 
   /** Puts a Secret (values as plain strings; stored base64 as the API does). */
@@ -171,6 +177,7 @@ export class KubeStandIn {
     } else {
       const history = store.since(Number(from));
       if (history === undefined) {
+        this.sent.gone += 1;
         send('ERROR', {
           kind: 'Status',
           apiVersion: 'v1',
@@ -192,6 +199,7 @@ export class KubeStandIn {
     const timer = bookmarks
       ? setInterval(
           () =>
+            (this.sent.bookmarks += 1) &&
             send('BOOKMARK', {
               apiVersion: route.apiVersion,
               kind: kindOf(route.plural),

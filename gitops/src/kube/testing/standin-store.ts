@@ -165,8 +165,9 @@ export function objectStore() {
       if (revision < state.compactedAt) return undefined;
       return history.filter((e) => e.revision > revision);
     },
+    /** Forgets every event so far: a watch from any resourceVersion seen until now gets 410. */
     compact() {
-      state.compactedAt = state.revision;
+      state.compactedAt = state.revision + 1;
       history = [];
     },
     subscribe(listener: (e: StoreEvent) => void): () => void {
