@@ -21,6 +21,12 @@ export interface Plan {
   errors: PlanError[];
   actions: PlanAction[];
 }
+/** What apply answers: the plan, and what each step did. */
+export interface Applied extends Plan {
+  revision?: string;
+  applied?: { kind: string; name: string; action: ActionKind; ok: boolean; detail: string }[];
+  ok?: boolean;
+}
 
 const MARK: Record<ActionKind, string> = {
   create: '+',
@@ -34,7 +40,8 @@ const MARK: Record<ActionKind, string> = {
 export function formatErrors(errors: PlanError[]): string {
   return errors
     .map((e) => {
-      const where = `${e.file} (document ${e.document})`;
+      // The API counts documents from 0; people count from 1.
+      const where = `${e.file} (document ${e.document + 1})`;
       const what = e.kind || e.name ? ` ${e.kind ?? '?'}/${e.name ?? '?'}` : '';
       const field = e.field ? ` ${e.field}` : '';
       return `  ${where}${what}${field}: ${e.message}\n`;
@@ -76,13 +83,23 @@ const PAST: Record<ActionKind, string> = {
   refused: 'refused',
 };
 
-/** What apply did, one line per object, like `kubectl apply`. */
-export function formatApplied(plan: Plan): string {
-  return plan.actions
+/** What apply did, one line per object, like `kubectl apply`; a failed step with the appliance's reason. */
+export function formatApplied(result: Applied): string {
+  const lines = result.actions
+    .filter((a) => a.action === 'unchanged' || a.action === 'refused')
+    .map((a) => ({
+      kind: a.kind,
+      name: a.name,
+      action: a.action,
+      ok: a.action !== 'refused',
+      detail: a.reason ?? '',
+    }));
+  for (const step of result.applied ?? []) lines.push(step);
+  return lines
     .map((a) => {
-      const fields = a.action === 'update' && a.fields?.length ? ` (${a.fields.join(', ')})` : '';
-      const reason = a.action === 'refused' ? `: ${a.reason ?? 'no reason given'}` : '';
-      return `${a.kind.toLowerCase()}/${a.name} ${PAST[a.action]}${fields}${reason}\n`;
+      const what = `${a.kind.toLowerCase()}/${a.name}`;
+      if (!a.ok) return `${what} ${a.action === 'refused' ? 'refused' : 'failed'}: ${a.detail}\n`;
+      return `${what} ${PAST[a.action]}\n`;
     })
     .join('');
 }

@@ -3,7 +3,7 @@ import { requireConfig } from './config.js';
 import { CliError, UsageError } from './errors.js';
 import { request } from './http.js';
 import { readManifests } from './manifests.js';
-import { formatApplied, formatErrors, formatPlan, type Plan } from './plan-format.js';
+import { formatApplied, formatErrors, formatPlan, type Applied, type Plan } from './plan-format.js';
 
 export const DIFF_USAGE = 'vtl diff -f DIR [--prune] [--source NAME]';
 export const APPLY_USAGE = 'vtl apply -f DIR [--prune] [--source NAME]';

@@ -152,6 +152,59 @@ describe('vtl, the command-line client', () => {
     secrets.push(created.body.key);
   });
 
+  it('diffs and applies a manifest directory: exit codes as kubectl diff, errors naming file and field', async () => {
+    const manifests = path.join(dir, 'manifests');
+    await fs.mkdir(path.join(manifests, 'hosts'), { recursive: true });
+    const poolPath = path.join(app.stateDir, 'pools', 'cli');
+    await fs.writeFile(
+      path.join(manifests, 'pool.yaml'),
+      `apiVersion: vtl.appliance.io/v1alpha1\nkind: TapePool\nmetadata:\n  name: cli-pool\nspec:\n  path: ${poolPath}\n`,
+    );
+    await fs.writeFile(
+      path.join(manifests, 'hosts', 'initiators.yml'),
+      'apiVersion: vtl.appliance.io/v1alpha1\nkind: TapeInitiator\nmetadata:\n  name: host-c\nspec:\n  wwpn: naa.21000024ff8a0c01\n',
+    );
+    await fs.writeFile(path.join(manifests, 'README.md'), 'not a manifest');
+
+    const planned = await run(['diff', '-f', manifests]);
+    expect(planned.code, planned.stderr).toBe(1);
+    expect(planned.stdout).toMatch(/^\+ TapePool\/cli-pool\s+create$/m);
+    expect(planned.stdout).toMatch(/^\+ TapeInitiator\/host-c\s+create$/m);
+    expect(planned.stdout).toMatch(/2 to create, 0 to update, 0 to prune, 0 refused/);
+    expect((await app.api.get('/api/pools')).body.some((p: any) => p.name === 'cli-pool')).toBe(false);
+
+    const applied = await run(['apply', '-f', manifests]);
+    expect(applied.code, applied.stdout + applied.stderr).toBe(0);
+    expect(applied.stdout).toMatch(/^tapepool\/cli-pool created$/m);
+    expect(applied.stdout).toMatch(/^tapeinitiator\/host-c created$/m);
+    expect((await app.api.get('/api/pools')).body.find((p: any) => p.name === 'cli-pool')).toMatchObject({
+      path: poolPath,
+    });
+
+    const again = await run(['diff', '-f', manifests]);
+    expect(again.code, again.stdout).toBe(0);
+    expect(again.stdout).toMatch(/0 to create, 0 to update, 0 to prune, 0 refused, 2 unchanged/);
+
+    // One broken document blocks the set; the message names the file and the field, nothing changes.
+    await fs.writeFile(
+      path.join(manifests, 'hosts', 'broken.yaml'),
+      'apiVersion: vtl.appliance.io/v1alpha1\nkind: TapeInitiator\nmetadata:\n  name: host-d\nspec:\n  wwpn: not-a-wwpn\n',
+    );
+    const invalid = await run(['diff', '-f', manifests]);
+    expect(invalid.code).toBe(2);
+    expect(invalid.stdout).toMatch(/hosts\/broken\.yaml \(document 1\) TapeInitiator\/host-d .*wwpn/);
+    const refused = await run(['apply', '-f', manifests]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/hosts\/broken\.yaml/);
+    expect(refused.stderr).toMatch(/Nothing was changed/);
+    const targets = (await app.api.get('/api/targets')).body;
+    expect(targets.initiators.map((i: any) => i.wwpn)).not.toContain('naa.21000024ff8a0d01');
+
+    const nothing = await run(['diff', '-f', path.join(dir, 'no-such-dir')]);
+    expect(nothing.code).toBe(2);
+    expect(nothing.stderr).toMatch(/does not exist/);
+  });
+
   it('says to log in again when the stored session is no longer valid', async () => {
     const stored = JSON.parse(await fs.readFile(config, 'utf8'));
     const stale = path.join(dir, 'stale.json');
