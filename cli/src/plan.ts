@@ -53,10 +53,10 @@ export async function diff(argv: string[], out: NodeJS.WritableStream): Promise<
 export async function apply(argv: string[], out: NodeJS.WritableStream): Promise<number> {
   const config = await requireConfig();
   const req = await body(argv, APPLY_USAGE);
-  let plan: Plan;
+  let plan: Applied;
   try {
     plan = (await request(config, 'POST', '/api/gitops/apply', req, { timeoutMs: APPLY_TIMEOUT_MS }))
-      .body as Plan;
+      .body as Applied;
   } catch (err) {
     // An invalid set is 400 with the errors in the details: name every file and field.
     const details = err instanceof CliError ? (err.details as { errors?: unknown } | undefined) : undefined;
@@ -72,11 +72,12 @@ export async function apply(argv: string[], out: NodeJS.WritableStream): Promise
     out.write(`The manifests are invalid; nothing was changed:\n${formatErrors(plan.errors)}`);
     return 1;
   }
-  if (plan.actions.some((a) => a.action === 'refused')) {
+  if (plan.ok === false || plan.actions.some((a) => a.action === 'refused')) {
     out.write(
-      'Some changes were refused (see above); fix the manifests or follow the reason, then apply again.\n',
+      'Not everything was applied (see above): follow the reason, fix the manifests, then apply again.\n',
     );
     return 1;
   }
+  if (plan.revision) out.write(`Applied revision ${plan.revision} as source "${plan.source}".\n`);
   return 0;
 }
