@@ -31,7 +31,7 @@ export class KubeStandIn {
   readonly sent = { bookmarks: 0, gone: 0 };
 
   constructor(
-    readonly token = randomUUID(),
+    readonly token: string = randomUUID(),
     /** How often an idle watch gets a BOOKMARK (when it asked for them). */
     private readonly bookmarkMs = 500,
   ) {}
