@@ -13,6 +13,8 @@ export interface ControllerConfig {
   storeDeadlineMs: number;
   /** host:port of the reconcile metrics endpoint (GET /metrics); '' serves none. */
   metricsAddr: string;
+  /** The GitOps poller (docs/gitops.md): where the apiserver answers and its certificate. */
+  gitops: { apiUrl: string; apiCertFile: string; workDir: string };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConfig {
@@ -23,5 +25,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     drainTimeoutMs: Number(env.VTL_DRAIN_TIMEOUT_MS) || 0,
     storeDeadlineMs: storeDeadlineFromEnv(env),
     metricsAddr: env.VTL_CONTROLLER_METRICS_ADDR ?? '',
+    gitops: {
+      apiUrl: (env.VTL_GITOPS_API_URL || `https://127.0.0.1:${env.VTL_HTTPS_PORT || '8443'}`).replace(
+        /\/+$/,
+        '',
+      ),
+      apiCertFile: path.resolve(
+        env.VTL_GITOPS_API_CERT_FILE || env.VTL_TLS_CERT_FILE || path.join(stateDir, 'tls', 'cert.pem'),
+      ),
+      workDir: path.join(stateDir, 'gitops'),
+    },
   };
 }

@@ -15,7 +15,7 @@ DOCKER=/usr/bin/docker
 # The Node LTS the image runs (docs/deploy.md says why this one).
 NODE_VERSION=26.10.0
 SUITE=bookworm
-BASE_PACKAGES=ca-certificates,tini,etcd-server,etcd-client,libatomic1,libstdc++6
+BASE_PACKAGES=ca-certificates,tini,etcd-server,etcd-client,libatomic1,libstdc++6,git,openssh-client
 # The workspaces a process runs from: every workspace but the tests' (e2e), the CRD generator
 # (crds) and the console (its built static files only), so a new workspace is never left out.
 mapfile -t RUNTIME < <(node -p 'require("./package.json").workspaces.filter((w) => !["e2e", "crds", "console"].includes(w)).join("\n")')

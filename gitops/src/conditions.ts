@@ -59,3 +59,27 @@ export function syncConditions(
     : cond('Ready', true, 'Ready', 'In use on the appliance.');
   return [synced, ready];
 }
+
+/**
+ * Every object's conditions after one sync, from the plan's actions, its errors and what apply
+ * did to each; `previous` keeps lastTransitionTime where a status did not change.
+ */
+export function objectStatuses(
+  actions: readonly PlanAction[],
+  errors: readonly PlanError[],
+  applied: readonly { kind: string; name: string; ok: boolean; detail: string }[] | undefined,
+  previous: readonly { kind: string; name: string; conditions: Condition[] }[] = [],
+  now = new Date().toISOString(),
+): { kind: string; name: string; action: PlanAction['action']; conditions: Condition[] }[] {
+  return actions.map((a) => {
+    const mine = errors.filter((e) => e.kind === a.kind && e.name === a.name);
+    const outcome = applied?.find((x) => x.kind === a.kind && x.name === a.name);
+    const prior = previous.find((p) => p.kind === a.kind && p.name === a.name)?.conditions ?? [];
+    return {
+      kind: a.kind,
+      name: a.name,
+      action: a.action,
+      conditions: syncConditions(a, mine, outcome, prior, now, a.pendingActivation === true),
+    };
+  });
+}

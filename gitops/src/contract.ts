@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { KIND_NAMES } from './model/index.js';
+import { Condition, KIND_NAMES } from './model/index.js';
 
 /**
  * The REST contract of /api/gitops (docs/gitops.md), shared by the apiserver routes and the `vtl`
@@ -50,6 +50,8 @@ export const PlanAction = z.object({
   file: z.string().optional(),
   /** The library is activated by this sync (activation: auto, not yet active). */
   activate: z.boolean().optional(),
+  /** A library that stays declared but not served after this sync (activation: manual). */
+  pendingActivation: z.boolean().optional(),
   /** The object was made outside this source (through REST) and this sync takes it over. */
   adopt: z.boolean().optional(),
   /** A refused change re-created under the recreate annotation. */
@@ -152,6 +154,15 @@ export const UpdateSourceRequest = z.strictObject({
 export type UpdateSourceRequest = z.infer<typeof UpdateSourceRequest>;
 
 export const SourceOutcome = z.enum(['never', 'applied', 'invalid', 'failed', 'fetch_failed']);
+
+/** One declared object after the last sync of a source: its action and Kubernetes-style conditions. */
+export const ObjectStatus = z.object({
+  kind: z.string(),
+  name: z.string(),
+  action: ActionKind,
+  conditions: z.array(Condition),
+});
+export type ObjectStatus = z.infer<typeof ObjectStatus>;
 export const SourceStatus = z.object({
   /** The commit last applied with every action ok. */
   applied_revision: z.string(),
@@ -162,6 +173,8 @@ export const SourceStatus = z.object({
   errors: z.array(PlanError),
   last_poll_at: z.string(),
   last_applied_at: z.string(),
+  /** Per declared object of the last revision looked at: Synced and Ready, with reason and message. */
+  objects: z.array(ObjectStatus).default([]),
 });
 export type SourceStatus = z.infer<typeof SourceStatus>;
 export const SourceView = z.object({

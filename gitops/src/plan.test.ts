@@ -4,6 +4,7 @@ import { emptyObserved, type Observed } from './observed.js';
 import { KINDS } from './model/index.js';
 import { hasCheck } from './refinements.js';
 import { specHash } from './hash.js';
+import { objectStatuses } from './conditions.js';
 
 const POOL = `apiVersion: vtl.appliance.io/v1alpha1
 kind: TapePool
@@ -47,6 +48,13 @@ describe('plan', () => {
       ['VirtualTapeLibrary', 'create'],
     ]);
     expect(p.actions[1]?.activate).toBe(true);
+    const manual = plan(
+      files(LIB.replace('activation: auto', 'activation: manual'), POOL),
+      emptyObserved(),
+      opts,
+    );
+    expect(manual.actions[1]).toMatchObject({ pendingActivation: true });
+    expect(manual.actions[1]?.activate).toBeUndefined();
   });
 
   it('names the file, document and field of a schema error, and the set is invalid', () => {
@@ -149,5 +157,33 @@ spec: { endpoint: "http://127.0.0.1:7480", bucket: b1, accessKey: AK, secretRef:
   it('refuses an object another source owns', () => {
     const p = plan(files(POOL), observedWithPool({ source: 'other', spec_hash: specHash({}) }), opts);
     expect(p.errors[0]?.message).toContain('owned by source "other"');
+  });
+});
+
+describe('objectStatuses', () => {
+  it('says a manual library waits for activation, and an immutable change which field and what to do', () => {
+    const manual = plan(
+      files(LIB.replace('activation: auto', 'activation: manual'), POOL),
+      emptyObserved(),
+      opts,
+    );
+    const [, lib] = objectStatuses(manual.actions, manual.errors, [
+      { kind: 'TapePool', name: 'pool-a', ok: true, detail: '' },
+      { kind: 'VirtualTapeLibrary', name: 'lib-a', ok: true, detail: '' },
+    ]);
+    expect(lib?.conditions).toContainEqual(
+      expect.objectContaining({ type: 'Ready', status: 'False', reason: 'PendingActivation' }),
+    );
+    const o = observedWithPool({ source: 'git1', spec_hash: 'x' });
+    const refused = plan(files(POOL.replace('/srv/pool-a', '/srv/b')), o, opts);
+    const [pool] = objectStatuses(refused.actions, refused.errors, undefined);
+    expect(pool?.conditions).toContainEqual(
+      expect.objectContaining({
+        type: 'Synced',
+        status: 'False',
+        reason: 'ImmutableFieldChanged',
+        message: expect.stringContaining('spec.path'),
+      }),
+    );
   });
 });

@@ -201,6 +201,7 @@ export function plan(files: readonly ManifestFile[], observed: Observed, opts: P
       let owner: ManagedBy | undefined;
       let fields: string[] = [];
       let activate = false;
+      let pending = false;
       if (o.kind === 'TapePool') {
         const rec = livePools.find((p) => p.name === name);
         if (rec) {
@@ -226,7 +227,11 @@ export function plan(files: readonly ManifestFile[], observed: Observed, opts: P
           owner = rec.managed_by;
           fields = changedFields(libraryDeclared(o), libraryStored(rec, poolName));
           activate = o.spec.activation === 'auto' && rec.state === 'pending_restart';
-        } else activate = o.spec.activation === 'auto';
+          pending = o.spec.activation === 'manual' && rec.state === 'pending_restart';
+        } else {
+          activate = o.spec.activation === 'auto';
+          pending = !activate;
+        }
       } else if (o.kind === 'TapeInitiator') {
         const id = initiatorName(o.spec.wwpn);
         const rec = id && observed.initiators.find((i) => i.wwpn === id.name);
@@ -298,7 +303,13 @@ export function plan(files: readonly ManifestFile[], observed: Observed, opts: P
       const adopt = target !== undefined && o.kind !== 'ApplianceSettings' && !owner;
       if (!target) {
         steps.push({
-          action: { ...base, action: 'create', fields: [], ...(activate ? { activate } : {}) },
+          action: {
+            ...base,
+            action: 'create',
+            fields: [],
+            ...(activate ? { activate } : {}),
+            ...(pending ? { pendingActivation: true } : {}),
+          },
           object: o,
           drift: false,
           specHash: hash,
@@ -352,6 +363,7 @@ export function plan(files: readonly ManifestFile[], observed: Observed, opts: P
           ...(reason ? { reason } : {}),
           ...(adopt ? { adopt } : {}),
           ...(activate ? { activate } : {}),
+          ...(pending ? { pendingActivation: true } : {}),
         },
         object: o,
         target,

@@ -34,6 +34,7 @@ export const emptySourceStatus = (): SourceStatus => ({
   errors: [],
   last_poll_at: '',
   last_applied_at: '',
+  objects: [],
 });
 
 export const StoredSecret = z.object({ data: z.record(z.string(), z.string()), updated_at: z.string() });

@@ -145,6 +145,51 @@ describe('/api/gitops: plan, apply, secrets, sources (sync engine through the RE
     ]);
   });
 
+  it('serializes concurrent applies: two posts of one new object make it once', async () => {
+    const body = { source: 'race', documents: docs(remote('b9').replace('name: offsite', 'name: raced')) };
+    const answers = await Promise.all([
+      t.call('POST', '/api/gitops/apply', body),
+      t.call('POST', '/api/gitops/apply', body),
+    ]);
+    for (const a of answers) expect([200, 409], a.body).toContain(a.statusCode);
+    expect(answers.some((a) => a.statusCode === 200)).toBe(true);
+    const raced = (await t.call('GET', '/api/remotes'))
+      .json()
+      .filter((r: { name: string }) => r.name === 'raced');
+    expect(raced).toHaveLength(1);
+    // Whichever came second saw the first one's remote: unchanged, not a second create.
+    const created = answers.filter((a) => a.statusCode === 200 && a.json().actions[0].action === 'create');
+    expect(created).toHaveLength(1);
+  });
+
+  it('registers an iSCSI initiator with CHAP from secretRef, and a changed secret is an update of chap', async () => {
+    const chapSecret = 'chap-secret-0123';
+    await t.call('PUT', '/api/gitops/secrets/chap-a', { data: { secret: chapSecret } });
+    const initiator = `apiVersion: vtl.appliance.io/v1alpha1
+kind: TapeInitiator
+metadata: { name: host-a }
+spec:
+  wwpn: iqn.2026-01.com.example:host-a
+  chap: { username: host-a, secretRef: { name: chap-a } }
+`;
+    const first = await t.call('POST', '/api/gitops/apply', { source: 'hosts', documents: docs(initiator) });
+    expect(first.statusCode, first.body).toBe(200);
+    const view = (await t.call('GET', '/api/targets')).json();
+    expect(view.initiators).toContainEqual(
+      expect.objectContaining({
+        wwpn: 'iqn.2026-01.com.example:host-a',
+        alias: 'host-a',
+        chap: expect.objectContaining({ enabled: true, username: 'host-a' }),
+        managed_by: expect.objectContaining({ source: 'hosts' }),
+      }),
+    );
+    expect(JSON.stringify(view)).not.toContain(chapSecret);
+    await t.call('PUT', '/api/gitops/secrets/chap-a', { data: { secret: 'chap-secret-rotated' } });
+    const plan = await t.call('POST', '/api/gitops/plan', { source: 'hosts', documents: docs(initiator) });
+    expect(plan.json().actions).toEqual([expect.objectContaining({ action: 'update', fields: ['chap'] })]);
+    expect(plan.body).not.toContain('chap-secret-rotated');
+  });
+
   it('keeps a Git source to its poller, and its webhook to its secret', async () => {
     const created = await t.call('POST', '/api/gitops/sources', {
       name: 'repo',

@@ -20,6 +20,7 @@ import {
 } from '@vtl/api';
 import type { Store, Versioned, WatchCache } from '@vtl/store';
 import type { Snapshot } from '@vtl/domain';
+import { SourceStatus } from '@vtl/gitops';
 import type { z } from 'zod';
 
 /** How long a read waits for the cache to reach this process's own latest write. */
@@ -43,6 +44,8 @@ const PREFIXES = {
   sessions: { prefix: keys.sessions.prefix, schema: SessionRecord },
   apiKeys: { prefix: keys.apiKeys.prefix, schema: ApiKeyRecord },
   settings: { prefix: keys.settings, schema: Settings },
+  // GitOps sources' outcomes, for the status view's `gitops` (docs/gitops.md).
+  gitopsStatus: { prefix: keys.gitopsSourceStatus.prefix, schema: SourceStatus },
 } satisfies Record<string, { prefix: string; schema: z.ZodType<unknown> }>;
 
 /**
@@ -147,6 +150,20 @@ export class ViewCache {
         dataplane: this.cache.items<DataplaneSpec>(keys.dataplane).get(keys.dataplane)?.value,
       };
     });
+  }
+
+  /** Each GitOps source's applied revision and outcome, by source name. */
+  gitopsStatus(): { source: string; applied_revision: string; outcome: string; last_poll_at: string }[] {
+    return this.memo('gitops-status', () =>
+      [...this.cache.items<SourceStatus>(PREFIXES.gitopsStatus.prefix).entries()]
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([key, { value }]) => ({
+          source: key.slice(PREFIXES.gitopsStatus.prefix.length),
+          applied_revision: value.applied_revision,
+          outcome: value.outcome,
+          last_poll_at: value.last_poll_at,
+        })),
+    );
   }
 
   /** The initiator registry. */
