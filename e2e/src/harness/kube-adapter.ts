@@ -19,7 +19,7 @@ export interface Cr {
   };
   spec: Record<string, unknown>;
   // Status is read field by field in assertions.
-   
+
   status?: any;
 }
 
