@@ -54,6 +54,9 @@ if [ ! -x "$node_dir/node" ]; then
   mkdir -p "$node_dir" && mv "$tmp/package/bin/node" "$node_dir/node" && rm -rf "$tmp"
 fi
 
+# 2b. vtl-tcmu, the TCMU handler's front end for FC hosts (docs/fc.md): static, a second to build.
+bash scripts/build-vtl-tcmu.sh "$CACHE/vtl-tcmu"
+
 # 3. Production dependencies, keyed on the lock file and every workspace manifest.
 manifests=(package.json package-lock.json */package.json)
 deps_key=$( (echo v2; cat "${manifests[@]}") | sha256sum | cut -c1-12)
@@ -96,7 +99,7 @@ ctx="$CACHE/context"
 rm -rf "$ctx" && mkdir -p "$ctx/app" "$ctx/deps"
 cp -al "$deps_dir/." "$ctx/deps/" 2>/dev/null || cp -a "$deps_dir/." "$ctx/deps/"
 cp -l "$node_dir/node" "$ctx/node" 2>/dev/null || cp "$node_dir/node" "$ctx/node"
-cp deploy/image/Dockerfile deploy/image/vtl "$ctx/"
+cp deploy/image/Dockerfile deploy/image/vtl "$CACHE/vtl-tcmu" "$ctx/"
 cp package.json "$ctx/app/"
 for w in "${RUNTIME[@]}"; do
   mkdir -p "$ctx/app/$w" && cp "$w/package.json" "$ctx/app/$w/"

@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
 import { EmulatorClient } from '@vtl/emulator';
 import { emulatorSocket } from './dataplane/emulator-config.js';
+import { TcmuHandlerSupervisor, handlerEndpoint } from './fabric/tcmu-handler.js';
 
 /**
  * `vtl emulator` (deploy/image/vtl): keeps this node's tape emulator running in a container of
@@ -105,6 +106,17 @@ async function main(): Promise<void> {
   if (process.argv.includes('--probe')) process.exit((await probeEmulator(stateDir)) ? 0 : 1);
   const entry = path.resolve(import.meta.dirname, '../../emulator/dist/main.js');
   const abort = new AbortController();
+  // The TCMU handler lives where the emulator does (docs/fc.md): in this container.
+  const handler = process.env.VTL_TCMU_HANDLER && process.env.VTL_TCMU_LISTEN;
+  if (handler)
+    await new TcmuHandlerSupervisor({
+      binary: path.resolve(process.env.VTL_TCMU_HANDLER!),
+      endpoint: handlerEndpoint(process.env.VTL_TCMU_LISTEN!),
+      sysfsRoot: process.env.VTL_SYSFS_ROOT ?? '/sys',
+      configfsRoot: process.env.VTL_CONFIGFS_ROOT ?? '/sys/kernel/config',
+      stateDir,
+      logger: logger.child({ component: 'tcmu' }),
+    }).start();
   for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => abort.abort());
   await runEmulator({
     configFile: path.join(path.dirname(emulatorSocket(stateDir)), 'config.json'),
