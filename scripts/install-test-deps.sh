@@ -24,6 +24,9 @@ packages+=(chromium chromium-driver)
 # `npm run bench:emulator` compares the emulator with tgt's tape emulation and with fio's
 # O_DIRECT I/O on the same disk (the disk's limit).
 packages+=(tgt fio)
+# kubectl builds the CRD directories with `kubectl kustomize` (crds/src/kustomize.test.ts):
+# Debian's kubernetes-client, unless a kubectl is installed already (its file would clash).
+command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
 missing=()
 if ! command -v dpkg >/dev/null 2>&1; then
   echo "scripts/install-test-deps.sh: no dpkg here; install the equivalents of these Debian packages yourself: ${packages[*]}" >&2

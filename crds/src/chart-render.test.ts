@@ -60,7 +60,29 @@ describe('the chart with default values', () => {
         'CustomResourceDefinition/virtualtapelibraries.vtl.appliance.io',
       ]),
     );
-    expect(kinds.filter((k) => k.startsWith('CustomResourceDefinition/'))).toHaveLength(4);
+    expect(kinds.filter((k) => k.startsWith('CustomResourceDefinition/'))).toHaveLength(5);
+    // The Kubernetes source: one replica under the GitOps service account, trusting the
+    // apiserver's certificate (not its key) and logging in as admin from the admin Secret.
+    const gitops = find(objs, 'Deployment', 'vtl-gitops')!;
+    expect(gitops.spec).toMatchObject({ replicas: 1, strategy: { type: 'Recreate' } });
+    expect(gitops.spec.template.spec.serviceAccountName).toBe('vtl-gitops');
+    const [gitopsC] = containers(gitops);
+    expect(gitopsC.command).toEqual(['node', 'gitops/dist/kube/main.js']);
+    expect(envOf(gitopsC)).toMatchObject({
+      VTL_API_URL: 'https://vtl-apiserver.vtl.svc:8443',
+      VTL_API_CA_FILE: '/etc/vtl/api-tls/tls.crt',
+      VTL_API_USERNAME: 'admin',
+      VTL_API_PASSWORD_FILE: '/etc/vtl/admin/password',
+    });
+    const gitopsVolumes = gitops.spec.template.spec.volumes;
+    expect(gitopsVolumes).toContainEqual({
+      name: 'api-tls',
+      secret: { secretName: 'vtl-apiserver-tls', items: [{ key: 'tls.crt', path: 'tls.crt' }] },
+    });
+    expect(find(objs, 'Role', 'vtl-gitops')).toBeDefined();
+    expect(find(objs, 'RoleBinding', 'vtl-gitops')?.subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'vtl-gitops', namespace: 'vtl' },
+    ]);
     for (const crd of objs.filter((o) => o.kind === 'CustomResourceDefinition'))
       expect(crd.metadata.annotations?.['helm.sh/resource-policy']).toBe('keep');
     expect(kinds.some((k) => /^(Namespace|ServiceMonitor)\//.test(k))).toBe(false);
@@ -214,6 +236,25 @@ describe('the chart over a matrix of values', () => {
       },
     ],
     [
+      'the Kubernetes source with an API key, or without it',
+      { gitops: { kubernetes: { apiKeySecret: 'vtl-gitops-key' } } },
+      (objs) => {
+        const [c] = containers(find(objs, 'Deployment', 'vtl-gitops')!);
+        expect(envOf(c)).toMatchObject({ VTL_API_KEY_FILE: '/etc/vtl/gitops-key/apiKey' });
+        expect(envOf(c).VTL_API_PASSWORD_FILE).toBeUndefined();
+        const volumes = find(objs, 'Deployment', 'vtl-gitops')!.spec.template.spec.volumes;
+        expect(volumes).toContainEqual(
+          expect.objectContaining({ secret: expect.objectContaining({ secretName: 'vtl-gitops-key' }) }),
+        );
+        expect(JSON.stringify(volumes)).not.toContain('vtl-admin');
+      },
+    ],
+    [
+      'no Kubernetes source',
+      { gitops: { kubernetes: { enabled: false } } },
+      (objs) => expect(find(objs, 'Deployment', 'vtl-gitops')).toBeUndefined(),
+    ],
+    [
       'no CRDs',
       { crds: { enabled: false } },
       (objs) => expect(objs.some((o) => o.kind === 'CustomResourceDefinition')).toBe(false),
@@ -223,7 +264,7 @@ describe('the chart over a matrix of values', () => {
       { crds: { keep: false } },
       (objs) => {
         const crds = objs.filter((o) => o.kind === 'CustomResourceDefinition');
-        expect(crds).toHaveLength(4);
+        expect(crds).toHaveLength(5);
         for (const crd of crds) expect(crd.metadata.annotations?.['helm.sh/resource-policy']).toBeUndefined();
       },
     ],

@@ -206,11 +206,17 @@ describe('templates', () => {
     for (const hostPath of ['path: /sys\n', 'path: /sys/kernel/config\n']) expect(text).toContain(hostPath);
   });
 
-  it('the GitOps role covers every CRD and its status', () => {
+  it('the GitOps role covers every CRD (read, watch, finalizers) and its status, and nothing else of the group', () => {
     const text = read('templates/gitops-role.yaml');
     const plurals = RESOURCES.map((r) => r.plural);
-    expect(text).toContain(`resources: [${plurals.map((p) => `'${p}'`).join(', ')}]`);
-    expect(text).toContain(`resources: [${plurals.map((p) => `'${p}/status'`).join(', ')}]`);
+    expect(text).toContain(
+      `resources: [${plurals.map((p) => `'${p}'`).join(', ')}]\n    verbs: ['get', 'list', 'watch', 'update', 'patch']`,
+    );
+    expect(text).toContain(
+      `resources: [${plurals.map((p) => `'${p}/status'`).join(', ')}]\n    verbs: ['get', 'update', 'patch']`,
+    );
+    expect(text).toMatch(/resources: \['secrets'\]\n {4}verbs: \['get'\]/);
+    expect(text).not.toMatch(/'create'.*\n?.*vtl|'delete'/);
     expect(text).toContain("apiGroups: ['vtl.appliance.io']");
   });
 });

@@ -23,3 +23,17 @@ export function crdFiles(): { name: string; text: string }[] {
     text: HEADER + stringify(buildCrd(resource), { lineWidth: 0, singleQuote: true }),
   }));
 }
+
+/**
+ * kustomization.yaml of a CRD directory, so `kubectl kustomize` (or `kubectl apply -k`) installs
+ * the CRDs without the chart.
+ */
+export function kustomizationFile(): { name: string; text: string } {
+  const resources = RESOURCES.map((resource) => `${crdName(resource)}.yaml`).sort();
+  const kustomization = {
+    apiVersion: 'kustomize.config.k8s.io/v1beta1',
+    kind: 'Kustomization',
+    resources,
+  };
+  return { name: 'kustomization.yaml', text: HEADER + stringify(kustomization, { lineWidth: 0 }) };
+}

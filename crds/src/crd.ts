@@ -1,20 +1,53 @@
 import { z } from 'zod';
-import type { SchemaNode } from './json-schema.js';
+import { isNode, StructuralSchemaError, type SchemaNode } from './json-schema.js';
 import { CATEGORY, GROUP, VERSION, type CrdResource } from './resources.js';
 import { toStructural } from './structural.js';
 import { structuralProblems } from './structural-problems.js';
-import { StructuralSchemaError } from './json-schema.js';
+import { boundRuleStrings, immutabilityRules, ruleValidations, type Validation } from './validations.js';
 
-/** The structural OpenAPI schema of a resource's `spec`, from its zod schema (input side: defaults optional). */
-export function specSchema(resource: CrdResource): SchemaNode {
-  const json = z.toJSONSchema(resource.spec, {
+/** A zod schema as a structural OpenAPI schema (input side for spec: defaults are optional). */
+function structural(schema: z.ZodType, io: 'input' | 'output', path: string): SchemaNode {
+  const json = z.toJSONSchema(schema, {
     target: 'openapi-3.0',
-    io: 'input',
+    io,
     reused: 'inline',
     cycles: 'throw',
     unrepresentable: 'throw',
   }) as SchemaNode;
-  return toStructural(json, 'spec');
+  return toStructural(json, path);
+}
+
+const addValidations = (node: SchemaNode, validations: Validation[]) => {
+  if (validations.length === 0) return;
+  const existing = (node['x-kubernetes-validations'] as Validation[] | undefined) ?? [];
+  node['x-kubernetes-validations'] = [...existing, ...validations];
+};
+
+/**
+ * The structural schema of a resource's `spec`, from the gitops model: JSON Schema for what it
+ * can say, CEL (`x-kubernetes-validations`) for the model's rules and immutable fields.
+ */
+export function specSchema(resource: CrdResource): SchemaNode {
+  const spec = structural(resource.spec, 'input', 'spec');
+  boundRuleStrings(spec, resource.ruleStringBounds);
+  addValidations(spec, ruleValidations(resource.rules));
+  for (const { node, validation } of immutabilityRules(spec, resource)) addValidations(node, [validation]);
+  return spec;
+}
+
+/**
+ * The structural schema of `status`: what the sync writes back. Conditions are a list keyed by
+ * type, so a server-side apply of one condition merges instead of replacing the others.
+ */
+export function statusSchema(resource: CrdResource): SchemaNode {
+  const status = structural(resource.status, 'output', 'status');
+  status.description = 'Observed state, written by the GitOps source from the appliance records.';
+  const conditions = (status.properties as Record<string, SchemaNode> | undefined)?.conditions;
+  if (isNode(conditions)) {
+    conditions['x-kubernetes-list-type'] = 'map';
+    conditions['x-kubernetes-list-map-keys'] = ['type'];
+  }
+  return status;
 }
 
 /** `<plural>.<group>`, the CRD's required name. */
@@ -30,14 +63,17 @@ export function buildCrd(resource: CrdResource) {
       kind: { type: 'string' },
       metadata: { type: 'object' },
       spec: specSchema(resource),
-      status: {
-        description: 'Observed state, written by the GitOps source from the appliance records.',
-        type: 'object',
-        'x-kubernetes-preserve-unknown-fields': true,
-      },
+      status: statusSchema(resource),
     },
     required: ['spec'],
   };
+  if (resource.maxNameLength !== undefined)
+    openAPIV3Schema['x-kubernetes-validations'] = [
+      {
+        rule: `self.metadata.name.size() <= ${resource.maxNameLength}`,
+        message: `metadata.name: at most ${resource.maxNameLength} characters for a ${resource.kind}`,
+      },
+    ];
   const problems = structuralProblems(openAPIV3Schema);
   if (problems.length > 0) throw new StructuralSchemaError(resource.kind, problems.join('; '));
   return {

@@ -4,12 +4,11 @@ import { format, resolveConfig } from 'prettier';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
-import { normalizeWwpn } from '@vtl/api';
+import { normalizeWwpn, WWPN_INPUT } from '@vtl/api';
 import { CRD_DIRS, crdFiles, isGeneratedName, REPO_ROOT } from './crd-files.js';
 import { buildCrd, crdName } from './crd.js';
 import type { SchemaNode } from './json-schema.js';
 import { GROUP, RESOURCES, VERSION, type CrdResource } from './resources.js';
-import { WWPN_INPUT } from './schemas/initiator.js';
 import { structuralProblems } from './structural-problems.js';
 
 const REGENERATE = 'stale: run `npx tsc -b crds && node crds/dist/generate.js`';
@@ -84,14 +83,23 @@ describe.each(RESOURCES)('$kind CRD', (resource) => {
     });
   });
 
-  it('has a structural schema with a required spec and a free-form status', () => {
+  it('has a structural schema with a required spec and a typed status with conditions', () => {
     const root = rootSchema(crd);
     expect(structuralProblems(root)).toEqual([]);
     expect(root.required).toEqual(['spec']);
-    expect((root.properties as Record<string, SchemaNode>).status).toMatchObject({
-      type: 'object',
-      'x-kubernetes-preserve-unknown-fields': true,
+    const status = (root.properties as Record<string, SchemaNode>).status as SchemaNode;
+    expect(status['x-kubernetes-preserve-unknown-fields']).toBeUndefined();
+    const props = status.properties as Record<string, SchemaNode>;
+    expect(props.observedGeneration).toMatchObject({ type: 'integer' });
+    expect(props.conditions).toMatchObject({
+      type: 'array',
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['type'],
     });
+    const condition = props.conditions!.items as SchemaNode;
+    expect(condition.required).toEqual(
+      expect.arrayContaining(['type', 'status', 'reason', 'message', 'lastTransitionTime']),
+    );
     expect(JSON.stringify(root)).not.toMatch(/"\$ref"|"const"|"anyOf"|"oneOf"|"allOf"/);
   });
 
@@ -104,9 +112,18 @@ describe.each(RESOURCES)('$kind CRD', (resource) => {
     }
   });
 
-  it('has printer columns whose .spec paths exist with the column type', () => {
+  it('has printer columns Ready first and Age last, whose .spec and .status paths exist with the column type', () => {
     const columns = crd.spec.versions[0]?.additionalPrinterColumns ?? [];
     expect(columns.at(-1)).toMatchObject({ name: 'Age', jsonPath: '.metadata.creationTimestamp' });
+    expect(columns[0]).toMatchObject({
+      name: 'Ready',
+      jsonPath: '.status.conditions[?(@.type=="Ready")].status',
+    });
+    const status = (rootSchema(crd).properties as Record<string, SchemaNode>).status as SchemaNode;
+    for (const column of columns.filter((c) => /^\.status\.\w+$/.test(c.jsonPath))) {
+      const node = (status.properties as Record<string, SchemaNode>)[column.jsonPath.split('.')[2]!];
+      expect(node?.type, column.jsonPath).toBe(column.type);
+    }
     for (const column of columns.filter((c) => c.jsonPath.startsWith('.spec.'))) {
       let node: SchemaNode | undefined = specOf(crd);
       for (const key of column.jsonPath.split('.').slice(2)) {
@@ -117,25 +134,83 @@ describe.each(RESOURCES)('$kind CRD', (resource) => {
   });
 });
 
-describe('spec schemas', () => {
-  it('VirtualTapeLibrary and TapePool carry the API request bodies', () => {
-    const library = specOf(buildCrd(RESOURCES.find((r) => r.kind === 'VirtualTapeLibrary') as CrdResource));
-    expect(library.required).toEqual(['product', 'drive_product', 'num_drives', 'label_prefix', 'pool_id']);
-    expect((library.properties as Record<string, SchemaNode>).num_slots).toMatchObject({
-      default: 0,
-      maximum: 400,
+describe('spec schemas from the gitops model', () => {
+  const spec = (kind: string) => specOf(buildCrd(RESOURCES.find((r) => r.kind === kind) as CrdResource));
+  const props = (node: SchemaNode) => node.properties as Record<string, SchemaNode>;
+  const rules = (node: SchemaNode | undefined) =>
+    (node?.['x-kubernetes-validations'] as { rule: string; message: string; fieldPath?: string }[]) ?? [];
+
+  it('are camelCase with references by name, never server-assigned ids', () => {
+    const library = spec('VirtualTapeLibrary');
+    expect(library.required).toEqual(['product', 'driveProduct', 'numDrives', 'labelPrefix', 'poolRef']);
+    expect(props(library).numSlots).toMatchObject({ type: 'integer', default: 100, maximum: 400 });
+    expect(props(library).activation).toMatchObject({ enum: ['manual', 'auto'], default: 'manual' });
+    expect(JSON.stringify(RESOURCES.map((r) => specOf(buildCrd(r))))).not.toMatch(
+      /_id"|"pool_id|"libraries"/,
+    );
+    expect(props(spec('TapeInitiator')).libraryRefs).toMatchObject({
+      type: 'array',
+      items: { type: 'string' },
     });
-    const pool = specOf(buildCrd(RESOURCES.find((r) => r.kind === 'TapePool') as CrdResource));
-    expect(pool.required).toEqual(['name', 'path']);
   });
 
-  it('TapeRemote takes the secret key from a Secret, never inline', () => {
-    const remote = specOf(buildCrd(RESOURCES.find((r) => r.kind === 'TapeRemote') as CrdResource));
-    const props = remote.properties as Record<string, SchemaNode>;
-    expect(props.secret_key).toBeUndefined();
-    expect(props.secretRef).toMatchObject({ type: 'object', required: ['name'] });
-    expect(props.use_ssl).toMatchObject({ type: 'boolean', default: true });
-    expect(props.endpoint).toMatchObject({ default: 's3.amazonaws.com' });
+  it('TapeRemote takes the secret key by reference, never inline', () => {
+    const remote = props(spec('TapeRemote'));
+    expect(remote.secretKey).toBeUndefined();
+    expect(remote.secretRef).toMatchObject({ type: 'object', required: ['name'] });
+    expect(remote.useSsl).toMatchObject({ type: 'boolean', default: true });
+    expect(remote.endpoint).toMatchObject({ default: 's3.amazonaws.com' });
+  });
+
+  it('marks immutable fields with self == oldSelf, on the parent when the field may be absent', () => {
+    const library = spec('VirtualTapeLibrary');
+    for (const field of [
+      'product',
+      'driveProduct',
+      'numDrives',
+      'numSlots',
+      'numMap',
+      'labelPrefix',
+      'poolRef',
+    ])
+      expect(rules(props(library)[field]), field).toContainEqual(
+        expect.objectContaining({
+          rule: 'self == oldSelf',
+          message: expect.stringContaining(`spec.${field} is immutable`),
+        }),
+      );
+    expect(rules(props(library).activation)).toEqual([]);
+    const pool = spec('TapePool');
+    expect(rules(props(pool).path)).toContainEqual(expect.objectContaining({ rule: 'self == oldSelf' }));
+    // node is optional without a default: a rule on the field would not run when it is added.
+    expect(rules(pool)).toContainEqual(
+      expect.objectContaining({
+        rule: expect.stringContaining('has(self.node) == has(oldSelf.node)'),
+        fieldPath: '.node',
+      }),
+    );
+  });
+
+  it('bounds every string a CEL rule reads, so the rule cost estimate stays within budget', () => {
+    for (const resource of RESOURCES) {
+      const node = spec(resource.kind);
+      for (const { rule } of rules(node))
+        for (const [, field] of rule.matchAll(/self\.(\w+)\.(?:lowerAscii|startsWith|matches|size)/g))
+          expect(props(node)[field!]?.maxLength, `${resource.kind} ${field}`).toBeTypeOf('number');
+    }
+  });
+
+  it("carries the model's refinements as CEL rules with the field they are about", () => {
+    const library = spec('VirtualTapeLibrary');
+    expect(rules(library)).toContainEqual({
+      rule: "self.product != '3573-TL' || self.numDrives <= 4",
+      message: 'numDrives must be 1 to 4 for a 3573-TL',
+      fieldPath: '.numDrives',
+    });
+    const initiator = spec('TapeInitiator');
+    expect(rules(initiator).map((r) => r.fieldPath)).toEqual(expect.arrayContaining(['.ports', '.chap']));
+    const pool = rootSchema(buildCrd(RESOURCES.find((r) => r.kind === 'TapePool') as CrdResource));
+    expect(rules(pool)).toContainEqual(expect.objectContaining({ rule: 'self.metadata.name.size() <= 32' }));
   });
 
   it('the initiator WWPN pattern accepts exactly what normalizeWwpn accepts', () => {

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { CRD_DIRS, crdFiles, isGeneratedName, REPO_ROOT } from './crd-files.js';
+import { CRD_DIRS, crdFiles, isGeneratedName, kustomizationFile, REPO_ROOT } from './crd-files.js';
 
 /** Writes every CRD into each CRD directory and removes ones no longer generated. */
 async function main() {
@@ -15,7 +15,7 @@ async function main() {
         console.log(`removed ${dir}/${name}`);
       }
     }
-    for (const file of files) {
+    for (const file of [...files, kustomizationFile()]) {
       await fs.writeFile(path.join(abs, file.name), file.text);
       console.log(`wrote ${dir}/${file.name}`);
     }

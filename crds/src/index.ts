@@ -4,5 +4,4 @@ export * from './structural-problems.js';
 export * from './resources.js';
 export * from './crd.js';
 export * from './crd-files.js';
-export * from './schemas/initiator.js';
-export * from './schemas/remote.js';
+export * from './validations.js';
