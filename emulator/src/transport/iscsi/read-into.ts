@@ -23,7 +23,14 @@ export function readInto(accepted: Socket, into: ReadInto): Socket {
   if (!handle) throw new Error('the accepted socket is already closed');
   shell._handle = null;
   accepted.destroy();
-  const onread = { buffer: () => into.buffer(), callback: (n: number, buf: Buffer) => into.received(n, buf) };
+  const onread = {
+    buffer: () => into.buffer(),
+    // Returning false would pause the socket; reading never pauses here.
+    callback: (n: number, buf: Buffer) => {
+      into.received(n, buf);
+      return true;
+    },
+  };
   // `handle` is the option Node itself uses to wrap an accepted handle (not in the typings).
   return new Socket({ handle, onread, readable: true, writable: true } as SocketConstructorOpts);
 }
