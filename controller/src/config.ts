@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { storeDeadlineFromEnv, storeSettingsFromEnv, type StoreSettings } from '@vtl/store';
+import { healthSettingsFromEnv, type HealthSettings } from '@vtl/reconcile';
 
 /** Controller settings, from the environment (README lists every variable). */
 export interface ControllerConfig {
@@ -12,7 +13,8 @@ export interface ControllerConfig {
   /** The most one store (etcd) call waits (VTL_STORE_DEADLINE_MS, default 5 s). */
   storeDeadlineMs: number;
   /** host:port of the reconcile metrics endpoint (GET /metrics); '' serves none. */
-  metricsAddr: string;
+  metricsAddr: string; /** Where the probes listen (VTL_HEALTH_PORT, VTL_HEALTH_BIND); port 0: nowhere. */
+  health: HealthSettings;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConfig {
@@ -23,5 +25,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     drainTimeoutMs: Number(env.VTL_DRAIN_TIMEOUT_MS) || 0,
     storeDeadlineMs: storeDeadlineFromEnv(env),
     metricsAddr: env.VTL_CONTROLLER_METRICS_ADDR ?? '',
+    health: healthSettingsFromEnv(env),
   };
 }

@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
 import { EmulatorClient } from '@vtl/emulator';
 import { emulatorSocket } from './dataplane/emulator-config.js';
+import { loadEmulatorRunnerConfig } from './emulator-runner-config.js';
 
 /**
  * `vtl emulator` (deploy/image/vtl): keeps this node's tape emulator running in a container of
@@ -101,7 +102,7 @@ export async function probeEmulator(stateDir: string, timeoutMs = 3_000): Promis
 
 async function main(): Promise<void> {
   const logger = pino({ base: { component: 'emulator-runner', pid: process.pid } });
-  const stateDir = path.resolve(process.env.VTL_STATE_DIR ?? 'var');
+  const { stateDir, retryMs } = loadEmulatorRunnerConfig();
   if (process.argv.includes('--probe')) process.exit((await probeEmulator(stateDir)) ? 0 : 1);
   const entry = path.resolve(import.meta.dirname, '../../emulator/dist/main.js');
   const abort = new AbortController();
@@ -111,7 +112,7 @@ async function main(): Promise<void> {
     entry,
     logger,
     signal: abort.signal,
-    retryMs: Number(process.env.VTL_EMULATOR_RETRY_MS ?? 2_000),
+    retryMs,
   });
   process.exit(0);
 }

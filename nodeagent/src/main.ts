@@ -39,7 +39,7 @@ runProcess('nodeagent', async (rootLogger) => {
     deadlineMs: config.storeDeadlineMs,
     logger,
   });
-  await serveHealth(store, logger); // VTL_HEALTH_PORT: the chart's probes
+  await serveHealth(store, logger, config.health); // VTL_HEALTH_PORT: the chart's probes
   // One nodeagent per node: a second one waits here until the first is gone.
   const claim = await claimNode(store, config.node, logger);
   const journal = new EventJournal(store);
