@@ -26,7 +26,7 @@ kernel=$(sed -n 's/^\(linux-image-[^=]*\)=\(.*\)$/\1=\2/p' "$image/packages.txt"
 }
 key=$( (
   echo "$kernel"
-  sha256sum "$0" "$source_c" | cut -d' ' -f1
+  sha256sum "$0" "$source_c" "$repo/scripts/build-vtl-tcmu.sh" | cut -d' ' -f1
 ) | sha256sum | cut -c1-16)
 out=$cache_root/$key
 if [ -f "$out/ready" ]; then
@@ -57,8 +57,7 @@ for m in target_core_mod target_core_user tcm_loop iscsi_target_mod uio configfs
 done
 # The whole kernel's modules.dep: the base image's modules and these resolve alike.
 cp "$work/src/$moddir/modules.dep" "$work/src/$moddir/modules.builtin" "$work/root/$moddir/"
-mkdir -p "$work/root/usr/sbin"
-gcc -O2 -Wall -Wextra -Wno-format-truncation -static -o "$work/root/usr/sbin/vtl-tcmu" "$source_c"
+bash "$repo/scripts/build-vtl-tcmu.sh" "$work/root/usr/sbin/vtl-tcmu"
 touch "$work/root/ready"
 rm -rf "$out"
 mv "$work/root" "$out"

@@ -16,6 +16,9 @@ packages+=(autoconf automake libtool pkg-config make gcc libfuse-dev libxml2-dev
 # (deploy/image/build.sh: mmdebstrap) and run it in Debian's Docker (deploy/image/docker-up.sh).
 packages+=(golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v3-dev golang-github-xeipuuv-gojsonschema-dev)
 packages+=(docker.io mmdebstrap)
+# The FC guest tests run Node from the npm registry in the QEMU guest; it needs libatomic (not in
+# the guest image), copied from the host. vtl-tcmu is built static with the kernel UAPI headers.
+packages+=(libatomic1 linux-libc-dev)
 # Debian's Chromium is the browser of e2e/src/console.test.ts (driven by playwright-core).
 packages+=(chromium chromium-driver)
 missing=()

@@ -27,3 +27,4 @@ export * from './resources/throughput.js';
 export * from './text.js';
 export * from './endpoint.js';
 export * from './resources/update.js';
+export * from './resources/managed-by.js';

@@ -70,6 +70,29 @@ export const keys = {
     prefix: `${ROOT}secrets/initiators/`,
     one: (name: string) => `${ROOT}secrets/initiators/${name}`,
   },
+  /** Secrets that declared objects name by `secretRef` (docs/gitops.md): write-only, sealed at rest. */
+  gitopsSecrets: {
+    prefix: `${ROOT}secrets/gitops/`,
+    one: (name: string) => `${ROOT}secrets/gitops/${name}`,
+  },
+  /** A Git source's credential and webhook secret, sealed at rest, never returned. */
+  gitopsSourceSecrets: {
+    prefix: `${ROOT}secrets/gitops-sources/`,
+    one: (name: string) => `${ROOT}secrets/gitops-sources/${name}`,
+  },
+  /** Git sources (what to fetch) and their status (what was applied), apart so a poll never rewrites the spec. */
+  gitopsSources: { prefix: `${ROOT}gitops/sources/`, one: (name: string) => `${ROOT}gitops/sources/${name}` },
+  gitopsSourceStatus: {
+    prefix: `${ROOT}gitops/status/`,
+    one: (name: string) => `${ROOT}gitops/status/${name}`,
+  },
+  /** A webhook's request for an early poll of one source: the controller watches these. */
+  gitopsPollRequests: { prefix: `${ROOT}gitops/poll/`, one: (name: string) => `${ROOT}gitops/poll/${name}` },
+  /** Service principals' keys (the controller's GitOps applier), stored as SHA-256 like API keys. */
+  serviceKeys: {
+    prefix: `${ROOT}auth/service-keys/`,
+    one: (name: string) => `${ROOT}auth/service-keys/${name}`,
+  },
   /** The host boot a node's jobs last ran under: a different one at start means the host rebooted. */
   jobBoot: (node: string) => `${ROOT}system/job-boot/${node}`,
   /** Verified chunks of an export job (its resumable ledger). */

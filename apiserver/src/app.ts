@@ -40,6 +40,7 @@ import { cartridgeJobRoutes } from './routes/cartridge-jobs.js';
 import { recoverRoutes } from './routes/recover.js';
 import { systemUpdateRoutes } from './routes/system-update.js';
 import { throughputRoutes } from './routes/throughput.js';
+import { gitopsRoutes } from './routes/gitops.js';
 import { createMetrics } from './services/metrics.js';
 import { AuditLog } from './services/audit-log.js';
 
@@ -118,6 +119,7 @@ export async function buildApp(
     eventStreamRoutes,
     targetRoutes,
     throughputRoutes,
+    gitopsRoutes,
   ])
     await routes(app, ctx);
   await auditRoutes(app, ctx, new AuditLog(ctx.store));

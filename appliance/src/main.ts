@@ -1,6 +1,6 @@
 import path from 'node:path';
-// Deep imports: the store's index would load the etcd client (gRPC) the launcher never uses.
-import { startEtcd, type EtcdProcess } from '@vtl/store/dist/etcd-process.js';
+// Not the store's index: it would load the etcd client (gRPC) the launcher never uses.
+import { startEtcd, type EtcdProcess } from '@vtl/store/launcher';
 import { loadConfig } from './config.js';
 import { prepareStoreAccess } from './store-access.js';
 import { SupervisedProcess } from './supervised-process.js';
@@ -9,6 +9,8 @@ import { announceWhenReady, launcherLogger } from './banner.js';
 import { takeStateDir } from './run-state.js';
 import { stopEmulatorIfRunning } from './emulator-stop.js';
 import { childTuning } from './memory-tuning.js';
+// Side effect: the launcher, too, collects its garbage once idle after a burst.
+import './idle-gc.js';
 import { prepareReleases, releaseEntry } from './release-entry.js';
 
 /** The appliance exits this long after SIGTERM whatever its children and etcd do. */

@@ -1,8 +1,6 @@
 import path from 'node:path';
-// Deep imports, so the launcher does not load the etcd client (gRPC) with the store's index.
-import { ensurePki, type PkiIdentity } from '@vtl/store/dist/pki.js';
-import { ensureSealingKeyFile } from '@vtl/store/dist/sealing.js';
-import type { StoreTls } from '@vtl/store/dist/store-tls.js';
+// The launcher's entry point, so the launcher does not load the etcd client (gRPC) with the store's index.
+import { ensurePki, ensureSealingKeyFile, type PkiIdentity, type StoreTls } from '@vtl/store/launcher';
 import type { Logger } from 'pino';
 
 /** How the appliance's processes reach the store: etcd's TLS files and each process's settings. */

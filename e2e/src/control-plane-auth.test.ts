@@ -73,7 +73,13 @@ const EXPECTED: Array<[string, string, string]> = [
   ['put', '/api/targets/acls/{wwpn}', 'admin'],
   ['delete', '/api/targets/acls/{wwpn}', 'admin'],
   ['put', '/api/targets/ports', 'admin'],
+  // docs/gitops.md: a dry run changes nothing, so a read-only key (CI's `vtl diff`) may call it.
+  ['post', '/api/gitops/plan', 'read-only'],
+  ['post', '/api/gitops/apply', 'admin'],
 ];
+
+/** POSTs that only read (docs/gitops.md): answered to read-only principals like a GET. */
+const READING_POSTS = new Set(['/api/gitops/plan']);
 
 const fill = (p: string) =>
   p
@@ -139,7 +145,7 @@ describe('who may call what: sessions, API keys, roles and the audit log', () =>
         r.method === 'get' ? undefined : {},
       );
       // A key is no user: it cannot log out (400) or change a password (403) either.
-      if (r.method === 'get' && r.role !== 'admin')
+      if ((r.method === 'get' || READING_POSTS.has(r.path)) && r.role !== 'admin')
         expect([401, 403], `${r.method} ${r.path}`).not.toContain(res.status);
       else {
         expect(res.status, `${r.method} ${r.path}: ${res.text}`).toBe(

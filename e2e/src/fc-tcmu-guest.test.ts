@@ -2,14 +2,26 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@vtl/reconcile';
 import { freePort } from '@vtl/store';
-import { Appliance } from './harness/appliance.js';
-import { ensureGuestImage, findQemu } from './guest/guest-image.js';
+import { fcPlan, type LioApplyRequest, type LunPlan } from '@vtl/nodeagent';
+import type { Appliance } from './harness/appliance.js';
+import {
+  createGuestLibrary,
+  libraryCartridges,
+  slotTags,
+  startGuestBench,
+  stepChecker,
+  type GuestCartridge,
+} from './harness/guest-session.js';
+import { findQemu } from './guest/guest-image.js';
 import { guestScript } from './guest/guest-script.js';
 import { GUEST_PORTAL, runGuest, type GuestRun } from './guest/qemu-runner.js';
 import { tcmuOverlay } from './guest/tcmu-overlay.js';
+import { driverOverlay } from './guest/driver-overlay.js';
 
 /** Where the guest's handler reaches the emulator's TCMU bridge (QEMU forwards it). */
 const TCMU_GUEST_ENDPOINT = '10.0.2.101:4000';
+/** The tcm_loop target the driver builds in the guest. */
+const LOOP_WWN = 'naa.5001405aa0000001';
 const LOAD_SLOT = 1;
 const FROM_SLOT = 2;
 const TO_SLOT = 6;
@@ -17,11 +29,6 @@ const CARTRIDGES = 4;
 const GUEST_TIMEOUT_MS = 10 * 60_000;
 
 const qemu = await findQemu();
-
-interface Cartridge {
-  label: string;
-  location: string;
-}
 
 /**
  * The Fibre Channel data path on a real Linux target core: the guest's kernel runs LIO with
@@ -33,7 +40,7 @@ interface Cartridge {
 describe.skipIf(!qemu)('a Linux host drives the library through LIO, TCMU and tcm_loop', () => {
   let app: Appliance;
   let libId: number;
-  let before: Cartridge[];
+  let before: GuestCartridge[];
   let driveSerial: string;
   let guest: GuestRun;
   /** The nodeagent pid killed while the guest wrote (agent-restart step). */
@@ -42,47 +49,39 @@ describe.skipIf(!qemu)('a Linux host drives the library through LIO, TCMU and tc
   beforeAll(
     async () => {
       const tcmuPort = await freePort();
-      const [built, started] = await Promise.allSettled([
-        ensureGuestImage().then(async (image) => ({ image, overlay: await tcmuOverlay(image) })),
-        Appliance.start({ env: { VTL_TCMU_LISTEN: `127.0.0.1:${tcmuPort}` } }),
-      ]);
-      if (started.status === 'fulfilled') app = started.value;
-      if (built.status === 'rejected') throw built.reason;
-      if (started.status === 'rejected') throw started.reason;
-      const { image, overlay } = built.value;
-      const pool = (await app.api.get('/api/pools')).body[0];
-      const lib = await app.api.post('/api/libraries', {
+      const bench = await startGuestBench({
+        env: { VTL_TCMU_LISTEN: `127.0.0.1:${tcmuPort}` },
+        overlays: [tcmuOverlay, () => driverOverlay()],
+        keep: (a) => (app = a),
+      });
+      const lib = await createGuestLibrary(app, {
         name: 'fchost',
-        product: '3573-TL',
-        drive_product: 'ULT3580-TD8',
-        num_drives: 2,
-        num_slots: 8,
-        num_map: 1,
-        label_prefix: 'FCL',
-        pool_id: pool.id,
+        labelPrefix: 'FCL',
+        drives: 2,
+        slots: 8,
+        cartridges: CARTRIDGES,
       });
-      expect(lib.status, lib.text).toBe(201);
-      libId = lib.body.library;
-      expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
-      const minted = await app.api.post('/api/cartridges', { library: libId, count: CARTRIDGES });
-      expect(minted.status, minted.text).toBe(200);
-      await waitFor(
-        async () => (await cartridges()).filter((c) => c.location.startsWith('slot:')).length === CARTRIDGES,
-      );
-      before = await cartridges();
-      const drives = await waitFor(async () => {
-        const status = (await app.api.get('/api/status')).body;
-        const d = status.libraries.find((l: any) => l.library.id === libId)?.drives;
-        return d?.length === 2 && d[0].serial ? d : undefined;
-      });
-      driveSerial = drives[0].serial;
-      // The LUN table the nodeagent would build on an FC port: backstore names and dev_configs.
+      libId = lib.id;
+      before = lib.before;
+      driveSerial = lib.driveSerials[0]!;
+      // The LUN table the nodeagent builds on an FC port, as the API shows it; the driver in the
+      // guest builds it on the loopback fabric (no ACLs there: tcm_loop has none).
       const luns = await waitFor(async () => {
-        const view = (await app.api.get('/api/targets')).body;
-        const rows = (view.luns ?? []) as { lun: number; backstore: string; device: string }[];
-        return rows.length === 3 ? rows : undefined;
+        const rows = ((await app.api.get('/api/targets')).body.luns ?? []) as Omit<
+          LunPlan,
+          'name' | 'config'
+        >[];
+        return rows.length === 3
+          ? rows.map((r) => ({ ...r, name: path.basename(r.backstore), config: `vtl/${r.device}` }))
+          : undefined;
       });
-      const lunList = luns.map((l) => `${l.lun},${path.basename(l.backstore)},vtl/${l.device}`).join(' ');
+      const plan = fcPlan([], '', luns);
+      const driverRequest: LioApplyRequest = {
+        fabric: 'loopback',
+        ports: [LOOP_WWN],
+        nexus: 'naa.5001405bb0000001',
+        plan: { ...plan, disabled: [...plan.disabled] },
+      };
       const script = guestScript(
         {
           initiatorIqn: 'iqn.2026-11.test.guest:unused',
@@ -97,20 +96,21 @@ describe.skipIf(!qemu)('a Linux host drives the library through LIO, TCMU and tc
         {
           LOCAL_FABRIC: 'loopback',
           TCMU_ENDPOINT: TCMU_GUEST_ENDPOINT,
-          LUNS: lunList,
-          LOOP_WWN: 'naa.5001405aa0000001',
-          LOOP_NEXUS: 'naa.5001405bb0000001',
+          LOOP_WWN,
+          DRIVER_REQUEST: JSON.stringify(driverRequest),
         },
         ['fc-setup.sh'],
       );
       const startedAt = Date.now();
       guest = await runGuest({
         qemu: qemu!,
-        image,
+        image: bench.image,
         script,
         targetPort: app.ports.iscsi,
         forwards: [{ guest: TCMU_GUEST_ENDPOINT, hostPort: tcmuPort }],
-        extraArchives: [overlay],
+        extraArchives: bench.overlays,
+        // Node and the driver bundle live in the initramfs too.
+        memoryMb: 1536,
         timeoutMs: GUEST_TIMEOUT_MS,
         onLine: (line) => {
           if (process.env.VTL_GUEST_CONSOLE) console.log(`guest| ${line}`);
@@ -130,36 +130,13 @@ describe.skipIf(!qemu)('a Linux host drives the library through LIO, TCMU and tc
     await app?.destroy();
   });
 
-  async function cartridges(): Promise<Cartridge[]> {
-    const all = (await app.api.get('/api/cartridges')).body as (Cartridge & { library: number })[];
-    return all.filter((c) => c.library === libId);
-  }
-
-  function passed(step: string): string {
-    const result =
-      guest.results.find((r) => r.step === step && !r.ok) ?? guest.results.find((r) => r.step === step);
-    const logs = guest.console
-      .split(/\r?\n/)
-      .filter(
-        (l) => l.startsWith(`LOG ${step} `) || l.startsWith('LOG handler ') || l.startsWith('LOG kernel '),
-      )
-      .join('\n');
-    const context = `${step}: ${result ? result.detail : 'never reported'}\n${logs || guest.console.slice(-3000)}`;
-    expect(result?.ok, context).toBe(true);
-    return result!.detail;
-  }
-
-  const slotTags = (carts: Cartridge[]) =>
-    carts
-      .filter((c) => c.location.startsWith('slot:'))
-      .map((c) => [Number(c.location.slice(5)), c.label] as const)
-      .sort((a, b) => a[0] - b[0])
-      .map(([slot, label]) => `${slot}=${label}`)
-      .join(',');
+  const cartridges = () => libraryCartridges(app, libId);
+  const passed = stepChecker(() => guest, ['handler', 'kernel']);
 
   it('builds TCMU backstores behind tcm_loop; st and ch find the changer and the drive the API names', () => {
     expect(guest.finished, guest.console.slice(-3000)).toBe(true);
-    expect(passed('fabric')).toMatch(/^luns=3 /);
+    // Built by the nodeagent's driver: the backstores, the target and its nexus, the LUNs.
+    expect(passed('fabric')).toMatch(new RegExp(`^luns=3 handler=\\d+ built="${LOOP_WWN}"$`));
     expect(passed('devices')).toMatch(/changer=\/dev\/sg\d+ sch=\/dev\/sch0 tape=\/dev\/nst\d+ tapes=2/);
   });
 
@@ -231,6 +208,10 @@ describe.skipIf(!qemu)('a Linux host drives the library through LIO, TCMU and tc
       `fc guest throughput (KiB/s, software emulation): tcm_loop/TCMU write ${tw} read ${tr}; ` +
         `iSCSI write ${iw} read ${ir}; TCMU/iSCSI write ${(tw / iw).toFixed(2)} read ${(tr / ir).toFixed(2)}`,
     );
+    // Where a TCMU command's time goes (vtl-tcmu's counters: write phase | read phase).
+    const profile = passed('perf-profile');
+    expect(profile).toMatch(/^cmds=\d+ .*avg-us wait=\d+ send=\d+ service=\d+ recv=\d+\|cmds=\d+ /);
+    console.info(`fc guest TCMU profile (drive 0, write | read): ${profile}`);
   });
 
   it('unloads and moves cartridges with mtx; the API sees where they went', async () => {

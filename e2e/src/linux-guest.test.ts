@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@vtl/reconcile';
-import { Appliance } from './harness/appliance.js';
-import { ensureGuestImage, findQemu } from './guest/guest-image.js';
+import type { Appliance } from './harness/appliance.js';
+import {
+  createGuestLibrary,
+  libraryCartridges,
+  slotTags,
+  startGuestBench,
+  stepChecker,
+  type GuestCartridge,
+} from './harness/guest-session.js';
+import { findQemu } from './guest/guest-image.js';
 import { guestScript } from './guest/guest-script.js';
 import { GUEST_PORTAL, runGuest, type GuestRun } from './guest/qemu-runner.js';
 
@@ -22,11 +30,6 @@ const GUEST_TIMEOUT_MS = 8 * 60_000;
 
 const qemu = await findQemu();
 
-interface Cartridge {
-  label: string;
-  location: string;
-}
-
 /**
  * The strongest host check: a Linux guest under QEMU logs in with the kernel's own iSCSI
  * initiator (open-iscsi, mutual CHAP) and drives the library with the tools a backup admin uses: mtx on
@@ -35,37 +38,25 @@ interface Cartridge {
 describe.skipIf(!qemu)('a Linux host drives the library with mtx, mt-st and tar', () => {
   let app: Appliance;
   let libId: number;
-  let before: Cartridge[];
+  let before: GuestCartridge[];
   /** Serial of drive 0 as the status view shows it; the guest finds its tape device by it. */
   let driveSerial: string;
   let guest: GuestRun;
 
   beforeAll(
     async () => {
-      const [built, started] = await Promise.allSettled([
-        ensureGuestImage(),
-        // Hard-deny, as shipped: the guest gets in because its IQN is registered below.
-        Appliance.start({ env: { VTL_ISCSI_OPEN: '0' } }),
-      ]);
-      // Keep a started appliance for afterAll even when the image build failed.
-      if (started.status === 'fulfilled') app = started.value;
-      if (built.status === 'rejected') throw built.reason;
-      if (started.status === 'rejected') throw started.reason;
-      const image = built.value;
-      const pool = (await app.api.get('/api/pools')).body[0];
-      const lib = await app.api.post('/api/libraries', {
+      // Hard-deny, as shipped: the guest gets in because its IQN is registered below.
+      const bench = await startGuestBench({ env: { VTL_ISCSI_OPEN: '0' }, keep: (a) => (app = a) });
+      const lib = await createGuestLibrary(app, {
         name: 'linuxhost',
-        product: '3573-TL',
-        drive_product: 'ULT3580-TD8',
-        num_drives: 2,
-        num_slots: 8,
-        num_map: 1,
-        label_prefix: 'LNX',
-        pool_id: pool.id,
+        labelPrefix: 'LNX',
+        drives: 2,
+        slots: 8,
+        cartridges: CARTRIDGES,
       });
-      expect(lib.status, lib.text).toBe(201);
-      libId = lib.body.library;
-      expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
+      libId = lib.id;
+      before = lib.before;
+      driveSerial = lib.driveSerials[0]!;
       const acl = await app.api.post('/api/targets/acls', {
         wwpn: GUEST_IQN,
         fabric: 'iscsi',
@@ -77,18 +68,6 @@ describe.skipIf(!qemu)('a Linux host drives the library with mtx, mt-st and tar'
         },
       });
       expect(acl.status, acl.text).toBe(200);
-      const minted = await app.api.post('/api/cartridges', { library: libId, count: CARTRIDGES });
-      expect(minted.status, minted.text).toBe(200);
-      await waitFor(
-        async () => (await cartridges()).filter((c) => c.location.startsWith('slot:')).length === CARTRIDGES,
-      );
-      before = await cartridges();
-      const drives = await waitFor(async () => {
-        const status = (await app.api.get('/api/status')).body;
-        const d = status.libraries.find((l: any) => l.library.id === libId)?.drives;
-        return d?.length === 2 && d[0].serial ? d : undefined;
-      });
-      driveSerial = drives[0].serial;
       const script = guestScript({
         initiatorIqn: GUEST_IQN,
         portal: GUEST_PORTAL,
@@ -102,7 +81,7 @@ describe.skipIf(!qemu)('a Linux host drives the library with mtx, mt-st and tar'
       const startedAt = Date.now();
       guest = await runGuest({
         qemu: qemu!,
-        image,
+        image: bench.image,
         script,
         targetPort: app.ports.iscsi,
         timeoutMs: GUEST_TIMEOUT_MS,
@@ -120,32 +99,9 @@ describe.skipIf(!qemu)('a Linux host drives the library with mtx, mt-st and tar'
     await app?.destroy();
   });
 
-  async function cartridges(): Promise<Cartridge[]> {
-    const all = (await app.api.get('/api/cartridges')).body as (Cartridge & { library: number })[];
-    return all.filter((c) => c.library === libId);
-  }
-
+  const cartridges = () => libraryCartridges(app, libId);
   /** The detail of a step the guest reported as ok; fails with the guest's log of that step. */
-  function passed(step: string): string {
-    const result =
-      guest.results.find((r) => r.step === step && !r.ok) ?? guest.results.find((r) => r.step === step);
-    const logs = guest.console
-      .split(/\r?\n/)
-      .filter((l) => l.startsWith(`LOG ${step} `))
-      .join('\n');
-    const context = `${step}: ${result ? result.detail : 'never reported'}\n${logs || guest.console.slice(-3000)}`;
-    expect(result?.ok, context).toBe(true);
-    return result!.detail;
-  }
-
-  /** `slot=label,...` of the library's cartridges that sit in storage slots. */
-  const slotTags = (carts: Cartridge[]) =>
-    carts
-      .filter((c) => c.location.startsWith('slot:'))
-      .map((c) => [Number(c.location.slice(5)), c.label] as const)
-      .sort((a, b) => a[0] - b[0])
-      .map(([slot, label]) => `${slot}=${label}`)
-      .join(',');
+  const passed = stepChecker(() => guest);
 
   it('logs in with open-iscsi and mutual CHAP and finds the changer and the drive the API names', () => {
     expect(guest.finished, guest.console.slice(-3000)).toBe(true);
@@ -210,7 +166,7 @@ describe.skipIf(!qemu)('a Linux host drives the library with mtx, mt-st and tar'
       );
     });
     expect(passed('mtx-status-after')).toBe(slotTags(await cartridges()));
-    const written = (await cartridges()) as (Cartridge & { size_bytes: number })[];
+    const written = (await cartridges()) as (GuestCartridge & { size_bytes: number })[];
     expect(written.find((c) => c.label === loaded)!.size_bytes).toBeGreaterThan(1_000_000);
     await waitFor(async () => {
       const events = (await app.api.get('/api/events/recent')).body as {

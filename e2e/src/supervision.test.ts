@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,34 +5,19 @@ import { waitFor } from '@vtl/reconcile';
 import { Cdb } from '@vtl/emulator';
 import { LibIscsiSession } from '@vtl/emulator/dist/testing/libiscsi.js';
 import { Appliance } from './harness/appliance.js';
-import { census, processesOf, type Role } from './harness/processes.js';
+import { census, processesOf } from './harness/processes.js';
+import {
+  CONTROL_PLANE,
+  alive,
+  exitTimes,
+  isZombie,
+  runToExit,
+  timeToExit,
+  waitUntilOnly,
+} from './harness/supervision.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
-const CONTROL_PLANE: Role[] = ['apiserver', 'controller', 'nodeagent'];
 const HOST_IQN = 'iqn.2026-11.test.host:supervision';
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-/** Resolves with how long the process took to go away after `signal`. */
-async function timeToExit(pid: number, signal: NodeJS.Signals, limitMs: number): Promise<number> {
-  const t0 = Date.now();
-  process.kill(pid, signal);
-  await waitFor(async () => !alive(pid) || (await isZombie(pid)), { timeoutMs: limitMs, intervalMs: 50 });
-  return Date.now() - t0;
-}
-
-async function isZombie(pid: number) {
-  const fs = await import('node:fs/promises');
-  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-  return stat === '' || stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
-}
 
 describe('supervision: the appliance cleans up after itself', () => {
   let app: Appliance;
@@ -61,17 +45,14 @@ describe('supervision: the appliance cleans up after itself', () => {
       emulator: 1,
     });
 
-    const second = spawn(process.execPath, [path.join(root, 'appliance/dist/main.js')], {
-      cwd: root,
-      env: app.launchEnv(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    second.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    second.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const t0 = Date.now();
-    const code = await new Promise<number | null>((resolve) => second.once('exit', (c) => resolve(c)));
-    expect(Date.now() - t0).toBeLessThan(10_000);
+    const { code, output, ms } = await runToExit(
+      [process.execPath, path.join(root, 'appliance/dist/main.js')],
+      {
+        cwd: root,
+        env: app.launchEnv(),
+      },
+    );
+    expect(ms).toBeLessThan(10_000);
     expect(code).toBe(2);
     expect(output).toContain(
       `The state directory ${app.stateDir} is in use by the appliance running as pid ${app.pid}`,
@@ -112,17 +93,11 @@ describe('supervision: the appliance cleans up after itself', () => {
     await app.signalMain('SIGKILL');
     // Within a few seconds, by themselves: nobody signals them.
     const t0 = Date.now();
-    const gone = (await waitFor(
-      async () => {
-        const now = await processesOf(app.stateDir);
-        return [...CONTROL_PLANE, 'etcd' as const].every((r) => now[r].length === 0) && now;
-      },
-      { timeoutMs: 10_000, intervalMs: 100 },
-    ).catch(async () => {
-      throw new Error(
-        `children still run 10 s after kill -9: ${JSON.stringify(census(await processesOf(app.stateDir)))}`,
-      );
-    })) as Record<Role, number[]>;
+    const gone = await waitUntilOnly(app.stateDir, {
+      keep: ['appliance', 'emulator'],
+      timeoutMs: 10_000,
+      what: 'children still run 10 s after kill -9',
+    });
     expect(Date.now() - t0).toBeLessThan(10_000);
     expect(gone.emulator).toEqual(before.emulator);
   });
@@ -194,23 +169,16 @@ describe('supervision: the appliance cleans up after itself', () => {
     process.kill(etcd, 'SIGSTOP');
     try {
       // The processes that were fully up when the store stalled, all at once.
-      await Promise.all(
-        CONTROL_PLANE.map(async (role) => {
-          const ms = await timeToExit(running[role][0]!, 'SIGTERM', 12_000).catch(() => Infinity);
-          expect(ms, `${role} exit after SIGTERM (ms)`).toBeLessThan(10_000);
-        }),
-      );
+      const times = await exitTimes(running, CONTROL_PLANE, 'SIGTERM', 12_000);
+      for (const role of CONTROL_PLANE)
+        expect(times[role], `${role} exit after SIGTERM (ms)`).toBeLessThan(10_000);
       // The launcher restarts them (they now wait for etcd): it must still stop in time, and stop all.
       await waitFor(async () => (await processesOf(app.stateDir)).apiserver.length === 1, {
         timeoutMs: 10_000,
       });
       const ms = await timeToExit(app.pid!, 'SIGTERM', 12_000).catch(() => Infinity);
       expect(ms, 'appliance exit after SIGTERM (ms)').toBeLessThan(10_000);
-      await waitFor(async () => Object.values(await processesOf(app.stateDir)).flat().length === 0, {
-        timeoutMs: 5_000,
-      }).catch(async () => {
-        throw new Error(`left running: ${JSON.stringify(census(await processesOf(app.stateDir)))}`);
-      });
+      await waitUntilOnly(app.stateDir, { timeoutMs: 5_000 });
     } finally {
       if (alive(etcd)) process.kill(etcd, 'SIGCONT');
     }
@@ -228,11 +196,7 @@ describe('supervision: the appliance cleans up after itself', () => {
     );
     const ms = await timeToExit(app.pid!, 'SIGTERM', 12_000);
     expect(ms).toBeLessThan(10_000);
-    await waitFor(async () => Object.values(await processesOf(app.stateDir)).flat().length === 0, {
-      timeoutMs: 5_000,
-    }).catch(async () => {
-      throw new Error(`left running: ${JSON.stringify(census(await processesOf(app.stateDir)))}`);
-    });
+    await waitUntilOnly(app.stateDir, { timeoutMs: 5_000 });
   });
 
   it('with etcd gone (killed), each process and then the appliance exit within 10 s of SIGTERM', async () => {
@@ -241,19 +205,12 @@ describe('supervision: the appliance cleans up after itself', () => {
     const running = await processesOf(app.stateDir);
     process.kill(running.etcd[0]!, 'SIGKILL');
     // The processes that were fully up when the store went, all at once.
-    await Promise.all(
-      CONTROL_PLANE.map(async (role) => {
-        const ms = await timeToExit(running[role][0]!, 'SIGTERM', 12_000).catch(() => Infinity);
-        expect(ms, `${role} exit after SIGTERM (ms)`).toBeLessThan(10_000);
-      }),
-    );
+    const times = await exitTimes(running, CONTROL_PLANE, 'SIGTERM', 12_000);
+    for (const role of CONTROL_PLANE)
+      expect(times[role], `${role} exit after SIGTERM (ms)`).toBeLessThan(10_000);
     // The launcher keeps restarting them (they cannot reach etcd); it must still stop in time.
     const ms = await timeToExit(app.pid!, 'SIGTERM', 12_000).catch(() => Infinity);
     expect(ms, 'appliance exit after SIGTERM (ms)').toBeLessThan(10_000);
-    await waitFor(async () => Object.values(await processesOf(app.stateDir)).flat().length === 0, {
-      timeoutMs: 5_000,
-    }).catch(async () => {
-      throw new Error(`left running: ${JSON.stringify(census(await processesOf(app.stateDir)))}`);
-    });
+    await waitUntilOnly(app.stateDir, { timeoutMs: 5_000 });
   });
 });

@@ -218,6 +218,48 @@ describe('signed updates: upload, detached apply, automatic and manual rollback 
     expect(res.body.error.details.reason).toBe('nothing_to_roll_back');
   });
 
+  it('settles at once the update of an updater killed -9 mid-apply: reported, put back, uploads accepted again', async () => {
+    const res = await upload(bundles.good!);
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    // Frozen the moment it has claimed the record, so the kill lands mid-apply (before the switch).
+    const pid = (await waitFor(async () => (await status()).pending?.updater?.pid ?? false, {
+      timeoutMs: 30_000,
+      intervalMs: 20,
+    })) as number;
+    process.kill(pid, 'SIGSTOP');
+    const frozen = (await status()).pending;
+    expect(frozen.updater).toMatchObject({
+      pid,
+      boot_id: expect.any(String),
+      start_ticks: expect.any(String),
+    });
+    expect(frozen.step).not.toMatch(/switched|restarting/);
+    process.kill(pid, 'SIGKILL');
+    // Seen as soon as the process is gone: well before any deadline (60 s here) or timeout.
+    const t0 = Date.now();
+    const s = (await waitFor(
+      async () => {
+        const now = await status();
+        return now.pending === null ? now : false;
+      },
+      { timeoutMs: 10_000, intervalMs: 100 },
+    )) as any;
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(s.last_result).toMatchObject({ ok: false, action: 'update', version: 'v0.1.0' });
+    expect(s.last_result.detail).toMatch(
+      new RegExp(
+        `updater pid ${pid} is no longer running.*v0\\.2\\.0 was not applied.*Upload the bundle again`,
+      ),
+    );
+    const events = (await app.api.get('/api/events/search?kind=update_taken_over&limit=10')).body;
+    expect(events[0]).toMatchObject({ kind: 'update_taken_over', detail: s.last_result.detail });
+    // Put back as it was: no release directory, no update files, the old version answering.
+    await nothingChanged();
+    expect((await processesOf(app.stateDir)).emulator).toEqual([emulatorPid]);
+    await sessionWorks();
+    // The next test's upload is accepted: the record no longer blocks.
+  }, 120_000);
+
   it('applies a newer release through the detached updater: /healthz reports it, host I/O goes on', async () => {
     const busy = keepHostBusy();
     const res = await upload(bundles.good!);

@@ -34,6 +34,11 @@ export interface NodeagentConfig {
   hostPower: string;
   /** Stop the emulator when the nodeagent stops (single-node `npm start`); off on an appliance. */
   stopEmulatorOnExit: boolean;
+  /**
+   * vtl-tcmu, supervised beside the emulator when both are set: VTL_TCMU_HANDLER (the binary)
+   * and VTL_TCMU_LISTEN (the emulator's TCMU bridge, which the emulator reads too).
+   */
+  tcmuHandler: { binary: string; listen: string } | undefined;
   emulatorEntry: string;
   /**
    * A systemd unit that runs the emulator (deploy/systemd/vtl-emulator.service): the nodeagent
@@ -77,6 +82,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): NodeagentConfi
     iscsiTcpCongestion: tcpCongestion(env.VTL_ISCSI_TCP_CONGESTION),
     hostPower: env.VTL_HOST_POWER ?? 'os',
     stopEmulatorOnExit: env.VTL_STOP_EMULATOR_ON_EXIT === '1',
+    tcmuHandler:
+      env.VTL_TCMU_HANDLER && env.VTL_TCMU_LISTEN
+        ? { binary: path.resolve(env.VTL_TCMU_HANDLER), listen: env.VTL_TCMU_LISTEN }
+        : undefined,
     configfsRoot: env.VTL_CONFIGFS_ROOT ?? '/sys/kernel/config',
     sysfsRoot: env.VTL_SYSFS_ROOT ?? '/sys',
     lio: lioOptions(env),

@@ -6,6 +6,7 @@ import { pino, type Logger } from 'pino';
 import { EmulatorClient } from '@vtl/emulator';
 import { emulatorSocket } from './dataplane/emulator-config.js';
 import { loadEmulatorRunnerConfig } from './emulator-runner-config.js';
+import { TcmuHandlerSupervisor, handlerEndpoint } from './fabric/tcmu-handler.js';
 
 /**
  * `vtl emulator` (deploy/image/vtl): keeps this node's tape emulator running in a container of
@@ -102,10 +103,20 @@ export async function probeEmulator(stateDir: string, timeoutMs = 3_000): Promis
 
 async function main(): Promise<void> {
   const logger = pino({ base: { component: 'emulator-runner', pid: process.pid } });
-  const { stateDir, retryMs } = loadEmulatorRunnerConfig();
+  const { stateDir, retryMs, tcmu } = loadEmulatorRunnerConfig();
   if (process.argv.includes('--probe')) process.exit((await probeEmulator(stateDir)) ? 0 : 1);
   const entry = path.resolve(import.meta.dirname, '../../emulator/dist/main.js');
   const abort = new AbortController();
+  // The TCMU handler lives where the emulator does (docs/fc.md): in this container.
+  if (tcmu)
+    await new TcmuHandlerSupervisor({
+      binary: tcmu.handler,
+      endpoint: handlerEndpoint(tcmu.listen),
+      sysfsRoot: tcmu.sysfsRoot,
+      configfsRoot: tcmu.configfsRoot,
+      stateDir,
+      logger: logger.child({ component: 'tcmu' }),
+    }).start();
   for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => abort.abort());
   await runEmulator({
     configFile: path.join(path.dirname(emulatorSocket(stateDir)), 'config.json'),

@@ -5,3 +5,6 @@ export { emulatorConfig } from './dataplane/emulator-config.js';
 export { EmulatorSupervisor } from './dataplane/emulator-supervisor.js';
 export { NodeStatusPublisher } from './dataplane/node-status.js';
 export { eraseLibraryOp } from './ops/erase-library.js';
+export { fcPlan } from './fabric/fc-plan.js';
+export type { LioApplyRequest } from './fabric/lio-apply.js';
+export type { LunPlan } from './fabric/lun-table.js';

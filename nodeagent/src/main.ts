@@ -21,6 +21,7 @@ import { rebootOp } from './ops/reboot.js';
 import { poolPathCheckOp } from './ops/pool-path-check.js';
 import { LioFcDriver } from './fabric/lio-driver.js';
 import { startFabricReconciler } from './fabric/fabric-reconciler.js';
+import { TcmuHandlerSupervisor, handlerEndpoint } from './fabric/tcmu-handler.js';
 import { startJobExecutor } from './jobs/job-executor.js';
 import { currentBootId, interruptJobsAfterReboot } from './jobs/reboot-interrupt.js';
 import { claimNode } from './node-claim.js';
@@ -117,6 +118,21 @@ runProcess('nodeagent', async (rootLogger) => {
     },
   });
 
+  // FC hosts' commands: the TCMU handler, kept running where the emulator is (docs/fc.md): here
+  // when this nodeagent spawns the emulator; its container's runner or a unit otherwise.
+  const tcmu =
+    config.tcmuHandler && !config.emulatorUnit
+      ? new TcmuHandlerSupervisor({
+          binary: config.tcmuHandler.binary,
+          endpoint: handlerEndpoint(config.tcmuHandler.listen),
+          sysfsRoot: config.sysfsRoot,
+          configfsRoot: config.configfsRoot,
+          stateDir: config.stateDir,
+          logger: logger.child({ component: 'tcmu' }),
+        })
+      : undefined;
+  await tcmu?.start();
+
   // One level-triggered key for the whole data plane: desired generation and libraries.
   const dataplane = await startDataplaneReconciler({
     store,
@@ -146,7 +162,12 @@ runProcess('nodeagent', async (rootLogger) => {
   // A control-plane restart must leave the emulator serving even where stopping the nodeagent
   // normally stops the data plane (`npm start`): host I/O goes on (§4.2 rule 1).
   let controlPlaneRestart = false;
-  const restartWatch = await exitOnRestartRequest(store, logger, () => (controlPlaneRestart = true));
+  // An update's restart (resume_jobs) leaves jobs running, for the next nodeagent to resume.
+  let pauseJobsFor: string | undefined;
+  const restartWatch = await exitOnRestartRequest(store, logger, (request) => {
+    controlPlaneRestart = true;
+    if (request.resume_jobs) pauseJobsFor = request.reason ?? 'a control-plane restart';
+  });
   logger.info({ node: config.node }, 'nodeagent running');
 
   // Every step bounded, within a shared budget: with etcd stopped or gone the emulator is still
@@ -156,10 +177,15 @@ runProcess('nodeagent', async (rootLogger) => {
     const step = (name: string, fn: () => unknown) =>
       boundedStep(logger, name, fn, Math.max(100, until - Date.now()));
     await step('close restart watch', () => restartWatch.close());
-    // A control-plane restart interrupts running jobs (retryable, §4.2 rule 1); any other stop
-    // leaves them in their state so the next start resumes them.
+    // A control-plane restart interrupts running jobs (retryable, §4.2 rule 1), except an
+    // update's (resume_jobs), which pauses them; any other stop leaves them in their state so
+    // the next start resumes them.
     await step('stop jobs', () =>
-      jobs.stop({ interrupt: controlPlaneRestart ? 'a control-plane restart' : undefined }),
+      jobs.stop(
+        pauseJobsFor !== undefined
+          ? { pause: pauseJobsFor }
+          : { interrupt: controlPlaneRestart ? 'a control-plane restart' : undefined },
+      ),
     );
     await step('stop ops', () => ops.stop());
     await step('stop dataplane', () => dataplane.stop());
@@ -172,6 +198,7 @@ runProcess('nodeagent', async (rootLogger) => {
     until = Date.now() + 2_500;
     if (config.stopEmulatorOnExit && !keepEmulator) await step('stop emulator', () => supervisor.stop());
     else supervisor.detach();
+    await step('stop TCMU handler', () => tcmu?.stop({ kill: config.stopEmulatorOnExit && !keepEmulator }));
     until = Date.now() + 1_000;
     await step('release node', () => claim.release());
     if (metrics) await step('close metrics', () => metrics.close());

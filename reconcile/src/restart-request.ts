@@ -14,7 +14,7 @@ const FORCE_EXIT_MS = 3_000;
 export async function exitOnRestartRequest(
   store: Store,
   logger: Logger,
-  beforeExit: () => void = () => undefined,
+  beforeExit: (request: RestartRequest) => void = () => undefined,
 ): Promise<Informer<RestartRequest>> {
   const seen = (await store.get(keys.restartRequest, RestartRequest))?.value.id;
   let fired = false;
@@ -22,7 +22,7 @@ export async function exitOnRestartRequest(
     if (fired || request.id === seen) return;
     fired = true;
     logger.info({ request }, 'control-plane restart requested; exiting to be restarted');
-    beforeExit();
+    beforeExit(request);
     process.kill(process.pid, 'SIGTERM');
     // A client polling over keep-alive can hold the HTTP server's close open indefinitely.
     setTimeout(() => process.exit(0), FORCE_EXIT_MS).unref();

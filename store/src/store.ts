@@ -242,7 +242,7 @@ export class Store {
   }
 
   /**
-   * The newest store revision this client wrote or read at: a cache that has reached it
+   * The newest store revision this client wrote, read at or saw in a watch: a cache that has reached it
    * reflects everything this process wrote or was answered from the store (an op result
    * read from etcd, say) so a view never goes back behind what a client was already told.
    */
@@ -423,9 +423,16 @@ export class Store {
     }
   }
 
-  /** Wraps a watch callback so sealed secrets arrive opened. */
+  /**
+   * Wraps a watch callback so sealed secrets arrive opened, and the event's revision counts as
+   * seen: what a process learnt from a watch (an operation's result, say) is then part of
+   * seenRevision, so a view it serves afterwards is never older than what it told a client.
+   */
   private opening(onEvent: (e: WatchEvent) => void): (e: WatchEvent) => void {
-    return (e) => onEvent(e.type === 'put' ? { ...e, value: this.sealing.decodeParsed(e.key, e.value) } : e);
+    return (e) => {
+      this.noteRevision(e.modRevision);
+      onEvent(e.type === 'put' ? { ...e, value: this.sealing.decodeParsed(e.key, e.value) } : e);
+    };
   }
 
   /** Runs a transaction; a put refused for an expired lease marks that lease lost. */

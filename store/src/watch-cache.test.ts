@@ -64,6 +64,30 @@ describe('Store.watchCache', () => {
     await cache.close();
   });
 
+  it("counts what a watch delivered as seen: a result learnt from another process's write is not read back older", async () => {
+    // A second client writes (the nodeagent finishing an operation); this one learns of it
+    // through a watch only, as an apiserver waiting for the operation does.
+    const other = await Store.connect({ endpoints: [env.etcd.endpoint] });
+    try {
+      const cache = await store.watchCache('/c4/', [{ prefix: '/c4/x/', schema: Item }]);
+      const seen: string[] = [];
+      const watch = await store.watch('/c4/done/', {}, (e) => seen.push(e.modRevision));
+      const before = BigInt(store.seenRevision);
+      await other.put('/c4/x/result', { n: 7 });
+      const done = await other.put('/c4/done/op', { n: 1 });
+      await waitFor(() => seen.length === 1, { timeoutMs: 10_000 });
+      expect(BigInt(store.seenRevision)).toBeGreaterThanOrEqual(BigInt(done));
+      expect(BigInt(store.seenRevision)).toBeGreaterThan(before);
+      // So a view waiting for seenRevision shows the write made before the one watched.
+      expect(await cache.reached(store.seenRevision, 10_000)).toBe(true);
+      expect(cache.items<Item>('/c4/x/').get('/c4/x/result')?.value.n).toBe(7);
+      await watch.close();
+      await cache.close();
+    } finally {
+      await other.close();
+    }
+  });
+
   it('follows through a broken connection, and re-lists right after its history was compacted', async () => {
     await store.put('/c3/p/keep', { n: 1 });
     await store.put('/c3/p/change', { n: 1 });

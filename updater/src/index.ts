@@ -6,3 +6,6 @@ export { loadTrustedKeys, keyId, signBundle } from './signing.js';
 export { activeRelease, pointLink, releaseInfo, FACTORY, CURRENT } from './releases.js';
 export { launchUpdater } from './launch.js';
 export { SNAPSHOT_EXCLUDES, updateDir, readPending, readLastGood } from './update-records.js';
+export { settleAbandoned, type Settled } from './takeover.js';
+export { updaterGone } from './updater-identity.js';
+export { cartridgesSince, findOrphanImages } from './orphan-images.js';

@@ -2,15 +2,18 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { pino, type Logger } from 'pino';
-import { isoNow, keys, UpdateRecord, type RestartRequest } from '@vtl/api';
+import { isoNow, keys, UpdateRecord, type OrphanImage, type RestartRequest } from '@vtl/api';
 import { EventJournal, Store } from '@vtl/store';
 import { loadUpdaterConfig, type UpdaterConfig } from './updater-config.js';
 import { waitForVersion } from './health-probe.js';
 import { unitName } from './launch.js';
+import { HEARTBEAT_MS, selfIdentity } from './updater-identity.js';
+import { findOrphanImages } from './orphan-images.js';
 import { installRelease, pruneReleases, switchRelease } from './releases.js';
 import {
   SNAPSHOT_EXCLUDES,
   UPDATE_DONE,
+  UPDATE_ORPHAN_IMAGES,
   audit,
   lastResult,
   readPending,
@@ -24,6 +27,40 @@ interface Run {
   journal: EventJournal;
   logger: Logger;
   record: UpdateRecord;
+}
+
+/** The pending record is no longer this updater's: the apiserver settled it (docs/updates.md). */
+class TakenOver extends Error {}
+
+const owns = (run: Run, cur: UpdateRecord | undefined): cur is UpdateRecord =>
+  cur !== undefined && cur.id === run.record.id && cur.updater?.pid === process.pid;
+
+/**
+ * Writes the pending record only while it is still this updater's (compare-and-swap): once the
+ * apiserver has settled it as abandoned (e.g. this process was stopped for minutes), a late
+ * write must not bring it back. Throws TakenOver then.
+ */
+async function guardedWrite(run: Run, patch: (cur: UpdateRecord) => UpdateRecord) {
+  let wrote = false;
+  await run.store.update(keys.update.pending, UpdateRecord, (cur) => {
+    if (!owns(run, cur)) return undefined;
+    wrote = true;
+    return (run.record = patch(cur));
+  });
+  if (!wrote) throw new TakenOver('the pending record was settled by the apiserver');
+}
+
+/** A transaction that commits only while the pending record is still this updater's. */
+async function guardedTxn(run: Run) {
+  const cur = await run.store.get(keys.update.pending, UpdateRecord);
+  if (!owns(run, cur?.value)) throw new TakenOver('the pending record was settled by the apiserver');
+  return run.store.transaction().ifModRevision(keys.update.pending, cur!.modRevision);
+}
+
+async function commitGuarded(run: Run, build: (txn: Awaited<ReturnType<typeof guardedTxn>>) => unknown) {
+  const txn = await guardedTxn(run);
+  build(txn);
+  if (!(await txn.commit())) throw new TakenOver('the pending record changed under the updater');
 }
 
 /**
@@ -42,33 +79,65 @@ async function main() {
     await store.close();
     return;
   }
-  const run: Run = {
-    config,
-    store,
-    journal,
-    logger: logger.child({ update: record.id }),
-    record: { ...record, unit: unitName(record.id, process.pid) },
-  };
+  const run: Run = { config, store, journal, logger: logger.child({ update: record.id }), record };
+  // Claim the record: pid, boot and start time let the apiserver see at once if this process dies.
+  const identity = await selfIdentity();
+  let claimed = false;
+  await store.update(keys.update.pending, UpdateRecord, (cur) => {
+    if (!cur || cur.id !== record.id || cur.updater) return undefined;
+    claimed = true;
+    return (run.record = { ...cur, unit: unitName(record.id, process.pid), updater: identity });
+  });
+  if (!claimed) {
+    logger.error(
+      { id: config.updateId },
+      'the pending record has another updater or was settled: nothing to do',
+    );
+    await store.close();
+    return;
+  }
+  const heartbeat = setInterval(() => {
+    guardedWrite(run, (cur) => ({
+      ...cur,
+      updater: { ...cur.updater!, heartbeat_at: new Date().toISOString() },
+    })).catch((err: Error) => run.logger.warn({ err }, 'heartbeat not written'));
+  }, HEARTBEAT_MS);
   try {
     if (record.action === 'update') await applyUpdate(run);
     else await manualRollback(run);
+  } catch (err) {
+    if (!(err instanceof TakenOver)) throw err;
+    run.logger.error(
+      { err },
+      'the apiserver settled this update as abandoned; stopping without further changes',
+    );
   } finally {
+    clearInterval(heartbeat);
     await store.close();
   }
 }
 
 /** Records a step on the pending record (CAS-free: the updater is its only writer) and journals it. */
 async function progress(run: Run, label: string, patch: Partial<UpdateRecord> = {}) {
-  run.record = { ...run.record, ...patch, step: label };
   run.logger.info({ step: label }, label);
-  await run.store.put(keys.update.pending, run.record);
+  await guardedWrite(run, (cur) => ({ ...cur, ...patch, step: label }));
   await step(run.journal, run.record, label);
 }
 
-/** Asks every control-plane process to exit; the launcher starts them from `current` (§4.2 rule 1). */
-async function restartControlPlane(store: Store) {
-  const request: RestartRequest = { id: randomUUID(), requested_at: isoNow(), mode: 'immediate' };
-  await store.put(keys.restartRequest, request);
+/**
+ * Asks every control-plane process to exit; the launcher starts them from `current` (§4.2 rule 1).
+ * Unlike POST /api/system/restart, running jobs are resumed by the restarted nodeagent rather than
+ * interrupted: an update must not need the operator to retry exports (docs/updates.md).
+ */
+async function restartControlPlane(run: Run) {
+  const request: RestartRequest = {
+    id: randomUUID(),
+    requested_at: isoNow(),
+    mode: 'immediate',
+    resume_jobs: true,
+    reason: `the ${run.record.action} to ${run.record.to_version}`,
+  };
+  await run.store.put(keys.restartRequest, request);
 }
 
 /**
@@ -83,7 +152,7 @@ async function restartUntilHealthy(run: Run, version: string, deadline: number):
     await progress(run, `restarting the control plane (attempt ${attempt} of ${limit})`, {
       attempts: attempt,
     });
-    await restartControlPlane(run.store);
+    await restartControlPlane(run);
     // Let the old processes see the request and exit before a probe could reach one of them.
     await new Promise((r) => setTimeout(r, 1_000));
     const until = Date.now() + Math.max(1_000, (deadline - Date.now()) / (limit - attempt + 1));
@@ -111,21 +180,22 @@ async function applyUpdate(run: Run) {
     await switchRelease(config.releasesDir, run.record.binary);
     await progress(run, 'switched to the new release');
   } catch (err) {
+    if (err instanceof TakenOver) throw err;
     run.logger.error({ err }, 'update could not be staged');
     await switchRelease(config.releasesDir, run.record.prev_binary).catch(() => undefined);
     await finish(run, false, run.record.from_version, `Update not applied: ${(err as Error).message}`);
     return;
   }
   if (await restartUntilHealthy(run, run.record.to_version, Date.parse(run.record.deadline))) {
-    await store
-      .transaction()
-      .delete(keys.update.pending)
-      .put(keys.update.lastGood, { ...run.record, step: 'healthy' })
-      .put(
-        keys.update.lastResult,
-        lastResult(true, run.record, run.record.to_version, `Running ${run.record.to_version}.`),
-      )
-      .commit();
+    await commitGuarded(run, (txn) =>
+      txn
+        .delete(keys.update.pending)
+        .put(keys.update.lastGood, { ...run.record, step: 'healthy' })
+        .put(
+          keys.update.lastResult,
+          lastResult(true, run.record, run.record.to_version, `Running ${run.record.to_version}.`),
+        ),
+    );
     await done(run, true, `${run.record.to_version} is healthy`);
     await audit(store, 'system.update.applied', run.record.to_version, true, 'updater');
     const removed = await pruneReleases({
@@ -140,6 +210,7 @@ async function applyUpdate(run: Run) {
   // Never healthy: back to the previous release and the snapshot, by itself.
   await progress(run, `${run.record.to_version} did not become healthy in time; rolling back`);
   await store.restoreSnapshot(run.record.db_snapshot, SNAPSHOT_EXCLUDES);
+  const orphans = await reportOrphans(run);
   await switchRelease(config.releasesDir, run.record.prev_binary);
   await progress(run, 'switched back to the previous release and restored the store snapshot');
   const back = await restartUntilHealthy(
@@ -154,6 +225,7 @@ async function applyUpdate(run: Run) {
     back
       ? `${run.record.to_version} did not report healthy before its deadline; rolled back to ${run.record.from_version}.`
       : `${run.record.to_version} did not report healthy and ${run.record.from_version} has not answered since the rollback: see logs/updater.log and the process logs.`,
+    orphans,
   );
   await audit(store, 'system.update.rolled_back', run.record.to_version, back, 'updater');
 }
@@ -171,16 +243,20 @@ async function manualRollback(run: Run) {
     run,
     `store snapshot restored (${restored.put} records written, ${restored.deleted} deleted)`,
   );
+  const orphans = await reportOrphans(run);
   await switchRelease(config.releasesDir, r.binary);
   await progress(run, `switched to ${r.binary}`);
   const ok = await restartUntilHealthy(run, r.to_version, Date.parse(r.deadline));
   if (ok) {
-    await store
-      .transaction()
-      .delete(keys.update.pending)
-      .delete(keys.update.lastGood)
-      .put(keys.update.lastResult, lastResult(true, r, r.to_version, `Rolled back to ${r.to_version}.`))
-      .commit();
+    await commitGuarded(run, (txn) =>
+      txn
+        .delete(keys.update.pending)
+        .delete(keys.update.lastGood)
+        .put(
+          keys.update.lastResult,
+          lastResult(true, r, r.to_version, `Rolled back to ${r.to_version}.`, orphans),
+        ),
+    );
     await done(run, true, `rolled back to ${r.to_version}`);
   } else
     await finish(
@@ -188,17 +264,40 @@ async function manualRollback(run: Run) {
       false,
       r.to_version,
       `${r.to_version} did not report healthy after the rollback: see logs/updater.log.`,
+      orphans,
     );
   await audit(store, 'system.rollback.applied', r.to_version, ok, 'updater');
 }
 
+/**
+ * After a snapshot restore: the cartridge images on the pools whose records the restore dropped
+ * (minted after the update). Their data is kept where it is; the event and last_result name them.
+ */
+async function reportOrphans(run: Run): Promise<OrphanImage[]> {
+  const orphans = await findOrphanImages(run.store).catch((err: Error) => {
+    run.logger.warn({ err }, 'pools not searched for orphaned cartridge images');
+    return [];
+  });
+  if (orphans.length === 0) return orphans;
+  run.logger.warn({ orphans }, 'cartridge images without a record after the rollback (kept on disk)');
+  await run.journal
+    .emit({
+      kind: UPDATE_ORPHAN_IMAGES,
+      subject: `${run.record.action}:${run.record.to_version}`,
+      detail: `${orphans.length} cartridge image(s) created after the update have no record now and were left on disk: ${orphans.map((o) => o.label).join(', ')}; see docs/updates.md`,
+      data: { id: run.record.id, orphans },
+    })
+    .catch(() => undefined);
+  return orphans;
+}
+
 /** Ends an update that did not succeed: pending cleared, the result recorded. */
-async function finish(run: Run, ok: boolean, version: string, detail: string) {
-  await run.store
-    .transaction()
-    .delete(keys.update.pending)
-    .put(keys.update.lastResult, lastResult(ok, run.record, version, detail))
-    .commit();
+async function finish(run: Run, ok: boolean, version: string, detail: string, orphans: OrphanImage[] = []) {
+  await commitGuarded(run, (txn) =>
+    txn
+      .delete(keys.update.pending)
+      .put(keys.update.lastResult, lastResult(ok, run.record, version, detail, orphans)),
+  );
   await done(run, ok, detail);
 }
 

@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { AUDIT_LOG_BOUND, AuditEntry, keys, UpdateRecord, type UpdateLastResult } from '@vtl/api';
+import {
+  AUDIT_LOG_BOUND,
+  AuditEntry,
+  keys,
+  UpdateRecord,
+  type OrphanImage,
+  type UpdateLastResult,
+} from '@vtl/api';
 import type { EventJournal, Store } from '@vtl/store';
 
 /**
@@ -23,6 +30,10 @@ export const updateDir = (stateDir: string, id: string) => path.join(stateDir, '
 /** Event kinds of an update (§6: kinds are informational; docs/updates.md lists them). */
 export const UPDATE_STEP = 'update_step';
 export const UPDATE_DONE = 'update_done';
+/** A rollback left cartridge images whose records it dropped (data kept, listed in `data.orphans`). */
+export const UPDATE_ORPHAN_IMAGES = 'update_orphan_images';
+/** The apiserver settled a pending record whose updater was gone. */
+export const UPDATE_TAKEN_OVER = 'update_taken_over';
 
 /** Records a step in the journal (best effort: a step is never held up by the journal). */
 export async function step(
@@ -69,8 +80,16 @@ export function lastResult(
   record: UpdateRecord,
   version: string,
   detail: string,
+  orphanImages: OrphanImage[] = [],
 ): UpdateLastResult {
-  return { ok, action: record.action, version, detail, at: new Date().toISOString() };
+  return {
+    ok,
+    action: record.action,
+    version,
+    detail,
+    at: new Date().toISOString(),
+    orphan_images: orphanImages,
+  };
 }
 
 export const readPending = async (store: Store) =>

@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /** Who asked: a user (by name), an API key (by id and name), or nobody known. */
 export const AuditActor = z.object({
-  kind: z.enum(['user', 'apikey', 'anonymous']),
+  kind: z.enum(['user', 'apikey', 'service', 'anonymous']),
   name: z.string(),
 });
 

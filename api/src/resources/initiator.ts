@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { TEXT_LIMITS, displayText } from '../text.js';
 import { normalizeWwpn } from '../identifiers.js';
 import { ChapStatus, InitiatorChap } from './chap.js';
+import { ManagedBy } from './managed-by.js';
 
 /**
  * The WWPN input forms `normalizeWwpn` accepts (`naa.`-prefixed, colon-separated bytes, bare 16
@@ -72,6 +73,8 @@ export const InitiatorRecord = z.object({
   created_at: z.string(),
   /** iSCSI CHAP usernames (beyond the spec); the secrets live under keys.initiatorSecrets. */
   chap: InitiatorChap.optional(),
+  /** The GitOps source that owns the initiator (docs/gitops.md); absent when made through REST. */
+  managed_by: ManagedBy.optional(),
 });
 export type InitiatorRecord = z.infer<typeof InitiatorRecord>;
 

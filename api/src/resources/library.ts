@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LABEL_PREFIX } from '../identifiers.js';
+import { ManagedBy } from './managed-by.js';
 
 export const LibraryState = z.enum(['pending_restart', 'active']);
 export type LibraryState = z.infer<typeof LibraryState>;
@@ -23,6 +24,8 @@ export const LibrarySpec = z.object({
   created_at: z.string(),
   /** Set when a delete was requested; the controller finishes it (a retry resumes it). */
   deleting: z.boolean().default(false),
+  /** The GitOps source that owns the library (docs/gitops.md); absent when made through REST. */
+  managed_by: ManagedBy.optional(),
 });
 export type LibrarySpec = z.infer<typeof LibrarySpec>;
 

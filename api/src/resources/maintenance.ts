@@ -10,8 +10,19 @@ export type DrainState = z.infer<typeof DrainState>;
 
 export const RestartMode = z.enum(['graceful', 'immediate']);
 
-/** keys.restartRequest: control-plane processes started before it exit and are restarted. */
-export const RestartRequest = z.object({ id: z.string(), requested_at: z.string(), mode: RestartMode });
+/**
+ * keys.restartRequest: control-plane processes started before it exit and are restarted.
+ * `resume_jobs` (the updater's restarts): running jobs are not interrupted but left in their
+ * state, so the restarted nodeagent resumes them (an export from its chunk ledger); `reason`
+ * says why, in the jobs' detail.
+ */
+export const RestartRequest = z.object({
+  id: z.string(),
+  requested_at: z.string(),
+  mode: RestartMode,
+  resume_jobs: z.boolean().optional(),
+  reason: z.string().optional(),
+});
 export type RestartRequest = z.infer<typeof RestartRequest>;
 
 /** §4.2 POST /api/system/restart */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CONTROL_CHARS, displayText } from '../text.js';
+import { ManagedBy } from './managed-by.js';
 
 /** Desired pool: a directory on a named node. Written by the apiserver. */
 export const PoolSpec = z.object({
@@ -8,6 +9,8 @@ export const PoolSpec = z.object({
   node: z.string(),
   path: z.string(),
   created_at: z.string(),
+  /** The GitOps source that owns the pool (docs/gitops.md); absent when made through REST. */
+  managed_by: ManagedBy.optional(),
 });
 export type PoolSpec = z.infer<typeof PoolSpec>;
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseEndpoint } from '../endpoint.js';
 import { TEXT_LIMITS, displayText, plainText } from '../text.js';
+import { ManagedBy } from './managed-by.js';
 
 /** Host, host:port or an http(s) URL (see parseEndpoint); stored as host[:port]. */
 const endpointField = () =>
@@ -101,6 +102,8 @@ export const RemoteRecord = z.object({
   last_test_at: z.string().default(''),
   last_test_ok: z.boolean().default(false),
   last_test_detail: z.string().default(''),
+  /** The GitOps source that owns the remote (docs/gitops.md); absent when made through REST. */
+  managed_by: ManagedBy.optional(),
 });
 export type RemoteRecord = z.infer<typeof RemoteRecord>;
 

@@ -36,6 +36,17 @@ export const StatusView = z.object({
     /** Beyond the spec: the userspace iSCSI target of each node. */
     iscsi: z.object({ present: z.boolean(), portals: z.array(z.string()), sessions: z.number().int() }),
   }),
+  /** Beyond the spec: each GitOps Git source's applied commit and last outcome (docs/gitops.md). */
+  gitops: z
+    .array(
+      z.object({
+        source: z.string(),
+        applied_revision: z.string(),
+        outcome: z.string(),
+        last_poll_at: z.string(),
+      }),
+    )
+    .optional(),
 });
 export type StatusView = z.infer<typeof StatusView>;
 

@@ -3,9 +3,11 @@ import type { FastifyInstance } from 'fastify';
 import { EventRecord, keys } from '@vtl/api';
 import type { Watch, WatchEvent } from '@vtl/store';
 import type { AppContext } from '../context.js';
+import { sender, sseBytes, type SseBytes } from './sse-bytes.js';
 
 /** A client this far behind is cut off; it reconnects and resynchronises from GET /api/status. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
+const KEEPALIVE = sseBytes(': keepalive\n\n');
 
 /** One SSE message: `id` is the etcd revision (the resume point), `event` the kind. */
 function frame(revision: string, e: EventRecord): string {
@@ -21,23 +23,24 @@ function frameOf(e: WatchEvent): string | undefined {
 }
 
 /**
- * One watch of the journal shared by every live client: each event is framed once and written
- * to all, instead of one etcd watch and one parse per client. Started with the first client.
+ * One watch of the journal shared by every live client: each event is framed, encoded and
+ * chunk-framed once (SseBytes) and the same bytes are written to all, instead of one etcd
+ * watch and one parse per client. Started with the first client.
  */
 class EventFanout {
-  private readonly clients = new Map<(text: string | Buffer) => void, () => void>();
+  private readonly clients = new Map<(bytes: SseBytes) => void, () => void>();
   private watch: Promise<Watch> | undefined;
 
   constructor(private readonly ctx: AppContext) {}
 
   /** Adds a client once the shared watch runs; returns what removes it. */
-  async join(write: (text: string | Buffer) => void, end: () => void): Promise<() => void> {
+  async join(write: (bytes: SseBytes) => void, end: () => void): Promise<() => void> {
     this.watch ??= this.ctx.store
       .watch(keys.events.prefix, { onError: () => this.reset() }, (e) => {
         const text = frameOf(e);
         if (!text) return;
-        // Encoded once: each socket then only frames and encrypts the same bytes.
-        const bytes = Buffer.from(text);
+        // Encoded once: each socket then only encrypts and sends the same bytes.
+        const bytes = sseBytes(text);
         for (const send of this.clients.keys()) send(bytes);
       })
       .catch((err: unknown) => {
@@ -115,16 +118,17 @@ export async function eventStreamRoutes(app: FastifyInstance, ctx: AppContext) {
         void watch?.close();
         if (!res.writableEnded) res.end();
       };
-      const write = (text: string | Buffer) => {
+      const send = sender(res);
+      const write = (bytes: SseBytes) => {
         if (closed) return;
-        res.write(text);
-        if (res.writableLength > MAX_BUFFERED_BYTES) close();
+        // A client that does not read is cut off rather than buffered for without bound.
+        if (send(bytes) > MAX_BUFFERED_BYTES) close();
       };
       const onEvent = (e: WatchEvent) => {
         const text = frameOf(e);
-        if (text) write(text);
+        if (text) write(sseBytes(text));
       };
-      const keepalive = setInterval(() => write(': keepalive\n\n'), ctx.config.sseKeepaliveMs);
+      const keepalive = setInterval(() => write(KEEPALIVE), ctx.config.sseKeepaliveMs);
       request.raw.on('close', close);
       res.on('close', close);
 
@@ -148,7 +152,7 @@ export async function eventStreamRoutes(app: FastifyInstance, ctx: AppContext) {
           .watch(keys.events.prefix, from ? { ...options, fromRevision: from } : options, onEvent)
           .catch(async (err) => {
             if (from === undefined) throw err;
-            write(': events since the last id are gone; resynchronise from GET /api/status\n\n');
+            write(sseBytes(': events since the last id are gone; resynchronise from GET /api/status\n\n'));
             return ctx.store.watch(keys.events.prefix, options, onEvent);
           });
       } catch (err) {

@@ -17,22 +17,20 @@ import {
 } from '@vtl/api';
 import {
   UpdateRefusal,
+  cartridgesSince,
   discard,
   launchUpdater,
   readLastGood,
   readPending,
+  settleAbandoned,
   updateDir,
   verifyBundleFile,
 } from '@vtl/updater';
-import type { Store } from '@vtl/store';
 import type { AppContext } from '../context.js';
 import type { ZodTypeProvider } from '../plugins/zod-provider.js';
 import type { UpdateConfig } from '../services/update-config.js';
 import { receiveBundle } from '../services/update-upload.js';
 import { RELEASE } from '../version.js';
-
-/** A pending record this long past its deadline belongs to an updater that died (e.g. a reboot). */
-const ABANDONED_AFTER_MS = 10 * 60_000;
 
 /**
  * §4.3 and §2.20: signed updates through the detached updater (docs/updates.md). In its own
@@ -46,7 +44,7 @@ export async function systemUpdateRoutes(parent: FastifyInstance, ctx: AppContex
     app.get(
       '/api/system/update-status',
       { config: { role: 'read-only', doc: { summary: 'Update status (§2.20)', response: UpdateStatus } } },
-      async () => updateStatus(ctx),
+      async () => updateStatus(ctx, config),
     );
     app.post(
       '/api/system/update',
@@ -65,7 +63,7 @@ export async function systemUpdateRoutes(parent: FastifyInstance, ctx: AppContex
       },
       async (request, reply) => {
         const releasesDir = requireUpdatable(config);
-        await refuseWhileInFlight(ctx.store);
+        await refuseWhileInFlight(ctx, config);
         const id = randomUUID();
         const dir = updateDir(ctx.config.stateDir, id);
         await fs.mkdir(dir, { recursive: true, mode: 0o700 });
@@ -127,7 +125,7 @@ export async function systemUpdateRoutes(parent: FastifyInstance, ctx: AppContex
       },
       async (request) => {
         requireUpdatable(config);
-        await refuseWhileInFlight(ctx.store);
+        await refuseWhileInFlight(ctx, config);
         const good = await readLastGood(ctx.store);
         if (!good)
           throw badRequest(
@@ -162,20 +160,31 @@ export async function systemUpdateRoutes(parent: FastifyInstance, ctx: AppContex
           deadline: new Date(now.getTime() + config.deadlineSec * 1000).toISOString(),
           step: 'accepted; handing over to the updater',
           attempts: 0,
+          // The rollback's own updater claims it; the update's updater is long gone.
+          unit: '',
+          updater: null,
         });
+        // Named before the restore drops their records: their images stay on the pools.
+        const orphaned = await cartridgesSince(ctx.store, good.db_snapshot);
         const unit = await claimAndLaunch(ctx, record);
         return RollbackAnswer.parse({
           from: record.from_version,
           to: record.to_version,
           unit,
-          detail: `Rolling back to ${record.to_version}: the store snapshot taken before the update is restored (changes since are lost), then the control plane restarts; cartridge data and host I/O are untouched.`,
+          detail: `Rolling back to ${record.to_version}: the store snapshot taken before the update is restored (changes since are lost), then the control plane restarts; cartridge data and host I/O are untouched.${
+            orphaned.length > 0
+              ? ` Cartridges created since the update lose their records; their images stay on the pools and are listed in last_result.orphan_images (docs/updates.md): ${orphaned.join(', ')}.`
+              : ''
+          }`,
+          orphaned_cartridges: orphaned,
         });
       },
     );
   });
 }
 
-async function updateStatus(ctx: AppContext): Promise<UpdateStatus> {
+async function updateStatus(ctx: AppContext, config: UpdateConfig): Promise<UpdateStatus> {
+  await settle(ctx, config);
   const [pending, lastGood, last] = await Promise.all([
     readPending(ctx.store),
     readLastGood(ctx.store),
@@ -199,16 +208,25 @@ function requireUpdatable(config: UpdateConfig): string {
   return config.releasesDir;
 }
 
+/**
+ * A pending record whose updater is gone (killed, crashed, a reboot) is settled the moment it is
+ * looked at, not after a timeout: last_result and an update_taken_over event say what happened.
+ */
+async function settle(ctx: AppContext, config: UpdateConfig) {
+  const settled = await settleAbandoned({
+    store: ctx.store,
+    journal: ctx.journal,
+    releasesDir: config.releasesDir,
+    runningVersion: ctx.version,
+  });
+  if (settled) ctx.logger.warn({ settled }, 'settled an update whose updater was gone');
+}
+
 /** One update or rollback at a time (the pending record is also claimed create-if-absent). */
-async function refuseWhileInFlight(store: Store) {
-  const pending = await store.get(keys.update.pending, UpdateRecord);
-  if (!pending) return;
-  if (Date.now() > Date.parse(pending.value.deadline) + ABANDONED_AFTER_MS) {
-    // Its updater died long ago (e.g. the host rebooted): the record no longer means anything.
-    await store.delete(keys.update.pending, { modRevision: pending.modRevision });
-    return;
-  }
-  throw inFlight(pending.value);
+async function refuseWhileInFlight(ctx: AppContext, config: UpdateConfig) {
+  await settle(ctx, config);
+  const pending = await ctx.store.get(keys.update.pending, UpdateRecord);
+  if (pending) throw inFlight(pending.value);
 }
 
 const inFlight = (r: UpdateRecord) =>

@@ -9,7 +9,7 @@ import {
   TargetsView,
 } from '@vtl/api';
 import type { AppContext } from '../context.js';
-import { targetsView } from '../services/targets-view.js';
+import { targetsBytes } from '../services/targets-view.js';
 import { viewsOf } from '../services/views.js';
 import { validInput } from '../plugins/validate.js';
 import {
@@ -35,12 +35,7 @@ export async function targetRoutes(app: FastifyInstance, ctx: AppContext) {
     },
     async (request, reply) => {
       const views = await viewsOf(ctx).fresh(request.arrivedAt);
-      const body = views.memo('targets', () => {
-        const s = views.snapshot();
-        const ids = s.libraries.filter((l) => !l.deleting).map((l) => l.id);
-        return JSON.stringify(TargetsView.parse(targetsView(views.initiators(), s.nodes, ids)));
-      });
-      return reply.type('application/json; charset=utf-8').send(body);
+      return reply.type('application/json; charset=utf-8').send(targetsBytes(views));
     },
   );
 

@@ -9,10 +9,11 @@ import {
 } from '@vtl/api';
 import type { Store } from '@vtl/store';
 import { classifyToken, sameHash } from './secrets.js';
+import { internalPrincipal, servicePrincipal } from './service-principals.js';
 
-/** Who is asking: a logged-in user or an API key. */
+/** Who is asking: a logged-in user, an API key, or a service (the GitOps applier, docs/gitops.md). */
 export interface Principal {
-  kind: 'user' | 'apikey';
+  kind: 'user' | 'apikey' | 'service';
   /** User name, or `<id>:<name>` of the key. */
   name: string;
   role: PrincipalRole;
@@ -45,6 +46,10 @@ export async function resolvePrincipal(
   reader: RecordReader = store,
 ): Promise<Principal> {
   if (!token) throw unauthorized('No credentials');
+  const internal = internalPrincipal(token);
+  if (internal) return internal;
+  const service = await servicePrincipal(reader, token);
+  if (service) return service;
   const claim = classifyToken(token);
   if (!claim) throw unauthorized('The bearer token is not a session token or an API key');
   if (claim.kind === 'session') {

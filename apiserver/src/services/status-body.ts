@@ -56,7 +56,8 @@ function statusRest(views: ViewCache): string {
       `"pools":${JSON.stringify(z.array(PoolFigures).parse(poolFigures(s)))},` +
       `"fc":${JSON.stringify(StatusView.shape.fc.parse(fc.status))},` +
       `"cartridges":${cartridgesJson(views)},` +
-      `"fabrics":${JSON.stringify(StatusView.shape.fabrics.parse({ fc: fc.fabric, iscsi: iscsiFabric(s) }))}}`
+      `"fabrics":${JSON.stringify(StatusView.shape.fabrics.parse({ fc: fc.fabric, iscsi: iscsiFabric(s) }))},` +
+      `"gitops":${JSON.stringify(views.gitopsStatus())}}`
     );
   });
 }

@@ -1,4 +1,5 @@
 import {
+  TargetsView as TargetsViewSchema,
   chapStatus,
   scopeIncludes,
   type FcPort,
@@ -11,6 +12,7 @@ import {
   type TargetsView,
   type UnmanagedAcl,
 } from '@vtl/api';
+import type { ViewCache } from './view-cache.js';
 
 /** A node that reports its fabric: the only ones whose kernel and emulator the view can speak for. */
 type FabricNode = NodeStatus & { fabric: NodeFabricStatus };
@@ -105,4 +107,15 @@ export function targetsView(
   if (unmanaged.length > 0) view.unmanaged = unmanaged;
   if (errors.length > 0) view.error = errors.join('; ');
   return view;
+}
+
+/** GET /api/targets as bytes, serialized through its schema once per change of the records. */
+export function targetsBytes(views: ViewCache): Buffer {
+  return views.memo('targets-bytes', () => {
+    const s = views.snapshot();
+    const ids = s.libraries.filter((l) => !l.deleting).map((l) => l.id);
+    return Buffer.from(
+      JSON.stringify(TargetsViewSchema.parse(targetsView(views.initiators(), s.nodes, ids))),
+    );
+  });
 }

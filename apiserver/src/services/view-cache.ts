@@ -20,12 +20,12 @@ import {
 } from '@vtl/api';
 import type { Store, Versioned, WatchCache } from '@vtl/store';
 import type { Snapshot } from '@vtl/domain';
+import { SourceStatus } from '@vtl/gitops';
 import type { z } from 'zod';
+import { RevisionWindow } from './revision-window.js';
 
 /** How long a read waits for the cache to reach this process's own latest write. */
 export const READ_YOUR_WRITES_MS = 5_000;
-/** Revision reads (fresh()) in flight at once. */
-const MAX_REVISION_READS = 2;
 
 const PREFIXES = {
   libraries: { prefix: keys.libraries.prefix, schema: LibrarySpec },
@@ -43,7 +43,11 @@ const PREFIXES = {
   sessions: { prefix: keys.sessions.prefix, schema: SessionRecord },
   apiKeys: { prefix: keys.apiKeys.prefix, schema: ApiKeyRecord },
   settings: { prefix: keys.settings, schema: Settings },
+  // GitOps sources' outcomes, for the status view's `gitops` (docs/gitops.md).
+  gitopsStatus: { prefix: keys.gitopsSourceStatus.prefix, schema: SourceStatus },
 } satisfies Record<string, { prefix: string; schema: z.ZodType<unknown> }>;
+
+const PREFIX_LIST = Object.values(PREFIXES);
 
 /**
  * The read views' records, from one watch cache instead of etcd per request. Everything
@@ -59,27 +63,34 @@ export class ViewCache {
     private readonly store: Store,
     private readonly cache: WatchCache,
   ) {
-    cache.onChange(() => this.version++);
+    cache.onChange((change) => {
+      this.version++;
+      if (change) this.checked.delete(change.key);
+      else this.checked.clear();
+    });
+    this.revisions = new RevisionWindow(() => store.currentRevision());
   }
 
   static async start(store: Store): Promise<ViewCache> {
     return new ViewCache(store, await store.watchCache(ROOT, Object.values(PREFIXES)));
   }
 
+  private readonly revisions: RevisionWindow;
+
   /**
-   * Consistent reads from the cache, as the Kubernetes apiserver does them: ask etcd for its
-   * current revision (one small bounded read, shared by the requests that arrive while it is in
-   * flight) and wait until the cache has reached it. A view is then never older than any write
-   * answered before the request came, this process's or another's; with the store stalled the
-   * answer is 503 `unavailable` within the store deadline instead of cached data of unknown age.
+   * Reads from the cache at a known store revision, as the Kubernetes apiserver's consistent
+   * reads from its cache: the store's current revision (RevisionWindow: one small bounded read
+   * shared by every request of a 50 ms window), then wait until the cache has reached it and
+   * this process's own newest write or observed result (read-your-writes). A view is then never
+   * older than a write this apiserver answered or an operation result it saw, nor than any write
+   * answered more than the window before the request came; with the store stalled the answer is
+   * 503 `unavailable` within the store deadline instead of cached data of unknown age.
    *
-   * `since` is when the request arrived (performance.now()): any revision read that began after
-   * it serves the request as well as a new one, so the route's read after the credential
-   * check's costs no second round trip.
+   * `since` is when the request arrived (performance.now()); `strict` asks for a revision read
+   * begun after it (no window).
    */
-  async fresh(since = performance.now()): Promise<this> {
-    const done = this.lastRevision;
-    const current = done && done.startedAt > since ? done.revision : await this.latestRevision(since);
+  async fresh(since = performance.now(), strict = false): Promise<this> {
+    const current = await this.revisions.revision(since, strict);
     const want = BigInt(current) > BigInt(this.store.seenRevision) ? current : this.store.seenRevision;
     if (await this.cache.reached(want, READ_YOUR_WRITES_MS)) return this;
     throw new VtlError(
@@ -87,40 +98,6 @@ export class ViewCache {
       `The view cache is behind the store (at revision ${this.cache.revision}, wanted ${want}); retry shortly.`,
       { retry_after_sec: 1 },
     );
-  }
-
-  /** Revision reads in flight, oldest first. */
-  private readonly revisionReads: { startedAt: number; revision: Promise<string> }[] = [];
-  /** The newest completed revision read and when it began. */
-  private lastRevision: { startedAt: number; revision: string } | undefined;
-
-  /**
-   * The store's revision, read by a request that began after `since`. Callers share reads: one
-   * joins a read in flight that began after it arrived, else starts one. Two may be in flight,
-   * so a request that arrives while one is on its way waits one round trip, not the rest of
-   * that read and a whole next one; beyond two, callers wait for a slot.
-   */
-  private latestRevision(since: number): Promise<string> {
-    const joinable = this.revisionReads.find((r) => r.startedAt > since);
-    if (joinable) return joinable.revision;
-    if (this.revisionReads.length >= MAX_REVISION_READS)
-      return Promise.race(this.revisionReads.map((r) => r.revision.catch(() => undefined))).then(() =>
-        this.latestRevision(since),
-      );
-    const startedAt = performance.now();
-    const read = {
-      startedAt,
-      revision: this.store
-        .currentRevision()
-        .then((revision) => {
-          if (!this.lastRevision || this.lastRevision.startedAt < startedAt)
-            this.lastRevision = { startedAt, revision };
-          return revision;
-        })
-        .finally(() => this.revisionReads.splice(this.revisionReads.indexOf(read), 1)),
-    };
-    this.revisionReads.push(read);
-    return read.revision;
   }
 
   /** The records as one Snapshot, rebuilt only after a change. */
@@ -147,6 +124,37 @@ export class ViewCache {
         dataplane: this.cache.items<DataplaneSpec>(keys.dataplane).get(keys.dataplane)?.value,
       };
     });
+  }
+
+  /**
+   * Labels of one library's cartridges that a reporting node serves, from that library's node
+   * records alone: what a mint polls for without rebuilding the whole snapshot (6,400
+   * cartridges sorted) after every record the mint itself changes.
+   */
+  observedLabels(library: number): ReadonlySet<string> {
+    return this.memo(`observed-labels-${library}`, () => {
+      const nodes = this.cache.items<NodeRecord>(PREFIXES.nodes.prefix);
+      const reporting = new Set([...nodes.values()].map((n) => n.value.node));
+      const out = new Set<string>();
+      for (const { value } of this.cache.items<NodeLibraryStatus>(PREFIXES.nodeLibraries.prefix).values())
+        if (value.id === library && reporting.has(value.node))
+          for (const c of value.cartridges) out.add(c.label);
+      return out;
+    });
+  }
+
+  /** Each GitOps source's applied revision and outcome, by source name. */
+  gitopsStatus(): { source: string; applied_revision: string; outcome: string; last_poll_at: string }[] {
+    return this.memo('gitops-status', () =>
+      [...this.cache.items<SourceStatus>(PREFIXES.gitopsStatus.prefix).entries()]
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([key, { value }]) => ({
+          source: key.slice(PREFIXES.gitopsStatus.prefix.length),
+          applied_revision: value.applied_revision,
+          outcome: value.outcome,
+          last_poll_at: value.last_poll_at,
+        })),
+    );
   }
 
   /** The initiator registry. */
@@ -192,16 +200,36 @@ export class ViewCache {
 
   /**
    * One record, read like Store.get (for the credential lookups): from the cache when its
-   * prefix is cached (the caller's schema checked again), from the store otherwise.
+   * prefix is cached (the caller's schema checked again), from the store otherwise. A miss is
+   * checked again at a revision read after the call, so a record created by another process
+   * just before (a session, an API key) is never refused for the window's sake.
    */
   async get<T>(key: string, schema: z.ZodType<T>): Promise<Versioned<T> | undefined> {
-    const p = Object.values(PREFIXES).find((c) => key.startsWith(c.prefix));
+    const p = PREFIX_LIST.find((c) => key.startsWith(c.prefix));
     if (!p) return this.store.get(key, schema);
-    const hit = this.cache.items(p.prefix).get(key);
-    if (!hit) return undefined;
+    let hit = this.cache.items(p.prefix).get(key);
+    if (!hit) {
+      // Not in a view up to a window old: perhaps just created elsewhere (a login answered by
+      // another apiserver). Look again at a revision read after now before saying it is unknown.
+      await this.fresh(performance.now(), true);
+      hit = this.cache.items(p.prefix).get(key);
+      if (!hit) return undefined;
+    }
+    // Checked once per record version and schema, not once per request (a credential check
+    // reads a session and its user on every request).
+    const seen = this.checked.get(key);
+    if (seen && seen.item === hit && seen.schema === schema) return seen.result as Versioned<T> | undefined;
     const parsed = schema.safeParse(hit.value);
-    return parsed.success ? { ...hit, value: parsed.data } : undefined;
+    const result = parsed.success ? { ...hit, value: parsed.data } : undefined;
+    this.checked.set(key, { item: hit, schema, result });
+    return result;
   }
+
+  /** get()'s checked records: the cache entry they came from (replaced on every change) and schema. */
+  private readonly checked = new Map<
+    string,
+    { item: Versioned<unknown>; schema: z.ZodType<unknown>; result: Versioned<unknown> | undefined }
+  >();
 
   /** The newest store revision the cache reflects. */
   get revision(): string {

@@ -71,12 +71,21 @@ timed_dd() {
   t1=$(now_cs)
   echo "$(rate "$t0" "$t1")"
 }
-perf_path() {
+perf_path() { # device [a command run before the write, between write and read, and after]
+  mark=${2:-true}
   mt-st -f "$1" rewind || return 1
+  $mark
   w=$(timed_dd if=/tmp/rdata of="$1") || return 1
+  $mark
   mt-st -f "$1" rewind || return 1
   r=$(timed_dd if="$1" of=/dev/null) || return 1
+  $mark
   echo "write=$w read=$r"
+}
+# The handler's timing counters (SIGUSR1 logs each backstore's and resets them).
+handler_stats() {
+  kill -USR1 "$HANDLER_PID"
+  sleep 1
 }
 mkdir -p /run/lock/iscsi /etc/iscsi/nodes /etc/iscsi/send_targets /etc/iscsi/ifaces
 echo "InitiatorName=$IQN" >/etc/iscsi/initiatorname.iscsi
@@ -101,8 +110,11 @@ if step_run perf iscsid && step_run perf mtx -f "$CH" load "$RESTART_SLOT" 0 && 
   else
     # st wants a clean open on the iSCSI path: a first status clears its unit attentions.
     mt-st -f "$ITAPE" status >/dev/null 2>&1
-    tcmu=$(perf_path "$TAPE") && iscsi=$(perf_path "$ITAPE") &&
+    tcmu=$(perf_path "$TAPE" handler_stats) && iscsi=$(perf_path "$ITAPE") &&
       ok perf "KiB/s tcmu: $tcmu iscsi: $iscsi" || fail perf "a timed dd failed (tcmu '$tcmu')"
+    # Where a TCMU command's time went, writing then reading (vtl-tcmu's counters, in µs).
+    drive_stats=$(grep 'drive0: stats' /tmp/vtl-tcmu.log | tail -n 2 | sed 's/.*: stats //' | tr '\n' '|')
+    ok perf-profile "$drive_stats"
   fi
   iscsiadm -m node -T "$ITARGET" -p "$PORTAL" --logout >/dev/null 2>&1
   mt-st -f "$TAPE" offline

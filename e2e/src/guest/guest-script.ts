@@ -24,8 +24,8 @@ export interface GuestScriptParams {
 const quote = (v: string | number) => `'${String(v).replaceAll("'", `'\\''`)}'`;
 
 /**
- * The guest's /test.sh: the parameters as shell variables, then `before` (a local fabric's set-up),
- * guest-common.sh (login, the devices) and the session's steps (guest-steps.sh unless `steps` names another file there).
+ * The guest's /test.sh: the parameters as shell variables, guest-lib.sh, then `before` (a local
+ * fabric's set-up), guest-common.sh (login, the devices) and the session's steps (guest-steps.sh unless `steps` names another file there).
  */
 export function guestScript(
   p: GuestScriptParams,
@@ -48,9 +48,15 @@ export function guestScript(
     CHAP_TARGET_USER: p.chap?.targetUsername ?? '',
     CHAP_TARGET_SECRET: p.chap?.targetSecret ?? '',
   };
+  return guestShell(vars, [...before, 'guest-common.sh', ...[steps].flat()]);
+}
+
+/**
+ * A guest's /test.sh from parts of this directory: the variables (shell-quoted), guest-lib.sh
+ * (the result and step helpers every session uses), then the files in order.
+ */
+export function guestShell(vars: Record<string, string | number>, files: string[]): string {
   const header = Object.entries(vars).map(([k, v]) => `${k}=${quote(v)}`);
-  const body = [...before, 'guest-common.sh', ...[steps].flat()].map((f) =>
-    fs.readFileSync(path.join(guestDir, f), 'utf8'),
-  );
+  const body = ['guest-lib.sh', ...files].map((f) => fs.readFileSync(path.join(guestDir, f), 'utf8'));
   return `#!/bin/sh\n${header.join('\n')}\n${body.join('\n')}`;
 }

@@ -1,4 +1,4 @@
-import { InitiatorRecord, Settings, isoNow, keys, scopeIncludes, type NodeFabricStatus } from '@vtl/api';
+import { InitiatorRecord, Settings, isoNow, keys, type NodeFabricStatus } from '@vtl/api';
 import { createHash } from 'node:crypto';
 import { Requeue, startController, watchInto } from '@vtl/reconcile';
 import type { EventJournal, Informer, Store } from '@vtl/store';
@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { EmulatorSupervisor } from '../dataplane/emulator-supervisor.js';
 import type { LioFcDriver } from './lio-driver.js';
+import { fcPlan } from './fc-plan.js';
 import { iscsiAccessList, readChapSecrets } from './iscsi-access-list.js';
 import { lunTable } from './lun-table.js';
 
@@ -64,17 +65,7 @@ export async function startFabricReconciler(opts: {
     const luns = lunTable(seen?.libraries ?? []);
     const served = [...new Set(luns.map((l) => l.library))];
     const initiators = records.items.map((i) => i.value);
-    const plan = {
-      disabled: new Set((settings['fc.disabled_ports'] ?? '').split(',').filter(Boolean)),
-      luns,
-      acls: initiators
-        .filter((r) => r.fabric === 'fc')
-        .map((r) => ({
-          wwpn: r.wwpn,
-          ports: r.ports,
-          luns: luns.filter((l) => scopeIncludes(r.libraries, l.library)).map((l) => l.lun),
-        })),
-    };
+    const plan = fcPlan(initiators, settings['fc.disabled_ports'] ?? '', luns);
     const problems: string[] = [];
     let verifyProblems: string[] = [];
     const generation = supervisor.status.generation;

@@ -4,58 +4,22 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigFs } from './configfs.js';
 import { LioFcDriver, type FcPlan } from './lio-driver.js';
 import { NodeAcl, QlaTpg, TCMU_HBA } from './lio-objects.js';
-import { lunTable } from './lun-table.js';
-import { KernelTree } from './testing/kernel-tree.js';
+import type { KernelTree } from './testing/kernel-tree.js';
+import { applyAndSync, lunsOf, startDriverBench, testPlan } from './testing/driver-bench.js';
 
 const PORT1 = 'naa.21000024ff000001';
 const PORT2 = 'naa.21000024ff000002';
 const HOST_A = 'naa.10000000c9aaaaaa';
 const HOST_B = 'naa.10000000c9bbbbbb';
 
-const library = (id: number, drives: number) => ({
-  id,
-  serial: `LIB${id}`,
-  changer: `iqn.test:lun${id}`,
-  drives: Array.from({ length: drives }, (_, index) => ({
-    index,
-    queue_id: index,
-    serial: `D${id}${index}`,
-    product: 'ULT3580-TD9',
-    device: `iqn.test:lib${id}:d${index}`,
-    loaded: '',
-    source_slot: 0,
-    activity: 'idle' as const,
-    blocks_written: 0,
-    blocks_read: 0,
-    last_active: '',
-  })),
-  slots: [],
-  cartridges: [],
-});
-
 describe('the LIO FC driver against a kernel-like configfs tree', () => {
   let tree: KernelTree;
   let driver: LioFcDriver;
-  const luns = lunTable([library(1, 2), library(2, 1)]);
-  const lunsOf = (lib: number) => luns.filter((l) => l.library === lib).map((l) => l.lun);
-  const plan = (acls: FcPlan['acls'], disabled: string[] = []): FcPlan => ({
-    disabled: new Set(disabled),
-    luns,
-    acls,
-  });
-  /** A pass as the nodeagent runs it, then one kernel tick so sessions reflect it. */
-  const apply = async (p: FcPlan, opts: { rebuild?: boolean } = {}) => {
-    const problems = await driver.apply(p, opts);
-    await tree.sync();
-    await tree.sync();
-    expect(problems).toEqual([]);
-    return problems;
-  };
+  const plan = testPlan;
+  const apply = (p: FcPlan, opts: { rebuild?: boolean } = {}) => applyAndSync(tree, driver, p, opts);
 
   beforeEach(async () => {
-    tree = await KernelTree.create();
-    tree.start();
-    driver = new LioFcDriver(tree.configfsRoot, tree.sysfsRoot);
+    ({ tree, driver } = await startDriverBench());
   });
   afterEach(async () => {
     await tree.destroy();

@@ -1,61 +1,26 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigFs } from './configfs.js';
 import { LioFcDriver, type FcPlan } from './lio-driver.js';
-import { ISCSI, LOOPBACK } from './lio-fabric.js';
 import { TCMU_HBA } from './lio-objects.js';
-import { lunTable } from './lun-table.js';
-import { KernelTree } from './testing/kernel-tree.js';
+import type { KernelTree } from './testing/kernel-tree.js';
+import { TEST_LUNS, applyAndSync, lunsOf, startDriverBench, testPlan } from './testing/driver-bench.js';
 
 const TARGET = 'iqn.2026-11.io.vtl:fc-test';
 const HOST_A = 'iqn.2026-11.test:host-a';
 const HOST_B = 'iqn.2026-11.test:host-b';
 
-const library = (id: number, drives: number) => ({
-  id,
-  serial: `LIB${id}`,
-  changer: `iqn.test:lun${id}`,
-  drives: Array.from({ length: drives }, (_, index) => ({
-    index,
-    queue_id: index,
-    serial: `D${id}${index}`,
-    product: 'ULT3580-TD9',
-    device: `iqn.test:lib${id}:d${index}`,
-    loaded: '',
-    source_slot: 0,
-    activity: 'idle' as const,
-    blocks_written: 0,
-    blocks_read: 0,
-    last_active: '',
-  })),
-  slots: [],
-  cartridges: [],
-});
-
-const luns = lunTable([library(1, 2), library(2, 1)]);
-const lunsOf = (lib: number) => luns.filter((l) => l.library === lib).map((l) => l.lun);
-const plan = (acls: FcPlan['acls'], disabled: string[] = []): FcPlan => ({
-  disabled: new Set(disabled),
-  luns,
-  acls,
-});
+const luns = TEST_LUNS;
+const plan = testPlan;
 
 describe('the LIO driver on the iscsi test fabric (same ACL logic as qla2xxx)', () => {
   let tree: KernelTree;
   afterEach(() => tree?.destroy());
   const start = async () => {
-    tree = await KernelTree.create(ISCSI);
-    tree.start();
-    return new LioFcDriver(tree.configfsRoot, tree.sysfsRoot, {
-      fabric: 'iscsi',
-      ports: [TARGET],
-      portal: '0.0.0.0:3260',
-    });
+    let driver: LioFcDriver;
+    ({ tree, driver } = await startDriverBench({ fabric: 'iscsi', ports: [TARGET], portal: '0.0.0.0:3260' }));
+    return driver;
   };
-  const apply = async (driver: LioFcDriver, p: FcPlan) => {
-    expect(await driver.apply(p)).toEqual([]);
-    await tree.sync();
-    await tree.sync();
-  };
+  const apply = (driver: LioFcDriver, p: FcPlan) => applyAndSync(tree, driver, p);
 
   it('builds an iSCSI target with a portal, no CHAP, hard deny, the LUN table and IQN-named ACLs', async () => {
     const driver = await start();
@@ -108,13 +73,12 @@ describe('the LIO driver on the loopback test fabric', () => {
   afterEach(() => tree?.destroy());
 
   it('switches the tcm_loop TPG by its nexus, not an enable attribute, and sets no hard deny', async () => {
-    tree = await KernelTree.create(LOOPBACK);
-    tree.start();
-    const driver = new LioFcDriver(tree.configfsRoot, tree.sysfsRoot, {
+    let driver: LioFcDriver;
+    ({ tree, driver } = await startDriverBench({
       fabric: 'loopback',
       ports: ['naa.5001405aa0000001'],
       nexus: 'naa.5001405bb0000001',
-    });
+    }));
     // The nexus must be there before the first LUN: tcm_loop probes a LUN when it is linked.
     const order: string[] = [];
     class Recording extends ConfigFs {
@@ -141,12 +105,8 @@ describe('the LIO driver on the loopback test fabric', () => {
   });
 
   it('refuses to enable a loopback TPG without a nexus name', async () => {
-    tree = await KernelTree.create(LOOPBACK);
-    tree.start();
-    const driver = new LioFcDriver(tree.configfsRoot, tree.sysfsRoot, {
-      fabric: 'loopback',
-      ports: ['naa.5001405aa0000001'],
-    });
+    let driver: LioFcDriver;
+    ({ tree, driver } = await startDriverBench({ fabric: 'loopback', ports: ['naa.5001405aa0000001'] }));
     expect((await driver.apply(plan([])))[0]).toMatch(/needs a nexus initiator name/);
   });
 });

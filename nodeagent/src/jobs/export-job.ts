@@ -99,6 +99,11 @@ export async function upload(ctx: JobStepContext): Promise<StepResult> {
   const remote = await remoteConnection(store, job.remote_id);
   const earlier = await readLedger(store, job.id);
   const ledger: LedgerEntry[] = earlier.entries;
+  // Picked up again after a restart (a kill, an update): the row says it goes on, not over.
+  if (ledger.length > 0)
+    await updateJob(store, ctx.journal, job.id, 'uploading', () => ({
+      detail: `resumed: ${ledger.length} chunks were verified before; sending the rest`,
+    }));
   const chunkBytes = earlier.chunkBytes ?? ctx.chunkBytes ?? DEFAULT_CHUNK_BYTES;
   const ref = {
     system: job.system_name,

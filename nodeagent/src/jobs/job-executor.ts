@@ -57,7 +57,7 @@ export async function startJobExecutor(opts: {
   codecNice?: number;
   /** The release the bucket's system file names (nodeagent config). */
   version?: string;
-}): Promise<{ stop(opts?: { interrupt?: string }): Promise<void> }> {
+}): Promise<{ stop(opts?: { interrupt?: string; pause?: string }): Promise<void> }> {
   const { store, journal } = opts;
   const abort = new AbortController();
   const running = new Set<number>();
@@ -101,11 +101,20 @@ export async function startJobExecutor(opts: {
     job && job.node === opts.node && EXECUTING_JOB_STATES.includes(job.state) ? String(job.id) : undefined,
   );
   return {
-    stop: async ({ interrupt } = {}) => {
+    stop: async ({ interrupt, pause } = {}) => {
       const interrupted = [...running];
       abort.abort();
       await watch.close();
       await controller.stop();
+      // Paused (an update's restart): the state stays executing, so the next nodeagent picks the
+      // job up again; the detail says why it stood still, and the journal keeps it.
+      if (pause)
+        for (const id of interrupted) {
+          const job = (await store.get(keys.jobs.one(id), Job))?.value;
+          if (!job || !EXECUTING_JOB_STATES.includes(job.state)) continue;
+          const detail = `paused: ${pause} restarts the control plane; resumes ${job.kind === 'export' ? 'from its chunk ledger ' : ''}when the nodeagent is back`;
+          await updateJob(store, journal, id, job.state, () => ({ detail }));
+        }
       if (interrupt)
         for (const id of interrupted) {
           const job = (await store.get(keys.jobs.one(id), Job))?.value;

@@ -32,6 +32,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/uio.h>
 /* linux/uio.h would define struct iovec a second time. */
 #define _UAPI__LINUX_UIO_H
@@ -54,6 +55,9 @@
 
 #define MAX_DEVS 64
 #define MAX_INFLIGHT 512
+/* A command's iovecs at most (one per data area block it uses, contiguous ones merged): 256 MiB
+ * of 4 KiB blocks, more than the kernel's data area gives one command. */
+#define TCMU_MAX_IOV 65536
 #define PREFIX "vtl/"
 /* Where a handler marks a mailbox it serves: the padding after cmd_head (see open_dev). */
 #define CLAIM_OFFSET 24
@@ -64,6 +68,17 @@ struct pending {
 	uint32_t end;  /* ring offset just past the entry */
 	int is_cmd;    /* 0: a PAD or TMR entry that only moves the tail */
 	int sent;      /* forwarded to the emulator */
+	uint64_t seen_ns, sent_ns; /* timing counters (SIGUSR1 prints them) */
+};
+
+/* Where the time of a backstore's commands goes; SIGUSR1 logs and resets them. */
+struct stats {
+	uint64_t cmds, bytes_in, bytes_out;
+	uint64_t wait_ns;    /* ring entry seen -> forwarded (waiting for the connection) */
+	uint64_t send_ns;    /* forwarding the CDB and data-out */
+	uint64_t service_ns; /* forwarded -> the answer's header arrived (emulator and network) */
+	uint64_t recv_ns;    /* the answer's header -> its last byte in the data area */
+	uint64_t wakeups;    /* poll wake-ups that found answer bytes */
 };
 
 struct dev {
@@ -80,8 +95,14 @@ struct dev {
 	uint32_t next;      /* ring offset of the next entry not yet queued */
 	struct pending q[MAX_INFLIGHT];
 	unsigned qhead, qlen;
-	uint8_t *rbuf;      /* partial answer bytes */
-	size_t rlen, rcap;
+	/* The answer being received: header, sense, then data-in straight into the data area. */
+	uint8_t ahdr[12];
+	unsigned ahdr_got;
+	uint8_t asense[256];
+	unsigned asense_got;
+	uint32_t adata_got;
+	uint64_t ahdr_ns;
+	struct stats st;
 	time_t retry_at;
 	int seen;
 };
@@ -90,6 +111,14 @@ static struct dev devs[MAX_DEVS];
 static const char *endpoint;
 static const char *sysfs = "/sys";
 static const char *configfs = "/sys/kernel/config";
+static volatile sig_atomic_t dump_stats;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static void logf_(const char *fmt, ...)
 {
@@ -126,11 +155,11 @@ static int write_file(const char *path, const char *value)
 	return n < 0 ? -1 : 0;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
+/* Writes every byte of the iovecs (the socket is non-blocking: waits while it is full). */
+static int writev_all(int fd, struct iovec *iov, int cnt)
 {
-	const uint8_t *p = buf;
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
+	while (cnt > 0) {
+		ssize_t n = writev(fd, iov, cnt > IOV_MAX ? IOV_MAX : cnt);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN) {
@@ -140,10 +169,23 @@ static int write_all(int fd, const void *buf, size_t len)
 		}
 		if (n <= 0)
 			return -1;
-		p += n;
-		len -= (size_t)n;
+		while (cnt > 0 && (size_t)n >= iov->iov_len) {
+			n -= (ssize_t)iov->iov_len;
+			iov++;
+			cnt--;
+		}
+		if (cnt > 0) {
+			iov->iov_base = (uint8_t *)iov->iov_base + n;
+			iov->iov_len -= (size_t)n;
+		}
 	}
 	return 0;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	return writev_all(fd, &iov, 1);
 }
 
 static void put16(uint8_t *p, uint16_t v) { p[0] = v >> 8; p[1] = v; }
@@ -160,7 +202,7 @@ static int dial(void)
 		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
 			goto fail;
-		return fd;
+		goto connected;
 	}
 	char host[256];
 	snprintf(host, sizeof host, "%s", endpoint);
@@ -177,6 +219,16 @@ static int dial(void)
 		goto fail;
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+connected:;
+	/* Room for a whole answer (up to a few MiB of data-in) in the socket: with the default, the
+	 * window lets a 256 KiB answer in over several round trips. Root may exceed rmem_max. */
+	int buf = 4 << 20;
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof buf) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof buf) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
+	/* Answers are read until the socket is drained, in one wake-up. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	return fd;
 fail:
 	if (fd >= 0)
@@ -211,32 +263,35 @@ static void advance_tail(struct dev *d)
 		kick(d);
 }
 
-/* Completes the oldest command with a status, sense and data-in. */
+/* Total length of an entry's data area buffers. */
+static uint32_t entry_room(const struct tcmu_cmd_entry *e)
+{
+	uint32_t room = 0;
+	for (uint32_t i = 0; i < e->req.iov_cnt; i++)
+		room += (uint32_t)e->req.iov[i].iov_len;
+	return room;
+}
+
+/*
+ * Completes the oldest command: status and sense; its data-in (`data_len` bytes) is already in
+ * its buffers (read there straight from the socket).
+ */
 static void complete_head(struct dev *d, uint8_t status, const uint8_t *sense, unsigned sense_len,
-			  const uint8_t *data, uint32_t data_len)
+			  uint32_t data_len)
 {
 	struct pending *p = &d->q[d->qhead];
 	struct tcmu_cmd_entry *e = entry_at(d, p->off);
-	/* Data-in first: the answer overlays the request's iovec array. */
-	uint32_t copied = 0, room = 0;
-	for (uint32_t i = 0; i < e->req.iov_cnt; i++) {
-		size_t len = e->req.iov[i].iov_len;
-		room += (uint32_t)len;
-		if (copied < data_len) {
-			size_t n = data_len - copied < len ? data_len - copied : len;
-			memcpy(d->map + (size_t)e->req.iov[i].iov_base, data + copied, n);
-			copied += (uint32_t)n;
-		}
-	}
+	/* The answer overlays the request's fields: read them first. */
+	uint32_t room = entry_room(e);
 	e->rsp.scsi_status = status;
 	memset(e->rsp.sense_buffer, 0, TCMU_SENSE_BUFFERSIZE);
 	if (sense_len > TCMU_SENSE_BUFFERSIZE)
 		sense_len = TCMU_SENSE_BUFFERSIZE;
 	if (sense_len)
 		memcpy(e->rsp.sense_buffer, sense, sense_len);
-	if (copied < room && (d->mb->flags & TCMU_MAILBOX_FLAG_CAP_READ_LEN)) {
+	if (data_len < room && (d->mb->flags & TCMU_MAILBOX_FLAG_CAP_READ_LEN)) {
 		e->hdr.uflags |= TCMU_UFLAG_READ_LEN;
-		e->rsp.read_len = copied;
+		e->rsp.read_len = data_len;
 	}
 	p->is_cmd = 0;
 	advance_tail(d);
@@ -247,7 +302,7 @@ static void fail_sent(struct dev *d)
 	/* HARDWARE ERROR, LOGICAL UNIT COMMUNICATION FAILURE: the command may or may not have run. */
 	static const uint8_t sense[18] = { 0x70, 0, 0x04, 0, 0, 0, 0, 10, 0, 0, 0, 0, 0x08, 0x00 };
 	while (d->qlen > 0 && d->q[d->qhead].sent)
-		complete_head(d, 2, sense, sizeof sense, NULL, 0);
+		complete_head(d, 2, sense, sizeof sense, 0);
 	for (unsigned i = 0; i < d->qlen; i++)
 		d->q[(d->qhead + i) % MAX_INFLIGHT].sent = 0;
 }
@@ -259,7 +314,7 @@ static void disconnect(struct dev *d, const char *why)
 		close(d->sock);
 	}
 	d->sock = -1;
-	d->rlen = 0;
+	d->ahdr_got = d->asense_got = d->adata_got = 0;
 	fail_sent(d);
 	d->retry_at = time(NULL) + 1;
 }
@@ -311,12 +366,22 @@ static int send_cmd(struct dev *d, struct pending *p)
 	hdr[6] = (uint8_t)cdb_len;
 	hdr[7] = (uint8_t)out;
 	put32(hdr + 8, total);
-	if (write_all(d->sock, hdr, sizeof hdr) < 0 || write_all(d->sock, cdb, cdb_len) < 0)
+	/* Header, CDB and data-out in one write: the data leaves the mapping without a copy. */
+	static struct iovec iov[2 + TCMU_MAX_IOV];
+	int cnt = 0;
+	iov[cnt++] = (struct iovec){ .iov_base = hdr, .iov_len = sizeof hdr };
+	iov[cnt++] = (struct iovec){ .iov_base = (void *)cdb, .iov_len = cdb_len };
+	for (uint32_t i = 0; out && i < e->req.iov_cnt && cnt < 2 + TCMU_MAX_IOV; i++)
+		iov[cnt++] = (struct iovec){ .iov_base = d->map + (size_t)e->req.iov[i].iov_base,
+					     .iov_len = e->req.iov[i].iov_len };
+	uint64_t t0 = now_ns();
+	if (writev_all(d->sock, iov, cnt) < 0)
 		return -1;
-	for (uint32_t i = 0; out && i < e->req.iov_cnt; i++)
-		if (write_all(d->sock, d->map + (size_t)e->req.iov[i].iov_base, e->req.iov[i].iov_len) < 0)
-			return -1;
 	p->sent = 1;
+	p->sent_ns = now_ns();
+	d->st.send_ns += p->sent_ns - t0;
+	d->st.wait_ns += t0 - p->seen_ns;
+	d->st.bytes_out += out ? total : 0;
 	return 0;
 }
 
@@ -368,6 +433,7 @@ static void take_ring(struct dev *d)
 		p->end = (d->next + len) % d->mb->cmdr_size;
 		p->is_cmd = tcmu_hdr_get_op(e->hdr.len_op) == TCMU_OP_CMD;
 		p->sent = 0;
+		p->seen_ns = now_ns();
 		d->qlen++;
 		d->next = p->end;
 		if (p->is_cmd && d->sock >= 0 && send_cmd(d, p) < 0)
@@ -376,42 +442,121 @@ static void take_ring(struct dev *d)
 	advance_tail(d);
 }
 
+/* Reads into buf; 1 when all `want` bytes are there, 0 when the socket is drained, -1 closed. */
+static int read_some(struct dev *d, void *buf, size_t want, size_t *got)
+{
+	while (*got < want) {
+		ssize_t n = read(d->sock, (uint8_t *)buf + *got, want - *got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return 0;
+		if (n <= 0) {
+			disconnect(d, n == 0 ? "closed" : strerror(errno));
+			return -1;
+		}
+		*got += (size_t)n;
+	}
+	return 1;
+}
+
+/*
+ * Reads answers until the socket is drained. Each answer's data-in goes straight from the socket
+ * into the head command's buffers in the data area (answers come in ring order), so the only
+ * copies are the kernel's: socket to mapping, mapping to the host's buffer.
+ */
 static void read_answers(struct dev *d)
 {
-	if (d->rcap - d->rlen < 65536) {
-		d->rcap = d->rcap ? d->rcap * 2 : 1 << 20;
-		d->rbuf = realloc(d->rbuf, d->rcap);
-		if (!d->rbuf) {
-			logf_("out of memory");
-			exit(1);
-		}
-	}
-	ssize_t n = read(d->sock, d->rbuf + d->rlen, d->rcap - d->rlen);
-	if (n <= 0) {
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+	static uint8_t discard[65536];
+	d->st.wakeups++;
+	while (d->sock >= 0) {
+		size_t got = d->ahdr_got;
+		int r = read_some(d, d->ahdr, sizeof d->ahdr, &got);
+		if (r < 0)
+			return; /* disconnected: the state is reset */
+		d->ahdr_got = (unsigned)got;
+		if (r == 0)
 			return;
-		disconnect(d, n == 0 ? "closed" : strerror(errno));
-		return;
-	}
-	d->rlen += (size_t)n;
-	size_t pos = 0;
-	while (d->rlen - pos >= 4) {
-		uint32_t flen = get32(d->rbuf + pos);
-		if (d->rlen - pos < 4 + (size_t)flen)
-			break;
-		const uint8_t *f = d->rbuf + pos + 4;
-		uint16_t id = get16(f);
-		uint8_t status = f[2], sense_len = f[3];
-		uint32_t data_len = get32(f + 4);
-		if (d->qlen == 0 || !d->q[d->qhead].is_cmd || entry_at(d, d->q[d->qhead].off)->hdr.cmd_id != id) {
-			disconnect(d, "answer out of order");
-			return;
+		uint32_t flen = get32(d->ahdr);
+		uint16_t id = get16(d->ahdr + 4);
+		uint8_t status = d->ahdr[6], sense_len = d->ahdr[7];
+		uint32_t data_len = get32(d->ahdr + 8);
+		if (d->asense_got == 0 && d->adata_got == 0) {
+			if (d->ahdr_ns == 0)
+				d->ahdr_ns = now_ns();
+			if (flen != 8u + sense_len + data_len) {
+				disconnect(d, "malformed answer");
+				return;
+			}
+			if (d->qlen == 0 || !d->q[d->qhead].is_cmd ||
+			    entry_at(d, d->q[d->qhead].off)->hdr.cmd_id != id) {
+				disconnect(d, "answer out of order");
+				return;
+			}
 		}
-		complete_head(d, status, f + 8, sense_len, f + 8 + sense_len, data_len);
-		pos += 4 + flen;
+		got = d->asense_got;
+		r = read_some(d, d->asense, sense_len, &got);
+		if (r < 0)
+			return;
+		d->asense_got = (unsigned)got;
+		if (r == 0)
+			return;
+		struct tcmu_cmd_entry *e = entry_at(d, d->q[d->qhead].off);
+		uint32_t room = entry_room(e);
+		while (d->adata_got < data_len) {
+			/* The part that fits the host's buffers goes into them, the rest (never, unless the
+			 * emulator answers more than asked) is read and dropped. */
+			static struct iovec iov[IOV_MAX];
+			int cnt = 0;
+			uint32_t skip = d->adata_got, left = data_len - d->adata_got;
+			for (uint32_t i = 0; i < e->req.iov_cnt && cnt < IOV_MAX && left > 0; i++) {
+				uint32_t len = (uint32_t)e->req.iov[i].iov_len;
+				if (skip >= len) {
+					skip -= len;
+					continue;
+				}
+				uint32_t n = len - skip < left ? len - skip : left;
+				iov[cnt++] = (struct iovec){ .iov_base = d->map + (size_t)e->req.iov[i].iov_base + skip,
+							     .iov_len = n };
+				left -= n;
+				skip = 0;
+			}
+			if (cnt == 0)
+				iov[cnt++] = (struct iovec){ .iov_base = discard,
+							     .iov_len = left < sizeof discard ? left : sizeof discard };
+			ssize_t n = readv(d->sock, iov, cnt);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0 && errno == EAGAIN)
+				return;
+			if (n <= 0) {
+				disconnect(d, n == 0 ? "closed" : strerror(errno));
+				return;
+			}
+			d->adata_got += (uint32_t)n;
+		}
+		uint64_t t = now_ns();
+		struct pending *p = &d->q[d->qhead];
+		d->st.cmds++;
+		d->st.bytes_in += data_len;
+		d->st.service_ns += d->ahdr_ns - p->sent_ns;
+		d->st.recv_ns += t - d->ahdr_ns;
+		complete_head(d, status, d->asense, sense_len, data_len < room ? data_len : room);
+		d->ahdr_got = d->asense_got = d->adata_got = 0;
+		d->ahdr_ns = 0;
 	}
-	memmove(d->rbuf, d->rbuf + pos, d->rlen - pos);
-	d->rlen -= pos;
+}
+
+static void log_stats(struct dev *d)
+{
+	struct stats *s = &d->st;
+	uint64_t n = s->cmds ? s->cmds : 1;
+	logf_("%s: stats cmds=%llu in=%llu out=%llu wakeups=%llu avg-us wait=%llu send=%llu service=%llu recv=%llu",
+	      d->name, (unsigned long long)s->cmds, (unsigned long long)s->bytes_in,
+	      (unsigned long long)s->bytes_out, (unsigned long long)s->wakeups,
+	      (unsigned long long)(s->wait_ns / n / 1000), (unsigned long long)(s->send_ns / n / 1000),
+	      (unsigned long long)(s->service_ns / n / 1000), (unsigned long long)(s->recv_ns / n / 1000));
+	memset(s, 0, sizeof *s);
 }
 
 static void close_dev(struct dev *d)
@@ -421,7 +566,6 @@ static void close_dev(struct dev *d)
 		close(d->sock);
 	munmap(d->map, d->map_size);
 	close(d->uio_fd);
-	free(d->rbuf);
 	memset(d, 0, sizeof *d);
 }
 
@@ -541,6 +685,12 @@ static void scan(void)
 		}
 }
 
+static void on_usr1(int sig)
+{
+	(void)sig;
+	dump_stats = 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -553,6 +703,9 @@ int main(int argc, char **argv)
 	if (argc > 3)
 		configfs = argv[3];
 	signal(SIGPIPE, SIG_IGN);
+	/* SIGUSR1: log each backstore's timing counters and reset them (docs/fc.md, throughput). */
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	sigaction(SIGUSR1, &sa, NULL);
 	setvbuf(stderr, NULL, _IOLBF, 0);
 	logf_("started, emulator at %s", endpoint);
 	time_t next_scan = 0;
@@ -575,6 +728,12 @@ int main(int argc, char **argv)
 				pfd[n] = (struct pollfd){ .fd = d->sock, .events = POLLIN };
 				owner[n++] = d;
 			}
+		}
+		if (dump_stats) {
+			dump_stats = 0;
+			for (int i = 0; i < MAX_DEVS; i++)
+				if (devs[i].used)
+					log_stats(&devs[i]);
 		}
 		int r = poll(pfd, (nfds_t)n, 250);
 		if (r < 0 && errno != EINTR) {

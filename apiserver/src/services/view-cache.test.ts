@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CartridgeSpec, ROOT, keys } from '@vtl/api';
+import { Store } from '@vtl/store';
+import { startTestStores, type TestStores } from '@vtl/store/testing';
+import { asBytes, cartridgesJson } from './status-body.js';
+import { ViewCache } from './view-cache.js';
+
+/**
+ * The view cache against a real etcd: reads within the revision window share one revision read,
+ * yet a read after this process's write sees it, and serialized bodies are kept exactly as long
+ * as the records do not change.
+ */
+describe('ViewCache', () => {
+  let t: TestStores;
+  let writer: Store;
+  let other: Store;
+  let views: ViewCache;
+  beforeAll(async () => {
+    t = await startTestStores(2);
+    [writer, other] = t.stores as [Store, Store];
+    views = await ViewCache.start(writer);
+  });
+  afterAll(async () => {
+    await views?.close();
+    await t?.stop();
+  });
+
+  let slot = 0;
+  const cartridge = (label: string): CartridgeSpec => ({
+    label,
+    library: 1,
+    home_slot: ++slot,
+    created_at: new Date().toISOString(),
+    deleting: false,
+    last_export_gen: '',
+  });
+
+  it('a read right after a write sees the write, however recent the last revision read', async () => {
+    for (let n = 1; n <= 20; n++) {
+      const label = `RYW${String(n).padStart(3, '0')}L8`;
+      await views.fresh(); // a revision read just before the write: inside the window
+      await writer.put(keys.cartridges.one(label), cartridge(label));
+      const labels = JSON.parse(cartridgesJson(await views.fresh())).map((c: { label: string }) => c.label);
+      expect(labels).toContain(label);
+    }
+  });
+
+  it('sees a write answered to another process once the window has passed', async () => {
+    await views.fresh();
+    await other.put(keys.cartridges.one('OTH001L8'), cartridge('OTH001L8'));
+    await new Promise((r) => setTimeout(r, 60));
+    const labels = JSON.parse(cartridgesJson(await views.fresh())).map((c: { label: string }) => c.label);
+    expect(labels).toContain('OTH001L8');
+  });
+
+  it("a strict read sees another process's write at once", async () => {
+    await views.fresh();
+    await other.put(keys.cartridges.one('OTH002L8'), cartridge('OTH002L8'));
+    const labels = JSON.parse(cartridgesJson(await views.fresh(performance.now(), true))).map(
+      (c: { label: string }) => c.label,
+    );
+    expect(labels).toContain('OTH002L8');
+  });
+
+  it('keeps the serialized bytes until the records change, then serializes anew', async () => {
+    const bytes = () => asBytes(views, 'test-cartridges', () => cartridgesJson(views));
+    await views.fresh();
+    const first = bytes();
+    expect(bytes()).toBe(first); // the same Buffer: not serialized or encoded again
+    const rev = await writer.put(keys.cartridges.one('NEW001L8'), cartridge('NEW001L8'));
+    await views.fresh();
+    expect(BigInt(views.revision)).toBeGreaterThanOrEqual(BigInt(rev));
+    const second = bytes();
+    expect(second).not.toBe(first);
+    expect(second.toString()).toContain('NEW001L8');
+    expect(first.toString()).not.toContain('NEW001L8');
+    // A write outside the cached records moves the revision on, not the body.
+    const unrelated = await writer.put(`${ROOT}bench-unrelated`, { n: 1 });
+    await views.fresh();
+    expect(BigInt(views.revision)).toBeGreaterThanOrEqual(BigInt(unrelated));
+    expect(bytes()).toBe(second);
+  });
+});

@@ -1,0 +1,118 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { keys, UpdateRecord } from '@vtl/api';
+import type { EventJournal, Store } from '@vtl/store';
+import { activeRelease, switchRelease } from './releases.js';
+import { UPDATE_TAKEN_OVER, audit, lastResult } from './update-records.js';
+import { bootId, updaterGone } from './updater-identity.js';
+
+/** What settling an abandoned pending record did. */
+export interface Settled {
+  ok: boolean;
+  detail: string;
+}
+
+const realpath = (p: string) => fs.realpath(p).catch(() => path.resolve(p));
+
+/**
+ * Settles a pending update or rollback whose detached updater is gone (killed, crashed, or the
+ * host rebooted), the moment the apiserver looks at it, by the rule in docs/updates.md:
+ *
+ * - The target release runs (this apiserver reports its version from `current` = `binary`): the
+ *   work is done (a rollback restores the snapshot before it switches), so the record is
+ *   completed as the updater would have: an update becomes last_good, a rollback clears it.
+ * - Otherwise the previous state is put back: `current` points at the release that was running
+ *   before, a half-installed release directory is removed, and the result says what to do (an
+ *   update: upload again; a rollback, whose snapshot restore may be partial: roll back again,
+ *   last_good is kept for it).
+ *
+ * The record is removed in one transaction comparing its revision (two apiservers never both
+ * settle it) before any file changes. Returns undefined when nothing was pending or its updater lives.
+ */
+export async function settleAbandoned(opts: {
+  store: Store;
+  journal: EventJournal;
+  releasesDir: string | undefined;
+  runningVersion: string;
+}): Promise<Settled | undefined> {
+  const { store } = opts;
+  const found = await store.get(keys.update.pending, UpdateRecord);
+  if (!found) return undefined;
+  const r = found.value;
+  const why = await updaterGone(r);
+  if (!why) return undefined;
+  const current = opts.releasesDir ? await activeRelease(opts.releasesDir).catch(() => '') : '';
+  const targetRuns =
+    opts.runningVersion === r.to_version && current !== '' && current === (await realpath(r.binary));
+  const detail = describe(r, why, targetRuns);
+  const txn = store
+    .transaction()
+    .ifModRevision(keys.update.pending, found.modRevision)
+    .delete(keys.update.pending)
+    .put(
+      keys.update.lastResult,
+      lastResult(targetRuns, r, targetRuns ? r.to_version : r.from_version, detail),
+    );
+  if (targetRuns) {
+    if (r.action === 'update') txn.put(keys.update.lastGood, { ...r, step: 'healthy' });
+    else txn.delete(keys.update.lastGood);
+  }
+  if (!(await txn.commit())) return undefined; // another apiserver settled it, or the updater wrote
+  await stopLeftovers(r);
+  if (!targetRuns && opts.releasesDir) await putBack(opts.releasesDir, r, current);
+  await opts.journal
+    .emit({
+      kind: UPDATE_TAKEN_OVER,
+      subject: `${r.action}:${r.to_version}`,
+      detail,
+      data: { ok: targetRuns, id: r.id, step: r.step, reason: why },
+    })
+    .catch(() => undefined);
+  await audit(
+    store,
+    `system.${r.action}.${targetRuns ? 'completed' : 'abandoned'}`,
+    r.to_version,
+    targetRuns,
+    'apiserver',
+  ).catch(() => undefined);
+  return { ok: targetRuns, detail };
+}
+
+/**
+ * The updater ran in its own session (setsid), so its process group is its pid: a helper it had
+ * started (the tar unpacking a release) outlives it and would write on into what is put back.
+ */
+async function stopLeftovers(r: UpdateRecord) {
+  // After a reboot the pid names nothing of the updater's.
+  if (!r.updater || r.updater.boot_id !== (await bootId())) return;
+  try {
+    process.kill(-r.updater.pid, 'SIGKILL');
+  } catch {
+    // no such group: nothing left over
+  }
+}
+
+/** `current` back to the release that ran before; an update's new release directory removed. */
+async function putBack(releasesDir: string, r: UpdateRecord, current: string) {
+  // An update switches to `binary`; a rollback to `binary` too (the release it goes back to).
+  const before = r.prev_binary;
+  if (current !== (await realpath(before))) await switchRelease(releasesDir, before);
+  if (r.action === 'update') {
+    await fs.rm(r.binary, { recursive: true, force: true });
+    await fs.rm(path.join(releasesDir, `.staging-${r.id}`), { recursive: true, force: true });
+    // The update's own files (manifest, snapshot): nothing can roll back to an update never applied.
+    const files = path.dirname(r.db_snapshot);
+    if (path.basename(files) === r.id) await fs.rm(files, { recursive: true, force: true });
+  }
+}
+
+function describe(r: UpdateRecord, why: string, targetRuns: boolean): string {
+  const at = `at step "${r.step}"`;
+  if (targetRuns)
+    return r.action === 'update'
+      ? `The updater stopped (${why}) ${at}, after ${r.to_version} was running: the update is kept and ${r.to_version} is the last good release.`
+      : `The rollback's updater stopped (${why}) ${at}, after ${r.to_version} was running on the restored store snapshot: the rollback is complete.`;
+  return r.action === 'update'
+    ? `The updater stopped (${why}) ${at}: ${r.to_version} was not applied and ${r.from_version} runs on; its release directory and files were removed. Upload the bundle again.`
+    : `The rollback's updater stopped (${why}) ${at}: ${r.from_version} runs on, but the store snapshot may be partly restored. Send POST /api/system/rollback again to finish it (the last good record is kept).`;
+}
