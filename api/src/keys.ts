@@ -26,6 +26,16 @@ export const keys = {
   /** Nodeagent-owned live view of one node (data plane, fabric), leased; its libraries are apart. */
   nodeStatus: { prefix: `${ROOT}status/nodes/`, one: (node: string) => `${ROOT}status/nodes/${node}` },
   /**
+   * Nodeagent-owned heartbeat of one node, leased with its status: rewritten every few seconds by
+   * the status loop even when nothing changed, so a node whose lease is still kept alive but whose
+   * status loop hangs is seen (the library reconciler's staleness check). Apart from the node
+   * record so the views that watch that record are not rebuilt on every beat.
+   */
+  nodeHeartbeat: {
+    prefix: `${ROOT}status/node-heartbeats/`,
+    one: (node: string) => `${ROOT}status/node-heartbeats/${node}`,
+  },
+  /**
    * Nodeagent-owned live view of one library served on one node (drives, slots, cartridges),
    * leased with the node record: a change in one library rewrites only its own record.
    */

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { storeDeadlineFromEnv, storeSettingsFromEnv, type StoreTls } from '@vtl/store';
+import { loadUpdateConfig, type UpdateConfig } from './services/update-config.js';
 
 /** Apiserver settings, from the environment (README lists every variable). */
 export interface ApiserverConfig {
@@ -36,6 +37,15 @@ export interface ApiserverConfig {
   machineIdFiles: string[];
   /** The built web console served at / (VTL_CONSOLE_DIR, default where `npm run build` puts it). */
   consoleDir: string;
+  /** pino level (VTL_LOG_LEVEL); debug adds a line per successful read (plugins/request-log.ts). */
+  logLevel: string;
+  /** Signed updates (VTL_RELEASES_DIR, VTL_UPDATE_*). */
+  update: UpdateConfig;
+  /**
+   * The environment this process was configured from, handed whole to the detached updater it
+   * starts (which reads its own settings from it, in updater/src/updater-config.ts).
+   */
+  childEnv: NodeJS.ProcessEnv;
 }
 
 const int = (value: string | undefined, fallback: number) => {
@@ -70,5 +80,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiserverConfi
       ? [env.VTL_MACHINE_ID_FILE]
       : ['/etc/machine-id', '/var/lib/dbus/machine-id', '/sys/class/dmi/id/product_uuid'],
     consoleDir: path.resolve(env.VTL_CONSOLE_DIR || path.join(import.meta.dirname, '../../console/dist')),
+    logLevel: env.VTL_LOG_LEVEL || 'info',
+    update: loadUpdateConfig(stateDir, env),
+    childEnv: env,
   };
 }

@@ -12,7 +12,7 @@ import { VERSION } from './version.js';
 async function main() {
   const config = loadConfig();
   // VTL_LOG_LEVEL=debug adds a line per successful read (plugins/request-log.ts).
-  const logger = pino({ name: 'apiserver', level: process.env.VTL_LOG_LEVEL || 'info' });
+  const logger = pino({ name: 'apiserver', level: config.logLevel });
   // Before anything waits on the store: a launcher that died must not leave this process behind.
   watchSupervisor(logger);
   const store = await Store.connect({

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { storeDeadlineFromEnv, storeSettingsFromEnv, type StoreSettings } from '@vtl/store';
+import { healthSettingsFromEnv, type HealthSettings } from '@vtl/reconcile';
 
 /** Controller settings, from the environment (README lists every variable). */
 export interface ControllerConfig {
@@ -13,6 +14,8 @@ export interface ControllerConfig {
   storeDeadlineMs: number;
   /** host:port of the reconcile metrics endpoint (GET /metrics); '' serves none. */
   metricsAddr: string;
+  /** Where the probes listen (VTL_HEALTH_PORT, VTL_HEALTH_BIND); port 0: nowhere. */
+  health: HealthSettings;
   /** The GitOps poller (docs/gitops.md): where the apiserver answers and its certificate. */
   gitops: { apiUrl: string; apiCertFile: string; workDir: string };
 }
@@ -25,6 +28,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     drainTimeoutMs: Number(env.VTL_DRAIN_TIMEOUT_MS) || 0,
     storeDeadlineMs: storeDeadlineFromEnv(env),
     metricsAddr: env.VTL_CONTROLLER_METRICS_ADDR ?? '',
+    health: healthSettingsFromEnv(env),
     gitops: {
       apiUrl: (env.VTL_GITOPS_API_URL || `https://127.0.0.1:${env.VTL_HTTPS_PORT || '8443'}`).replace(
         /\/+$/,

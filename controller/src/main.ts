@@ -32,7 +32,7 @@ runProcess('controller', async (logger) => {
     deadlineMs: config.storeDeadlineMs,
     logger,
   });
-  await serveHealth(store, logger); // VTL_HEALTH_PORT: the chart's probes
+  await serveHealth(store, logger, config.health); // VTL_HEALTH_PORT: the chart's probes
   const journal = new EventJournal(store);
   const metrics = config.metricsAddr ? await serveMetrics(config.metricsAddr, logger) : undefined;
   const restartWatch = await exitOnRestartRequest(store, logger);

@@ -119,6 +119,8 @@ describe('the web console in a real browser against the real appliance', () => {
     await dialog.getByRole('button', { name: 'Apply' }).click();
     await page.getByRole('status').filter({ hasText: 'Applied' }).waitFor({ timeout: 120_000 });
     await page.getByRole('cell', { name: 'active', exact: true }).waitFor({ timeout: 30_000 });
+    // The controller's Ready condition, as a badge beside the state.
+    await page.getByRole('cell', { name: 'Active', exact: true }).waitFor({ timeout: 30_000 });
     // The live grid shows every slot.
     await expect.poll(() => page.locator('.library-grid .slots > li').count(), { timeout: 30_000 }).toBe(400);
   });

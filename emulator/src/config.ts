@@ -96,6 +96,8 @@ export async function readEmulatorConfig(path: string): Promise<EmulatorConfig> 
 export interface EmulatorEnv {
   /** VTL_UNLOAD_GUARD_MS: overrides the 15 s operator-unload quiet window (tests); undefined keeps it. */
   unloadGuardMs: number | undefined;
+  /** VTL_TCMU_LISTEN: where the vtl-tcmu handler connects (emulator/src/tcmu); undefined serves none. */
+  tcmuListen: string | undefined;
 }
 
 /** Reads the emulator's environment; a malformed value throws, naming the variable. */
@@ -105,5 +107,5 @@ export function loadEmulatorEnv(env: NodeJS.ProcessEnv = process.env): EmulatorE
   if (unloadGuardMs !== undefined && !(unloadGuardMs >= 0)) {
     throw invalid(`VTL_UNLOAD_GUARD_MS must be a number of milliseconds, got "${guard}"`);
   }
-  return { unloadGuardMs };
+  return { unloadGuardMs, tcmuListen: env.VTL_TCMU_LISTEN || undefined };
 }

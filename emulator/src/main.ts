@@ -21,8 +21,9 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   let unloadGuardMs: number | undefined;
+  let tcmuListen: string | undefined;
   try {
-    ({ unloadGuardMs } = loadEmulatorEnv());
+    ({ unloadGuardMs, tcmuListen } = loadEmulatorEnv());
   } catch (err) {
     logger.fatal({ err }, (err as Error).message);
     process.exit(2);
@@ -31,7 +32,7 @@ async function main(): Promise<void> {
   const config = await readEmulatorConfig(values.config);
   const emulator = await startEmulator(config, logger, {
     unloadGuardMs,
-    transport: iscsiTransport(logger, { tcmuListen: process.env.VTL_TCMU_LISTEN || undefined }),
+    transport: iscsiTransport(logger, { tcmuListen }),
   });
 
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {

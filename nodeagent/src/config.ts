@@ -5,6 +5,7 @@ import { DEFAULT_CODEC_NICE } from '@vtl/offsite';
 import { LIO_FABRICS, type LioFabricName } from './fabric/lio-fabric.js';
 import type { LioDriverOptions } from './fabric/lio-driver.js';
 import { storeDeadlineFromEnv, storeSettingsFromEnv, type StoreTls } from '@vtl/store';
+import { healthSettingsFromEnv, type HealthSettings } from '@vtl/reconcile';
 
 /** Nodeagent settings, from the environment (README lists every variable). */
 export interface NodeagentConfig {
@@ -58,6 +59,8 @@ export interface NodeagentConfig {
   version: string;
   /** host:port of the reconcile metrics endpoint (GET /metrics); '' serves none. */
   metricsAddr: string;
+  /** Where the probes listen (VTL_HEALTH_PORT, VTL_HEALTH_BIND); port 0: nowhere. */
+  health: HealthSettings;
   /** The LIO fabric the FC driver builds on (qla2xxx; loopback and iscsi for tests, docs/fc.md). */
   lio: LioDriverOptions;
 }
@@ -93,6 +96,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): NodeagentConfi
     version: env.VTL_VERSION ?? 'v0.0.0',
     storeDeadlineMs: storeDeadlineFromEnv(env),
     metricsAddr: env.VTL_NODEAGENT_METRICS_ADDR ?? '',
+    health: healthSettingsFromEnv(env),
   };
 }
 

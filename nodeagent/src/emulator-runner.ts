@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
 import { EmulatorClient } from '@vtl/emulator';
 import { emulatorSocket } from './dataplane/emulator-config.js';
+import { loadEmulatorRunnerConfig } from './emulator-runner-config.js';
 import { TcmuHandlerSupervisor, handlerEndpoint } from './fabric/tcmu-handler.js';
 
 /**
@@ -102,18 +103,17 @@ export async function probeEmulator(stateDir: string, timeoutMs = 3_000): Promis
 
 async function main(): Promise<void> {
   const logger = pino({ base: { component: 'emulator-runner', pid: process.pid } });
-  const stateDir = path.resolve(process.env.VTL_STATE_DIR ?? 'var');
+  const { stateDir, retryMs, tcmu } = loadEmulatorRunnerConfig();
   if (process.argv.includes('--probe')) process.exit((await probeEmulator(stateDir)) ? 0 : 1);
   const entry = path.resolve(import.meta.dirname, '../../emulator/dist/main.js');
   const abort = new AbortController();
   // The TCMU handler lives where the emulator does (docs/fc.md): in this container.
-  const handler = process.env.VTL_TCMU_HANDLER && process.env.VTL_TCMU_LISTEN;
-  if (handler)
+  if (tcmu)
     await new TcmuHandlerSupervisor({
-      binary: path.resolve(process.env.VTL_TCMU_HANDLER!),
-      endpoint: handlerEndpoint(process.env.VTL_TCMU_LISTEN!),
-      sysfsRoot: process.env.VTL_SYSFS_ROOT ?? '/sys',
-      configfsRoot: process.env.VTL_CONFIGFS_ROOT ?? '/sys/kernel/config',
+      binary: tcmu.handler,
+      endpoint: handlerEndpoint(tcmu.listen),
+      sysfsRoot: tcmu.sysfsRoot,
+      configfsRoot: tcmu.configfsRoot,
       stateDir,
       logger: logger.child({ component: 'tcmu' }),
     }).start();
@@ -123,7 +123,7 @@ async function main(): Promise<void> {
     entry,
     logger,
     signal: abort.signal,
-    retryMs: Number(process.env.VTL_EMULATOR_RETRY_MS ?? 2_000),
+    retryMs,
   });
   process.exit(0);
 }

@@ -13,7 +13,7 @@ import { ensureDefaultPool } from './pool/default-pool.js';
 import { startPoolReconciler } from './pool/pool-reconciler.js';
 import { EmulatorSupervisor } from './dataplane/emulator-supervisor.js';
 import { startDataplaneReconciler } from './dataplane/dataplane-reconciler.js';
-import { NodeStatusPublisher } from './dataplane/node-status.js';
+import { NODE_HEARTBEAT_INTERVAL_MS, NodeStatusPublisher } from './dataplane/node-status.js';
 import { startCartridgeReconciler } from './cartridges/cartridge-reconciler.js';
 import { driveOps } from './ops/drive-ops.js';
 import { eraseLibraryOp } from './ops/erase-library.js';
@@ -40,7 +40,7 @@ runProcess('nodeagent', async (rootLogger) => {
     deadlineMs: config.storeDeadlineMs,
     logger,
   });
-  await serveHealth(store, logger); // VTL_HEALTH_PORT: the chart's probes
+  await serveHealth(store, logger, config.health); // VTL_HEALTH_PORT: the chart's probes
   // One nodeagent per node: a second one waits here until the first is gone.
   const claim = await claimNode(store, config.node, logger);
   const journal = new EventJournal(store);
@@ -65,7 +65,14 @@ runProcess('nodeagent', async (rootLogger) => {
     },
     onChange: () => void publish.now(),
   });
-  const publisher = new NodeStatusPublisher({ store, lease, node: config.node, supervisor, logger });
+  const publisher = new NodeStatusPublisher({
+    store,
+    lease,
+    node: config.node,
+    supervisor,
+    logger,
+    staleAfterMs: STATUS_LEASE_TTL_SEC * 1000 - NODE_HEARTBEAT_INTERVAL_MS,
+  });
   publish.now = () => publisher.publish();
   await publisher.start();
   lease.onRenewed(() => {

@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type http from 'node:http';
 import { freePort } from '@vtl/store';
-import { serveHealth } from './health-server.js';
+import { healthSettingsFromEnv, serveHealth } from './health-server.js';
 
 describe('serveHealth (VTL_HEALTH_PORT)', () => {
   let server: http.Server | undefined;
@@ -10,8 +10,8 @@ describe('serveHealth (VTL_HEALTH_PORT)', () => {
   const log = pino({ level: 'silent' });
 
   it('listens nowhere unless asked, and refuses a bad port', async () => {
-    expect(await serveHealth({ ping: async () => true }, log, {})).toBeUndefined();
-    await expect(serveHealth({ ping: async () => true }, log, { VTL_HEALTH_PORT: 'x' })).rejects.toThrow(
+    expect(await serveHealth({ ping: async () => true }, log, healthSettingsFromEnv({}))).toBeUndefined();
+    expect(() => healthSettingsFromEnv({ VTL_HEALTH_PORT: 'x' })).toThrow(
       /VTL_HEALTH_PORT must be a port number/,
     );
   });
@@ -19,10 +19,11 @@ describe('serveHealth (VTL_HEALTH_PORT)', () => {
   it('answers /healthz while etcd is down and /readyz only when etcd answers', async () => {
     let etcdUp = false;
     const port = await freePort();
-    server = await serveHealth({ ping: async () => etcdUp }, log, {
-      VTL_HEALTH_PORT: String(port),
-      VTL_HEALTH_BIND: '127.0.0.1',
-    });
+    server = await serveHealth(
+      { ping: async () => etcdUp },
+      log,
+      healthSettingsFromEnv({ VTL_HEALTH_PORT: String(port), VTL_HEALTH_BIND: '127.0.0.1' }),
+    );
     const get = (p: string) => fetch(`http://127.0.0.1:${port}${p}`).then((r) => r.status);
     expect(await get('/healthz')).toBe(200);
     expect(await get('/readyz')).toBe(503);

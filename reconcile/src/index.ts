@@ -17,4 +17,4 @@ export { exitOnRestartRequest } from './restart-request.js';
 export { boundedStep, HARD_EXIT_MS, onShutdown, watchSupervisor, type StopReason } from './shutdown.js';
 export { commandLine, identify, stillRuns, type ProcessIdentity } from './process-identity.js';
 export { reconcileRegistry, serveMetrics, type ReconcileOutcome } from './metrics.js';
-export { serveHealth, type Pingable } from './health-server.js';
+export { healthSettingsFromEnv, serveHealth, type HealthSettings, type Pingable } from './health-server.js';

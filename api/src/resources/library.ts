@@ -78,13 +78,17 @@ export type LibraryStatus = z.infer<typeof LibraryStatus>;
  * GET /api/libraries/{lib}/status (beyond the spec): the library's lifecycle as the controller's
  * library reconciler derives it. `phase` is `declared` and `conditions` empty until it has.
  */
-export const LibraryStatusView = z.object({
-  id: z.number().int(),
-  state: LibraryState,
+export const LibraryLifecycle = z.object({
   phase: LibraryPhase,
   observedGeneration: z.number().int().nullable(),
   conditions: z.array(Condition),
 });
+export type LibraryLifecycle = z.infer<typeof LibraryLifecycle>;
+
+/** GET /api/libraries/{lib}/status: the lifecycle with the library's id and API state. */
+export const LibraryStatusView = z
+  .object({ id: z.number().int(), state: LibraryState })
+  .extend(LibraryLifecycle.shape);
 export type LibraryStatusView = z.infer<typeof LibraryStatusView>;
 
 /** Row of GET /api/libraries (§2.14). */
@@ -102,6 +106,8 @@ export const LibraryRow = z.object({
   home_pool: z.number().int(),
   state: LibraryState,
   created_at: z.string(),
+  /** Beyond the spec: the lifecycle of GET /api/libraries/{lib}/status, on each row. */
+  ...LibraryLifecycle.shape,
 });
 export type LibraryRow = z.infer<typeof LibraryRow>;
 

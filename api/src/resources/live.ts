@@ -93,6 +93,19 @@ export const NodeStatus = z.object({
 });
 export type NodeStatus = z.infer<typeof NodeStatus>;
 
+/**
+ * A node's heartbeat (keys.nodeHeartbeat): written by its status loop every `interval_ms`; a
+ * reader that has not seen it rewritten for `stale_after_ms` treats the node as not reporting,
+ * lease or not. The reader judges age by its own clock (when it saw the write), never by `at`.
+ */
+export const NodeHeartbeat = z.object({
+  node: z.string(),
+  at: z.string(),
+  interval_ms: z.number().int().positive(),
+  stale_after_ms: z.number().int().positive(),
+});
+export type NodeHeartbeat = z.infer<typeof NodeHeartbeat>;
+
 /** The stored node record (keys.nodeStatus): data plane and fabric, without the libraries. */
 export const NodeRecord = NodeStatus.omit({ libraries: true, cartridges: true });
 export type NodeRecord = z.infer<typeof NodeRecord>;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { Drive, LiveLibrary, Slot } from './live.js';
 import { Cartridge, LibraryCartridge } from './cartridge.js';
 import { PoolFigures } from './pool.js';
+import { LibraryLifecycle } from './library.js';
 
 /** §2.9 GET /api/status */
 export const StatusView = z.object({
@@ -12,6 +13,8 @@ export const StatusView = z.object({
       drives: z.array(Drive),
       slots: z.array(Slot),
       cartridges: z.array(LibraryCartridge),
+      /** Beyond the spec: the library's lifecycle phase and conditions (GET /api/libraries/{lib}/status). */
+      ...LibraryLifecycle.shape,
     }),
   ),
   pools: z.array(PoolFigures),

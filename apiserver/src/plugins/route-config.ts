@@ -8,9 +8,10 @@ import type { Principal } from '../services/principal.js';
  */
 export interface RouteDoc {
   summary: string;
-  /** For a route that still parses by hand: its schemas, documented as if they were Fastify's. */
-  body?: z.ZodType;
-  query?: z.ZodType;
+  /**
+   * For a route that answers bytes serialized ahead (the view cache's routes): its answer's
+   * schema, documented as if it were Fastify's. Inputs always go through `schema`.
+   */
   response?: z.ZodType;
   /** Success status when not 200. */
   status?: number;

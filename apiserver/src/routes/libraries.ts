@@ -25,6 +25,7 @@ import { idParam, validInput } from '../plugins/validate.js';
 import { loadSnapshot } from '@vtl/store';
 import { libraryState, nodeOfLibrary, refuseWithLoadedDrives, type Snapshot } from '@vtl/domain';
 import { nextLabels, usedVolsers } from '../services/labels.js';
+import { libraryLifecycle } from '../services/library-lifecycle.js';
 import { refuseWhileDraining } from '../services/guards.js';
 import { runExclusiveOp } from '../services/exclusive-ops.js';
 import { viewsOf } from '../services/views.js';
@@ -39,7 +40,8 @@ export function findLibrary(s: Snapshot, id: number): LibrarySpec {
   return lib;
 }
 
-const row = (s: Snapshot, l: LibrarySpec) => LibraryRow.parse({ ...l, state: libraryState(s, l.id) });
+const row = (s: Snapshot, l: LibrarySpec) =>
+  LibraryRow.parse({ ...l, state: libraryState(s, l.id), ...libraryLifecycle(s, l.id) });
 /** The library row of GET /api/libraries, for the support bundle. */
 export const libraryRow = row;
 

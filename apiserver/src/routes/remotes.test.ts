@@ -113,6 +113,25 @@ describe('remotes and the catalog (§4.4)', () => {
     expect(q.json().error.message).toMatch(/end with "\/"/);
   });
 
+  it('looks at the id before the body: a bad id is 404 whatever the body, as before', async () => {
+    expect((await req('PUT', '/api/remotes/abc', { use_ssl: 'no' })).statusCode).toBe(404);
+    expect((await req('DELETE', '/api/remotes/abc/objects', { prefix: 7 })).statusCode).toBe(404);
+    const id = (await create({ name: 'order', endpoint: '127.0.0.1:1', use_ssl: false })).json().id;
+    const bad = await req('PUT', `/api/remotes/${id}`, { use_ssl: 'no' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.code).toBe('validation_failed');
+    expect(bad.json().error.message).toMatch(/use_ssl/);
+    // A query prefix stands in for a refused body, as it always did.
+    const q = await t.app.inject({
+      method: 'DELETE',
+      url: `/api/remotes/${id}/objects?prefix=a/../`,
+      headers: t.admin,
+      payload: { prefix: 7, extra: true },
+    });
+    expect(q.statusCode).toBe(400);
+    expect(q.json().error.message).toMatch(/name a folder under the remote prefix/);
+  });
+
   it('catalog: 400 without remote_id or for an unknown remote', async () => {
     expect((await req('GET', '/api/catalog')).statusCode).toBe(400);
     expect((await req('GET', '/api/catalog?remote_id=abc')).statusCode).toBe(400);

@@ -11,7 +11,8 @@ import {
   badRequest,
 } from '@vtl/api';
 import type { AppContext } from '../context.js';
-import { idParam, parse } from '../plugins/validate.js';
+import { idParam, validInput } from '../plugins/validate.js';
+import type { ZodTypeProvider } from '../plugins/zod-provider.js';
 import {
   createRemote,
   deleteRemote,
@@ -28,8 +29,9 @@ import { runRemoteOp, takeListing } from '../services/remote-ops.js';
  * deadline (VTL_REMOTE_DEADLINE_MS); the route records it and waits for its outcome.
  */
 export async function remoteRoutes(app: FastifyInstance, ctx: AppContext) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
   const { store } = ctx;
-  type Id = { Params: { id: string } };
+  const params = z.object({ id: z.string() });
   const remoteOp = <T>(
     kind: 'remote_test' | 'remote_objects_list' | 'remote_objects_delete',
     by: string,
@@ -42,58 +44,65 @@ export async function remoteRoutes(app: FastifyInstance, ctx: AppContext) {
       waitMs: ctx.config.remoteDeadlineMs,
     });
 
-  app.get(
+  r.get(
     '/api/remotes',
-    { config: { role: 'read-only', doc: { summary: 'Remotes (§2.16)', response: z.array(Remote) } } },
+    {
+      schema: { response: { 200: z.array(Remote) } },
+      config: { role: 'read-only', doc: { summary: 'Remotes (§2.16)' } },
+    },
     async () => listRemotes(store),
   );
 
-  app.get<Id>(
+  r.get(
     '/api/remotes/:id',
-    { config: { role: 'read-only', doc: { summary: 'One remote', response: Remote } } },
+    {
+      schema: { params, response: { 200: Remote } },
+      config: { role: 'read-only', doc: { summary: 'One remote' } },
+    },
     async (request) => getRemote(store, idParam(request.params.id, 'remote')),
   );
 
-  app.post(
+  r.post(
     '/api/remotes',
     {
+      schema: { body: CreateRemoteRequest, response: { 201: Remote } },
       config: {
         role: 'admin',
         action: 'remote.create',
-        doc: { summary: 'Create a remote', body: CreateRemoteRequest, response: Remote, status: 201 },
+        doc: { summary: 'Create a remote', status: 201 },
       },
     },
     async (request, reply) => {
-      const body = parse(CreateRemoteRequest, request.body);
-      const remote = await createRemote(store, body);
+      const remote = await createRemote(store, request.body);
       request.auditSubject = `remote:${remote.id}`;
       reply.code(201);
-      return Remote.parse(remote);
+      return remote;
     },
   );
 
-  app.put<Id>(
+  r.put(
     '/api/remotes/:id',
     {
+      // Validated where the handler says: an id that names no remote is a 404 before the body's 400.
+      attachValidation: true,
+      schema: { params, body: UpdateRemoteRequest, response: { 200: Remote } },
       config: {
         role: 'admin',
         action: 'remote.update',
-        doc: {
-          summary: 'Update a remote (empty secret_key keeps it)',
-          body: UpdateRemoteRequest,
-          response: Remote,
-        },
+        doc: { summary: 'Update a remote (empty secret_key keeps it)' },
       },
     },
     async (request) => {
       const id = idParam(request.params.id, 'remote');
-      return Remote.parse(await updateRemote(store, id, parse(UpdateRemoteRequest, request.body)));
+      validInput(request);
+      return updateRemote(store, id, request.body);
     },
   );
 
-  app.delete<Id>(
+  r.delete(
     '/api/remotes/:id',
     {
+      schema: { params },
       config: {
         role: 'admin',
         action: 'remote.delete',
@@ -106,33 +115,36 @@ export async function remoteRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
-  app.post<Id>(
+  r.post(
     '/api/remotes/:id/test',
     {
+      schema: { params, response: { 200: RemoteTestResult } },
       config: {
         role: 'admin',
         action: 'remote.test',
-        doc: { summary: 'Write, read and delete a probe object', response: RemoteTestResult },
+        doc: { summary: 'Write, read and delete a probe object' },
       },
     },
     async (request) => {
       const id = idParam(request.params.id, 'remote');
       await remoteRecord(store, id);
       // The controller records the outcome on the remote; a failed probe is still 200 ok: false.
-      const { result } = await remoteOp<unknown>('remote_test', request.principal?.name ?? '', {
-        remote_id: id,
-      });
-      return RemoteTestResult.parse(result);
+      const { result } = await remoteOp<z.infer<typeof RemoteTestResult>>(
+        'remote_test',
+        request.principal?.name ?? '',
+        {
+          remote_id: id,
+        },
+      );
+      return result;
     },
   );
 
-  app.get<Id>(
+  r.get(
     '/api/remotes/:id/objects',
     {
-      config: {
-        role: 'read-only',
-        doc: { summary: 'Every object under the remote prefix', response: RemoteObjects },
-      },
+      schema: { params, response: { 200: RemoteObjects } },
+      config: { role: 'read-only', doc: { summary: 'Every object under the remote prefix' } },
     },
     async (request) => {
       const id = idParam(request.params.id, 'remote');
@@ -140,28 +152,32 @@ export async function remoteRoutes(app: FastifyInstance, ctx: AppContext) {
       const listed = await remoteOp<{ parts: number }>('remote_objects_list', request.principal?.name ?? '', {
         remote_id: id,
       });
-      return RemoteObjects.parse({ objects: await takeListing(store, listed.id, listed.result.parts) });
+      return { objects: await takeListing(store, listed.id, listed.result.parts) };
     },
   );
 
-  app.delete<Id & { Querystring: { prefix?: string } }>(
+  r.delete(
     '/api/remotes/:id/objects',
     {
+      // Validated where the handler says: an id that names no remote is a 404 before the body's 400.
+      attachValidation: true,
+      schema: { params, body: DeleteRemoteObjectsRequest, response: { 200: DeleteRemoteObjectsResponse } },
+      // The prefix may come as a body field or a query parameter (DELETE bodies are often
+      // dropped): a query prefix becomes the body the schema checks, as it always replaced it.
+      preValidation: async (request) => {
+        const { prefix } = request.query as { prefix?: unknown };
+        if (prefix !== undefined) (request as { body: unknown }).body = { prefix };
+      },
       config: {
         role: 'admin',
         action: 'remote.objects.delete',
-        doc: {
-          summary: 'Delete every object under a folder prefix (must end with /)',
-          body: DeleteRemoteObjectsRequest,
-          response: DeleteRemoteObjectsResponse,
-        },
+        doc: { summary: 'Delete every object under a folder prefix (must end with /)' },
       },
     },
     async (request) => {
       const id = idParam(request.params.id, 'remote');
-      // The prefix may come as a body field or a query parameter (DELETE bodies are often dropped).
-      const input = request.query.prefix !== undefined ? { prefix: request.query.prefix } : request.body;
-      const { prefix } = parse(DeleteRemoteObjectsRequest, input);
+      validInput(request);
+      const { prefix } = request.body;
       if (!prefix.endsWith('/'))
         throw badRequest(`prefix must end with "/" (a folder), e.g. "${prefix}/"; nothing was deleted.`);
       if (/^\/+$/.test(prefix) || prefix.split('/').some((part) => part === '..' || part === '.'))
@@ -170,11 +186,15 @@ export async function remoteRoutes(app: FastifyInstance, ctx: AppContext) {
         );
       request.auditSubject = `remote:${id}:${prefix}`;
       await remoteRecord(store, id);
-      const { result } = await remoteOp<unknown>('remote_objects_delete', request.principal?.name ?? '', {
-        remote_id: id,
-        prefix,
-      });
-      return DeleteRemoteObjectsResponse.parse(result);
+      const { result } = await remoteOp<z.infer<typeof DeleteRemoteObjectsResponse>>(
+        'remote_objects_delete',
+        request.principal?.name ?? '',
+        {
+          remote_id: id,
+          prefix,
+        },
+      );
+      return result;
     },
   );
 }

@@ -28,7 +28,7 @@ import {
 } from '@vtl/updater';
 import type { AppContext } from '../context.js';
 import type { ZodTypeProvider } from '../plugins/zod-provider.js';
-import { loadUpdateConfig, type UpdateConfig } from '../services/update-config.js';
+import type { UpdateConfig } from '../services/update-config.js';
 import { receiveBundle } from '../services/update-upload.js';
 import { RELEASE } from '../version.js';
 
@@ -37,7 +37,7 @@ import { RELEASE } from '../version.js';
  * encapsulated plugin so the multipart body reaches only POST /api/system/update unparsed.
  */
 export async function systemUpdateRoutes(parent: FastifyInstance, ctx: AppContext) {
-  const config = loadUpdateConfig(ctx.config.stateDir);
+  const config = ctx.config.update;
   await parent.register(async (app) => {
     // The handler streams the body itself (receiveBundle): Fastify must leave it unread.
     app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null));
@@ -243,7 +243,7 @@ async function claimAndLaunch(ctx: AppContext, record: UpdateRecord): Promise<st
     throw other ? inFlight(other) : new VtlError('conflict', 'Another update was just started; retry.');
   }
   // The updater writes its unit into the record itself: it is the record's only writer from now on.
-  return launchUpdater({ stateDir: ctx.config.stateDir, updateId: record.id, env: process.env }).unit;
+  return launchUpdater({ stateDir: ctx.config.stateDir, updateId: record.id, env: ctx.config.childEnv }).unit;
 }
 
 /** The release this apiserver runs from (its package root's parent). */

@@ -50,10 +50,10 @@ export function collectRoutes(app: FastifyInstance): CollectedRoute[] {
     const methods = Array.isArray(opts.method) ? opts.method : [opts.method];
     const doc = opts.config?.doc;
     const schema = opts.schema as RouteSchemas | undefined;
-    // A route's schemas are its Fastify ones; `doc` may still carry them for a route that
-    // validates by hand (the document reads either, so a route converts without changing it).
-    const body = schema?.body ?? doc?.body;
-    const query = schema?.querystring ?? doc?.query;
+    // A route's schemas are its Fastify ones; `doc` may carry the answer's schema of a route
+    // that sends bytes serialized ahead (the view cache's).
+    const body = schema?.body;
+    const query = schema?.querystring;
     const response = schema?.response?.[doc?.status ?? 200] ?? doc?.response;
     for (const method of methods) {
       if (method === 'HEAD') continue;

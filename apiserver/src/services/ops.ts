@@ -1,6 +1,6 @@
 import { Op, VtlError, isOpFinished, isoNow, keys, type OpKind } from '@vtl/api';
 import type { Store } from '@vtl/store';
-import { waitFor } from '@vtl/reconcile';
+import { watchOpUntilFinished } from '@vtl/reconcile';
 
 export interface SubmitOp {
   kind: OpKind;
@@ -30,25 +30,34 @@ export async function submitOp(store: Store, req: SubmitOp): Promise<number> {
   return id;
 }
 
-/** Waits for an operation to finish. A timeout is a 504 that names the op; the op goes on. */
+/** While the store does not answer, a wait tries to read and watch the op again this often. */
+const STORE_RETRY_MS = 200;
+
+/**
+ * Waits for an operation to finish, on a watch of its record (watchOpUntilFinished: from the
+ * revision it was read at, so no result is missed). A timeout is a 504 that names the op; the op
+ * goes on. The op is recorded already, so a store that stops answering meanwhile is waited out
+ * to the same deadline (and answered 504, never a 503 that would invite a second op).
+ */
 export async function awaitOp(store: Store, id: number, timeoutMs: number): Promise<Op> {
+  const deadline = Date.now() + timeoutMs;
   let last: Op | undefined;
-  try {
-    await waitFor(
-      async () => {
-        last = (await store.get(keys.ops.one(id), Op))?.value;
-        return last !== undefined && isOpFinished(last);
-      },
-      { timeoutMs, intervalMs: 100 },
-    );
-  } catch {
-    throw new VtlError(
-      'timeout',
-      `Operation ${id} (${last?.kind ?? 'unknown'}) is still ${last?.state ?? 'pending'}; it goes on: watch GET /api/events or poll GET /api/status instead of retrying.`,
-      { op: id, steps: last?.steps ?? [] },
-    );
+  for (;;) {
+    try {
+      last = (await watchOpUntilFinished(store, id, Math.max(0, deadline - Date.now()))) ?? last;
+      if (last && isOpFinished(last)) return last;
+      if (Date.now() >= deadline) break;
+      // No record (yet, as seen by this member): look again shortly, within the deadline.
+    } catch {
+      if (Date.now() >= deadline) break;
+    }
+    await new Promise((r) => setTimeout(r, Math.min(STORE_RETRY_MS, Math.max(0, deadline - Date.now()))));
   }
-  return last as Op;
+  throw new VtlError(
+    'timeout',
+    `Operation ${id} (${last?.kind ?? 'unknown'}) is still ${last?.state ?? 'pending'}; it goes on: watch GET /api/events or poll GET /api/status instead of retrying.`,
+    { op: id, steps: last?.steps ?? [] },
+  );
 }
 
 /** Submits, waits, and returns the result or throws the executor's error. */

@@ -9,6 +9,7 @@ import {
   poolFigures,
 } from './status-view.js';
 import type { ViewCache } from './view-cache.js';
+import { libraryLifecycle } from './library-lifecycle.js';
 
 const LibraryEntry = StatusView.shape.libraries.element;
 const LegacyEntry = LegacyLibraryView.shape.libraries.element;
@@ -21,7 +22,9 @@ function libraryFragment(views: ViewCache, lib: LibrarySpec): string {
       views.memo('cartridge-view', () => cartridgeView(s)),
       lib.id,
     );
-    return JSON.stringify(LibraryEntry.parse({ ...liveLibrary(s, lib), cartridges }));
+    return JSON.stringify(
+      LibraryEntry.parse({ ...liveLibrary(s, lib), cartridges, ...libraryLifecycle(s, lib.id) }),
+    );
   });
 }
 

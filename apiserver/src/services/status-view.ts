@@ -9,6 +9,7 @@ import {
   type StatusView,
 } from '@vtl/api';
 import { observedCartridges, observedLibrary, type Snapshot } from '@vtl/domain';
+import { libraryLifecycle } from './library-lifecycle.js';
 
 const NO_HBA_DETAIL = 'No Fibre Channel HBA on this appliance; hosts reach the libraries over iSCSI.';
 
@@ -131,6 +132,7 @@ export function statusView(s: Snapshot): StatusView {
       .map((lib) => ({
         ...liveLibrary(s, lib),
         cartridges: libraryCartridges(cartridges, lib.id),
+        ...libraryLifecycle(s, lib.id),
       })),
     pools: poolFigures(s),
     fc: fc.status,

@@ -22,7 +22,8 @@ const positive = (value: string | undefined, fallback: number, name: string) => 
   return n;
 };
 
-export function loadUpdateConfig(stateDir: string, env: NodeJS.ProcessEnv = process.env): UpdateConfig {
+/** Read by the apiserver's loadConfig (config.ts), the one place its environment is read. */
+export function loadUpdateConfig(stateDir: string, env: NodeJS.ProcessEnv): UpdateConfig {
   return {
     releasesDir: env.VTL_RELEASES_DIR ? path.resolve(env.VTL_RELEASES_DIR) : undefined,
     trustedKeysFile: path.resolve(

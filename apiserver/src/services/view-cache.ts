@@ -165,7 +165,7 @@ export class ViewCache {
   }
 
   /**
-   * What a library's status fragment depends on, as a string: its record, its pool, every
+   * What a library's status fragment depends on, as a string: its record, its pool, its status, every
    * node's status and its cartridges (count and newest change). Equal strings, equal fragment.
    */
   libraryFingerprint(lib: LibrarySpec): string {
@@ -191,6 +191,8 @@ export class ViewCache {
     return [
       rev(PREFIXES.libraries.prefix, keys.libraries.one(lib.id)),
       rev(PREFIXES.pools.prefix, keys.pools.one(lib.home_pool)),
+      // Its lifecycle status: the fragment shows its phase and conditions.
+      rev(PREFIXES.libraryStatus.prefix, keys.libraryStatus.one(lib.id)),
       nodes,
       c ? `${c.count}@${c.newest}` : '0',
     ].join('|');

@@ -87,6 +87,17 @@ function LiveLibraries() {
   );
 }
 
+/** The controller's Ready condition: its reason as a badge, its message as the tooltip. */
+function ReadyBadge({ row }: { row: LibraryRow }) {
+  const ready = row.conditions.find((c) => c.type === 'Ready');
+  if (!ready) return <span class="badge off">{row.phase}</span>;
+  return (
+    <span class={`badge ${ready.status === 'True' ? 'ok' : 'off'}`} title={ready.message}>
+      {ready.reason}
+    </span>
+  );
+}
+
 export function LibraryPage() {
   const libs = useLive(loadLibraries);
   const [dialog, setDialog] = useState<'apply' | LibraryRow>();
@@ -101,7 +112,7 @@ export function LibraryPage() {
       <Notice text={notice} />
       <ListTable
         caption="Declared libraries"
-        columns={['Name', 'Model', 'Serial', 'Drives', 'State', write && 'Actions']}
+        columns={['Name', 'Model', 'Serial', 'Drives', 'State', 'Ready', write && 'Actions']}
       >
         {libs.data?.map((l) => (
           <tr key={l.id}>
@@ -112,6 +123,9 @@ export function LibraryPage() {
             <td>{l.serial}</td>
             <td>{l.num_drives}</td>
             <td>{l.state === 'active' ? 'active' : 'pending apply'}</td>
+            <td>
+              <ReadyBadge row={l} />
+            </td>
             {write && (
               <td>
                 <button

@@ -7,12 +7,12 @@ import {
   PoolSpec,
   isoNow,
   keys,
+  NodeRecord,
   type NodeLibraryStatus,
-  type NodeRecord,
 } from '@vtl/api';
 import { Store, waitFor, type Lease } from '@vtl/store';
 import { startTcpProxy, startTestStores, type TcpProxy, type TestStores } from '@vtl/store/testing';
-import { startLibraryReconciler } from './library-reconciler.js';
+import { HEARTBEAT_CHECK_MS, startLibraryReconciler } from './library-reconciler.js';
 import { conditionOf } from './library-status.js';
 
 /** The test node's status lease; the nodeagent's is 10 s, shorter here to keep the test short. */
@@ -190,6 +190,41 @@ describe('the library reconciler', () => {
       await second.stop();
     }
   });
+
+  it('turns the library not ready when its node stops beating though its lease holds, and ready at the next beat', async () => {
+    await waitFor(async () => (await ready(1)) === 'True', { timeoutMs: 10_000 });
+    const STALE_MS = 1_000;
+    const beat = () =>
+      node.put(
+        keys.nodeHeartbeat.one('n1'),
+        { node: 'n1', at: isoNow(), interval_ms: 250, stale_after_ms: STALE_MS },
+        { lease },
+      );
+    // Beating: ready stays, past several stale periods.
+    for (let i = 0; i < 12; i++) {
+      await beat();
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(await ready(1)).toBe('True');
+    // The loop hangs; the lease is still kept alive (its keepalives run apart).
+    const quietFrom = Date.now();
+    await waitFor(async () => (await ready(1)) === 'False', { timeoutMs: 10_000, intervalMs: 50 });
+    expect(Date.now() - quietFrom).toBeLessThanOrEqual(STALE_MS + HEARTBEAT_CHECK_MS + 1_500);
+    const down = await status(1);
+    expect(down).toMatchObject({ state: 'active', phase: 'degraded' });
+    expect(conditionOf(down, 'Ready')).toMatchObject({ reason: 'NodeNotReporting' });
+    expect(conditionOf(down, 'Ready')!.message).toMatch(
+      /^Node n1 has not refreshed its status since \S+ \(more than 1 s\) though its lease is still held/,
+    );
+    // The node record is still there: only the heartbeat said so.
+    expect(await store.get(keys.nodeStatus.one('n1'), NodeRecord)).toBeDefined();
+    await beat();
+    await waitFor(async () => (await ready(1)) === 'True', { timeoutMs: 10_000 });
+    // Beats stop being checked once their record is gone.
+    await node.delete(keys.nodeHeartbeat.one('n1'));
+    await new Promise((r) => setTimeout(r, STALE_MS + 2 * HEARTBEAT_CHECK_MS));
+    expect(await ready(1)).toBe('True');
+  }, 60_000);
 
   it('removes the status of a library whose spec is gone', async () => {
     await store.delete(keys.libraries.one(2));

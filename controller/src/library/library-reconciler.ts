@@ -3,6 +3,7 @@ import {
   DataplaneSpec,
   LibrarySpec,
   LibraryStatus,
+  NodeHeartbeat,
   NodeLibraryStatus,
   NodeRecord,
   PoolSpec,
@@ -13,16 +14,22 @@ import type { Informer, Store } from '@vtl/store';
 import { startController, type Controller } from '@vtl/reconcile';
 import type { ZodType } from 'zod';
 import { deriveLibraryStatus } from './library-status.js';
+import { HeartbeatTracker } from './heartbeats.js';
 
 /** A pass that lost a compare-and-swap runs again this soon, on the fresh record. */
 const CONFLICT_REQUEUE_MS = 20;
+/** How often the heartbeats are checked for a node that went quiet though its lease holds. */
+export const HEARTBEAT_CHECK_MS = 500;
 
 /**
  * The library reconciler: the one writer of every library's status record. It watches the
  * library specs, the pools, the desired data plane and the nodes' leased status records, and
  * derives each library's lifecycle and conditions from them again on every change, so a node
  * whose lease lapses turns its libraries not ready within one lease period, and ready again
- * when it reports. Writes are compare-and-swap on the status record's revision.
+ * when it reports. A node whose lease is kept alive but whose status loop stopped (a hung
+ * nodeagent) is caught by its heartbeat instead: a timer re-derives its libraries once the
+ * heartbeat is older than the node says it may be (heartbeats.ts), also within one lease period.
+ * Writes are compare-and-swap on the status record's revision.
  */
 export async function startLibraryReconciler(opts: {
   store: Store;
@@ -33,6 +40,7 @@ export async function startLibraryReconciler(opts: {
   const { store } = opts;
   const now = opts.now ?? Date.now;
   const informers: Informer<unknown>[] = [];
+  const heartbeats = new HeartbeatTracker(now);
   // Filled in as the informers start; a pass before the library informer listed does nothing.
   const caches: {
     libraries?: Informer<LibrarySpec>;
@@ -68,12 +76,19 @@ export async function startLibraryReconciler(opts: {
       )
         return;
       const node = [...pools.items().values()].find((p) => p.value.id === spec.value.home_pool)?.value.node;
+      // A node whose heartbeat went stale counts as not reporting, though its records are there.
+      const stale = heartbeats.stale();
       const { status, recheckAfterMs } = deriveLibraryStatus({
         lib: spec.value,
         specRevision: Number(spec.modRevision),
         node,
         dataplane: dataplane.get(keys.dataplane)?.value,
-        nodes: new Map([...nodes.items().values()].map((n) => [n.value.node, n.value])),
+        nodes: new Map(
+          [...nodes.items().values()]
+            .filter((n) => !stale.has(n.value.node))
+            .map((n) => [n.value.node, n.value]),
+        ),
+        stale,
         served: [...served.items().values()].map((s) => s.value).filter((s) => s.id === id),
         previous: current?.value,
         now: now(),
@@ -116,6 +131,22 @@ export async function startLibraryReconciler(opts: {
   caches.served = await watch(keys.nodeLibraryStatus.prefix, NodeLibraryStatus, (_k, v) => {
     if (v) controller.queue.add(String(v.id));
   });
+  // Heartbeats: each one seen is timed by this process's clock; the timer below re-derives every
+  // library when a node goes quiet or speaks again (a beat itself changes no status).
+  const beat = (v: NodeHeartbeat) => {
+    if (heartbeats.seen(v)) all();
+  };
+  informers.push(
+    (await store.informer(keys.nodeHeartbeat.prefix, NodeHeartbeat, {
+      onSync: (items) => items.forEach((i) => beat(i.value)),
+      onPut: (i) => beat(i.value),
+      // The beat lapses with the lease: the node record goes too, and its watch re-derives.
+      onDelete: (_k, last) => last && heartbeats.forget(last.value.node),
+    })) as Informer<unknown>,
+  );
+  const staleTimer = setInterval(() => {
+    if (heartbeats.changed()) all();
+  }, HEARTBEAT_CHECK_MS);
   // Its own records too: a status changed by anyone else is derived and written again.
   await watch(keys.libraryStatus.prefix, LibraryStatus, (k) => controller.queue.add(String(idFromKey(k))));
   caches.libraries = await watch(keys.libraries.prefix, LibrarySpec, (k) =>
@@ -127,6 +158,7 @@ export async function startLibraryReconciler(opts: {
   return {
     controller,
     stop: async () => {
+      clearInterval(staleTimer);
       for (const inf of informers) await inf.close();
       await controller.stop();
     },

@@ -141,4 +141,30 @@ describe('deriving a library status', () => {
     expect(back).toMatchObject({ phase: 'active', activated_at: active.activated_at });
     expect(cond(back, 'Ready')?.lastTransitionTime).toBe(new Date(T0 + 12000).toISOString());
   });
+
+  it('is not ready, naming the node and since when, when the node is quiet though its lease holds', () => {
+    const active = deriveLibraryStatus(
+      inputs({ nodes: new Map([['n1', node(2)]]), served: [served] }),
+    ).status;
+    const lastSeenAt = new Date(T0 + 1000).toISOString();
+    const stale = new Map([['n1', { lastSeenAt, staleAfterMs: 8000 }]]);
+    // The reconciler leaves a quiet node out of `nodes`; its per-library record is still there.
+    const quiet = deriveLibraryStatus(
+      inputs({ previous: active, served: [served], stale, now: T0 + 9500 }),
+    ).status;
+    expect(quiet).toMatchObject({ phase: 'degraded', state: 'active' });
+    const ready = cond(quiet, 'Ready')!;
+    expect(ready).toMatchObject({ status: 'False', reason: 'NodeNotReporting' });
+    expect(ready.message).toContain(
+      `Node n1 has not refreshed its status since ${lastSeenAt} (more than 8 s)`,
+    );
+    expect(ready.message).toMatch(/lease is still held/);
+    expect(cond(quiet, 'Serving')).toMatchObject({ status: 'False' });
+    expect(cond(quiet, 'Serving')!.message).toContain(lastSeenAt);
+    // The message names when it was last heard, not how long ago: a later pass writes nothing new.
+    const later = deriveLibraryStatus(
+      inputs({ previous: quiet, served: [served], stale, now: T0 + 20000 }),
+    ).status;
+    expect(later).toEqual(quiet);
+  });
 });

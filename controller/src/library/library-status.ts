@@ -8,6 +8,7 @@ import type {
   NodeLibraryStatus,
   NodeRecord,
 } from '@vtl/api';
+import type { StaleNode } from './heartbeats.js';
 
 /** How long an activation waits for every node's tape emulator to come back. */
 export const DATAPLANE_RESTART_TIMEOUT_MS = 90_000;
@@ -23,8 +24,10 @@ export interface LibraryInputs {
   /** The node that owns the library's pool. */
   node: string | undefined;
   dataplane: DataplaneSpec | undefined;
-  /** Node records of the nodes now reporting (their lease holds). */
+  /** Node records of the nodes now reporting (their lease holds and their heartbeat is on time). */
   nodes: ReadonlyMap<string, NodeRecord>;
+  /** Nodes left out of `nodes` though their lease holds: their heartbeat is overdue. */
+  stale?: ReadonlyMap<string, StaleNode>;
   /** The per-library records of this library, one per node that has one. */
   served: readonly NodeLibraryStatus[];
   previous: LibraryStatus | undefined;
@@ -73,6 +76,11 @@ export function deriveLibraryStatus(inp: LibraryInputs): Derived {
   const nodeRecord = inp.node ? inp.nodes.get(inp.node) : servingNode;
   const servedNow = servingNode !== undefined && servingNode.dataplane.generation >= generation;
   const wanted = dataplane?.libraries.includes(lib.id) ?? false;
+  const quiet = inp.node ? inp.stale?.get(inp.node) : undefined;
+  // How long the node has been quiet, named with the time it was last heard and the limit it broke.
+  const quietFor = quiet
+    ? `has not refreshed its status since ${quiet.lastSeenAt} (more than ${quiet.staleAfterMs / 1000} s) though its lease is still held; its nodeagent may be hung (check its log, or restart it)`
+    : undefined;
 
   const verdict = ((): Verdict => {
     if (!wanted)
@@ -99,9 +107,11 @@ export function deriveLibraryStatus(inp: LibraryInputs): Derived {
       // It was up in this generation and is not any more: its node went away or dropped it.
       const lost = !nodeRecord;
       const reason = lost ? 'NodeNotReporting' : 'NotServed';
-      const message = lost
-        ? `Node ${node} has not reported its status within its lease; the library is not served until it does.`
-        : `Node ${node} reports its data plane without this library; check the node's emulator (GET /api/status).`;
+      const message = quietFor
+        ? `Node ${node} ${quietFor}; the library counts as not served until it reports.`
+        : lost
+          ? `Node ${node} has not reported its status within its lease; the library is not served until it does.`
+          : `Node ${node} reports its data plane without this library; check the node's emulator (GET /api/status).`;
       return {
         phase: 'degraded',
         state: 'active',
@@ -155,9 +165,11 @@ export function deriveLibraryStatus(inp: LibraryInputs): Derived {
   const at = new Date(now).toISOString();
   const servingMessage = servingOn
     ? `Node ${servingOn.node} serves it (data-plane generation ${servingNode!.dataplane.generation}).`
-    : nodeRecord
-      ? `Node ${node} reports its data plane without this library.`
-      : `Node ${node} is not reporting its status.`;
+    : quietFor
+      ? `Node ${node} ${quietFor}.`
+      : nodeRecord
+        ? `Node ${node} reports its data plane without this library.`
+        : `Node ${node} is not reporting its status.`;
   const conditions: Condition[] = [
     setCondition(
       previous?.conditions,

@@ -12,12 +12,12 @@ import {
   keys,
   randomDriveSerial,
 } from '@vtl/api';
-import { readTopology, scanBucket } from '@vtl/offsite';
+import { readTopology, remoteConnection, scanBucket } from '@vtl/offsite';
 import { watchOpUntilFinished, type OpHandler } from '@vtl/reconcile';
 import { checkRecoverPreconditions, loadSnapshot, type EventJournal, type Store } from '@vtl/store';
 import { createJob, nodeOfLibrary } from '@vtl/domain';
 import { catalogEntries, putCatalogEntries } from './catalog-rows.js';
-import { deadlineOf, remoteCall, remoteConnection } from './remote-call.js';
+import { deadlineOf, remoteCall } from './remote-call.js';
 
 /** Where a recovery has got to, kept on its op record (see Op.progress). */
 interface Progress {

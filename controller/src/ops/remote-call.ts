@@ -1,6 +1,5 @@
-import { RemoteRecord, RemoteSecret, VtlError, badRequest, keys, type Op } from '@vtl/api';
+import { VtlError, type Op } from '@vtl/api';
 import type { RemoteConnection } from '@vtl/offsite';
-import type { Store } from '@vtl/store';
 import { remoteFailure } from './remote-errors.js';
 
 /**
@@ -19,26 +18,6 @@ export const endpointOf = (c: Pick<RemoteConnection, 'use_ssl' | 'endpoint'>) =>
 export function deadlineOf(op: Op): number {
   const asked = Number(op.params.deadline_ms);
   return Number.isInteger(asked) && asked > 0 ? asked : DEFAULT_REMOTE_DEADLINE_MS;
-}
-
-/** What it takes to reach a stored remote's bucket; the one reader of the remote's secret. */
-export async function remoteConnection(store: Store, id: number): Promise<RemoteConnection> {
-  const found = await store.get(keys.remotes.one(id), RemoteRecord);
-  if (!found) throw badRequest(`remote_id ${id}: no such remote; GET /api/remotes lists them.`);
-  const secret = await store.get(keys.remoteSecrets.one(id), RemoteSecret);
-  if (!secret)
-    throw badRequest(`Remote ${id} has no secret key stored; set one with PUT /api/remotes/${id}.`);
-  const { endpoint, region, bucket, prefix, access_key, use_ssl, path_style } = found.value;
-  return {
-    endpoint,
-    region,
-    bucket,
-    prefix,
-    access_key,
-    secret_key: secret.value.secret_key,
-    use_ssl,
-    path_style,
-  };
 }
 
 /** The 504 of a remote operation that ran past its deadline, naming the endpoint. */

@@ -1,9 +1,16 @@
 import { RemoteRecord, isoNow, keys, type Op } from '@vtl/api';
-import { deleteFolder, listObjects, probeRemote, scanBucket, type RemoteObject } from '@vtl/offsite';
+import {
+  deleteFolder,
+  listObjects,
+  probeRemote,
+  remoteConnection,
+  scanBucket,
+  type RemoteObject,
+} from '@vtl/offsite';
 import type { OpHandler } from '@vtl/reconcile';
 import type { Store } from '@vtl/store';
 import { catalogEntries, putCatalogEntries } from './catalog-rows.js';
-import { deadlineOf, remoteCall, remoteConnection } from './remote-call.js';
+import { deadlineOf, remoteCall } from './remote-call.js';
 
 /** Objects per result part of a listing: a part stays far below etcd's 1.5 MB request limit. */
 export const LIST_PART_OBJECTS = 5_000;

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { StoreTls } from '@vtl/store';
@@ -32,6 +32,21 @@ export function etcdctl(
         resolve({ code, out: `${stdout}${stderr}` });
       },
     );
+  });
+}
+
+/** Starts a long-running etcdctl command (`lease keep-alive`, `watch`); the caller kills it. */
+export function etcdctlProcess(endpoint: string, args: string[], tls: StoreTls): ChildProcess {
+  const flags = [
+    `--endpoints=${endpoint}`,
+    '--dial-timeout=3s',
+    `--cacert=${tls.caFile}`,
+    `--cert=${tls.certFile}`,
+    `--key=${tls.keyFile}`,
+  ];
+  return spawn('etcdctl', [...flags, ...args], {
+    env: { ...process.env, ETCDCTL_API: '3' },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
 }
 

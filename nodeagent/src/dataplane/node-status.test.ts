@@ -3,13 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LibrarySpec, NodeLibraryStatus, NodeRecord, PoolSpec, isoNow, keys } from '@vtl/api';
+import { LibrarySpec, NodeHeartbeat, NodeLibraryStatus, NodeRecord, PoolSpec, isoNow, keys } from '@vtl/api';
 import { freePort, listNodeStatus, type RenewingLease } from '@vtl/store';
 import { startTestStores, type TestStores } from '@vtl/store/testing';
 import { loadConfig } from '../config.js';
 import { emulatorConfig } from './emulator-config.js';
 import { EmulatorSupervisor } from './emulator-supervisor.js';
-import { NodeStatusPublisher } from './node-status.js';
+import { NODE_HEARTBEAT_INTERVAL_MS, NodeStatusPublisher } from './node-status.js';
 
 const library = (id: number, poolDir: string) =>
   LibrarySpec.parse({
@@ -138,9 +138,28 @@ describe('the node status publisher', () => {
     expect(Object.keys((await revisions()).libs)).toEqual(['1']);
   }, 60_000);
 
+  it('beats every interval though nothing changed, without rewriting the status records', async () => {
+    const store = t.stores[0]!;
+    const beat = () => store.get(keys.nodeHeartbeat.one('node1'), NodeHeartbeat);
+    await publisher.publish();
+    const first = await beat();
+    expect(first?.value).toMatchObject({ node: 'node1', interval_ms: NODE_HEARTBEAT_INTERVAL_MS });
+    expect(first!.value.stale_after_ms).toBeGreaterThan(NODE_HEARTBEAT_INTERVAL_MS);
+    const records = await revisions();
+    // Within the interval a pass that changed nothing writes nothing, not even a beat.
+    await publisher.publish();
+    expect((await beat())?.modRevision).toBe(first?.modRevision);
+    await new Promise((r) => setTimeout(r, NODE_HEARTBEAT_INTERVAL_MS + 100));
+    await publisher.publish();
+    const second = await beat();
+    expect(BigInt(second!.modRevision)).toBeGreaterThan(BigInt(first!.modRevision));
+    expect(await revisions()).toEqual(records);
+  });
+
   it('leaves every record under its lease: they lapse together when the node is gone', async () => {
     await lease.revoke();
     expect(await listNodeStatus(t.stores[0]!)).toEqual([]);
     expect(await t.stores[0]!.count(keys.nodeLibraryStatus.prefix)).toBe(0);
+    expect(await t.stores[0]!.count(keys.nodeHeartbeat.prefix)).toBe(0);
   });
 });

@@ -4,6 +4,7 @@ import {
   splitNodeStatus,
   type Drive,
   type NodeFabricStatus,
+  type NodeHeartbeat,
   type NodeStatus,
   type ObservedCartridge,
   type ObservedLibrary,
@@ -15,6 +16,12 @@ import type { EmulatorSupervisor } from './emulator-supervisor.js';
 
 /** Live figures are polled this often; a record is written only when something in it changed. */
 export const NODE_STATUS_INTERVAL_MS = 1_000;
+
+/**
+ * The heartbeat (keys.nodeHeartbeat) is rewritten this often by the same loop, changed or not:
+ * it proves the loop runs, where the lease only proves the keepalive does.
+ */
+export const NODE_HEARTBEAT_INTERVAL_MS = 2_000;
 
 /**
  * Bytes of records per transaction, below etcd's default request limit (1.5 MiB): sixteen full
@@ -70,6 +77,8 @@ export class NodeStatusPublisher {
   libraries: EmuLibrary[] = [];
   /** The fabric reconciler's latest report (FC target, registry apply), published with the rest. */
   fabric: NodeFabricStatus | undefined;
+  /** When the heartbeat was last written (Date.now()); 0 to write it on the next pass. */
+  private heartbeatAt = 0;
 
   constructor(
     private readonly opts: {
@@ -78,6 +87,12 @@ export class NodeStatusPublisher {
       node: string;
       supervisor: EmulatorSupervisor;
       logger: Logger;
+      /**
+       * How long without a heartbeat before readers treat this node as not reporting: the
+       * lease's TTL less one beat, so a hung loop is seen within one lease period (8 s by default,
+       * for the nodeagent's 10 s lease).
+       */
+      staleAfterMs?: number;
     },
   ) {}
 
@@ -136,7 +151,9 @@ export class NodeStatusPublisher {
     const nodeKey = keys.nodeStatus.one(this.opts.node);
     const stale = [...this.written.keys()].filter((k) => k !== nodeKey && !want.has(k));
     const changed = [...want].filter(([k, w]) => this.written.get(k) !== w.text);
-    if (changed.length === 0 && stale.length === 0 && this.written.get(nodeKey) === nodeText) return;
+    const beat = Date.now() - this.heartbeatAt >= NODE_HEARTBEAT_INTERVAL_MS;
+    const unchanged = changed.length === 0 && stale.length === 0 && this.written.get(nodeKey) === nodeText;
+    if (unchanged && !beat) return;
 
     // Libraries first, the node record (its data-plane generation) last: a reader never sees a
     // new generation beside library records of the old one.
@@ -152,12 +169,21 @@ export class NodeStatusPublisher {
     }
     if (this.written.get(nodeKey) !== nodeText)
       batches.at(-1)!.put.push([nodeKey, { ...node, updated_at: isoNow() }]);
+    // Every pass that writes beats too: a write proves the loop runs as well as a beat does.
+    const heartbeat: NodeHeartbeat = {
+      node: this.opts.node,
+      at: isoNow(),
+      interval_ms: NODE_HEARTBEAT_INTERVAL_MS,
+      stale_after_ms: this.opts.staleAfterMs ?? 8_000,
+    };
+    batches.at(-1)!.put.push([keys.nodeHeartbeat.one(this.opts.node), heartbeat]);
     for (const b of batches) {
       const txn = this.opts.store.transaction();
       for (const k of b.del) txn.delete(k);
       for (const [k, v] of b.put) txn.put(k, v, { lease: this.opts.lease });
       await txn.commit();
     }
+    this.heartbeatAt = Date.now();
     for (const k of stale) this.written.delete(k);
     for (const [k, w] of changed) this.written.set(k, w.text);
     this.written.set(nodeKey, nodeText);
@@ -168,6 +194,7 @@ export class NodeStatusPublisher {
     // Keep the keys (so a library gone meanwhile is still deleted), forget what they held.
     for (const k of this.written.keys()) this.written.set(k, '');
     this.primed = false;
+    this.heartbeatAt = 0;
     return this.publish();
   }
 

@@ -1,32 +1,7 @@
-import { CartridgeSpec, JobLedger, RemoteRecord, RemoteSecret, VtlError, keys } from '@vtl/api';
+import { CartridgeSpec, JobLedger, keys } from '@vtl/api';
 import { type EventJournal, type Store } from '@vtl/store';
 import { updateJob } from '@vtl/domain';
-import type { LedgerEntry, RemoteConnection } from './offsite.js';
-
-/** The remote with its secret: what the engine needs to reach the bucket. */
-export async function connectionFor(store: Store, remoteId: number): Promise<RemoteConnection> {
-  const [record, secret] = await Promise.all([
-    store.get(keys.remotes.one(remoteId), RemoteRecord),
-    store.get(keys.remoteSecrets.one(remoteId), RemoteSecret),
-  ]);
-  if (!record) throw new VtlError('bad_request', `remote ${remoteId} no longer exists`);
-  if (!secret)
-    throw new VtlError(
-      'bad_request',
-      `remote ${remoteId} has no secret key; set one with PUT /api/remotes/${remoteId}`,
-    );
-  const { endpoint, region, bucket, prefix, access_key, use_ssl, path_style } = record.value;
-  return {
-    endpoint,
-    region,
-    bucket,
-    prefix,
-    access_key,
-    secret_key: secret.value.secret_key,
-    use_ssl,
-    path_style,
-  };
-}
+import type { LedgerEntry } from './offsite.js';
 
 /** The chunks an earlier attempt verified, and the chunk size it used. */
 export async function readLedger(

@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isoNow, keys, type Op } from '@vtl/api';
+import type { Store } from '@vtl/store';
+import { startTestStores, type TestStores } from '@vtl/store/testing';
+import { watchOpUntilFinished } from './op-wait.js';
+
+const op = (id: number, state: Op['state'], result?: unknown): Op => ({
+  id,
+  kind: 'apply',
+  executor: 'controller',
+  params: {},
+  state,
+  steps: [],
+  requested_by: '',
+  created_at: isoNow(),
+  ...(result === undefined ? {} : { result }),
+});
+
+/** The op wait on a real etcd: a watch of the op's record, from the revision it was read at. */
+describe('watchOpUntilFinished', () => {
+  let t: TestStores;
+  let store: Store;
+  beforeAll(async () => {
+    t = await startTestStores();
+    store = t.stores[0]!;
+  });
+  afterAll(() => t?.stop());
+
+  it('sees a result written between its read and the start of its watch', async () => {
+    await store.put(keys.ops.one(1), op(1, 'running'));
+    // The store as the wait sees it: the executor finishes the op just before the watch starts.
+    const racing = new Proxy(store, {
+      get(target, prop) {
+        if (prop === 'watch')
+          return async (...args: Parameters<Store['watch']>) => {
+            await target.put(keys.ops.one(1), op(1, 'succeeded', { done: true }));
+            return target.watch(...args);
+          };
+        const value = Reflect.get(target, prop) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const started = Date.now();
+    const seen = await watchOpUntilFinished(racing, 1, 10_000);
+    expect(seen).toMatchObject({ state: 'succeeded', result: { done: true } });
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('answers as soon as the record is finished, without polling', async () => {
+    await store.put(keys.ops.one(2), op(2, 'pending'));
+    const waiting = watchOpUntilFinished(store, 2, 10_000);
+    await new Promise((r) => setTimeout(r, 200));
+    await store.put(keys.ops.one(2), op(2, 'running'));
+    const finishedAt = Date.now();
+    await store.put(keys.ops.one(2), op(2, 'failed'));
+    expect((await waiting)?.state).toBe('failed');
+    expect(Date.now() - finishedAt).toBeLessThan(1_000);
+  });
+
+  it('gives the record as last seen at the deadline, counted from the call', async () => {
+    await store.put(keys.ops.one(3), op(3, 'pending'));
+    const started = Date.now();
+    const waiting = watchOpUntilFinished(store, 3, 800);
+    await new Promise((r) => setTimeout(r, 100));
+    await store.put(keys.ops.one(3), op(3, 'running'));
+    expect((await waiting)?.state).toBe('running');
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(790);
+    expect(took).toBeLessThan(3_000);
+    expect(await watchOpUntilFinished(store, 99, 100)).toBeUndefined();
+  });
+});
