@@ -86,29 +86,41 @@ async function main() {
     new SupervisedProcess(
       'apiserver',
       entry('apiserver', 'server.js'),
-      { ...env, ...access.envFor('apiserver'), ...childTuning('apiserver').env },
+      {
+        ...env,
+        ...access.envFor('apiserver'),
+        ...childTuning('apiserver', config.inherited.NODE_OPTIONS).env,
+      },
       path.join(logs, 'apiserver.log'),
       logger,
       (pid) => void run.pids.write('apiserver', pid, 'apiserver/dist/server.js'),
-      childTuning('apiserver').execArgv,
+      childTuning('apiserver', config.inherited.NODE_OPTIONS).execArgv,
     ),
     new SupervisedProcess(
       'controller',
       entry('controller', 'main.js'),
-      { ...env, ...access.envFor('controller'), ...childTuning('controller').env },
+      {
+        ...env,
+        ...access.envFor('controller'),
+        ...childTuning('controller', config.inherited.NODE_OPTIONS).env,
+      },
       path.join(logs, 'controller.log'),
       logger,
       (pid) => void run.pids.write('controller', pid, 'controller/dist/main.js'),
-      childTuning('controller').execArgv,
+      childTuning('controller', config.inherited.NODE_OPTIONS).execArgv,
     ),
     new SupervisedProcess(
       'nodeagent',
       entry('nodeagent', 'main.js'),
-      { ...nodeagentEnv, ...access.envFor('nodeagent'), ...childTuning('nodeagent').env },
+      {
+        ...nodeagentEnv,
+        ...access.envFor('nodeagent'),
+        ...childTuning('nodeagent', config.inherited.NODE_OPTIONS).env,
+      },
       path.join(logs, 'nodeagent.log'),
       logger,
       (pid) => void run.pids.write('nodeagent', pid, 'nodeagent/dist/main.js'),
-      childTuning('nodeagent').execArgv,
+      childTuning('nodeagent', config.inherited.NODE_OPTIONS).execArgv,
     ),
   ];
   processes.forEach((p) => p.start());

@@ -12,7 +12,9 @@ describe('childTuning', () => {
   it('loads the idle collection in every child, and through NODE_OPTIONS in the nodeagent (for its emulator)', () => {
     for (const name of ['apiserver', 'controller'] as const)
       expect(
-        childTuning(name).execArgv.some((a) => a.startsWith('--import=') && a.endsWith('/idle-gc.js')),
+        childTuning(name, undefined).execArgv.some(
+          (a) => a.startsWith('--import=') && a.endsWith('/idle-gc.js'),
+        ),
       ).toBe(true);
     const nodeagent = childTuning('nodeagent', '--enable-source-maps');
     expect(nodeagent.env.NODE_OPTIONS).toMatch(/^--enable-source-maps --import=file:.*\/idle-gc\.js$/);
@@ -28,7 +30,7 @@ describe('childTuning', () => {
     `;
     // The test runs memory-tuning.ts from its sources; the launcher runs it from dist/, beside
     // the compiled idle-gc.js (npx tsc -b first).
-    const execArgv = childTuning('apiserver').execArgv.map((a) =>
+    const execArgv = childTuning('apiserver', undefined).execArgv.map((a) =>
       a.replace('/appliance/src/idle-gc.js', '/appliance/dist/idle-gc.js'),
     );
     // From a file: a script given with -e keeps its top-level bindings reachable.

@@ -41,7 +41,7 @@ const MALLOC_RETURNS_MEMORY = {
  */
 export function childTuning(
   name: 'apiserver' | 'controller' | 'nodeagent',
-  inherited = process.env.NODE_OPTIONS,
+  inherited: string | undefined,
 ): ChildTuning {
   if (name === 'nodeagent')
     return {

@@ -15,9 +15,6 @@ const ALLOWED: Record<string, string> = {
     'a build tool, not a process of the appliance: hands its environment (PATH, HOME) on to `go build`',
   'controller/src/gitops/git-fetch.ts':
     'hands PATH alone on to the git child it runs with an otherwise empty environment; not a setting',
-  // To be moved: its callers in appliance/src/main.ts can pass config.inherited.NODE_OPTIONS.
-  'appliance/src/memory-tuning.ts':
-    "the launcher's default for NODE_OPTIONS it extends for its children (the appliance's own config.inherited holds it)",
 };
 
 /** e2e is the test harness (it starts the processes with the environment it sets). */
