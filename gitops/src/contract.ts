@@ -177,7 +177,8 @@ export const SourceStatus = z.object({
   objects: z.array(ObjectStatus).default([]),
 });
 export type SourceStatus = z.infer<typeof SourceStatus>;
-export const SourceView = z.object({
+/** A Git source's settings as stored (records.ts) and shown; the credential only by its kind. */
+export const SourceSettings = z.object({
   name: z.string(),
   url: z.string(),
   branch: z.string(),
@@ -187,8 +188,8 @@ export const SourceView = z.object({
   suspended: z.boolean(),
   credential: z.enum(['none', 'https_token', 'ssh_key']),
   created_at: z.string(),
-  status: SourceStatus,
 });
+export const SourceView = SourceSettings.extend({ status: SourceStatus });
 export type SourceView = z.infer<typeof SourceView>;
 /** The webhook secret, shown once when a source is created (or rotated). */
 export const CreateSourceResponse = SourceView.extend({ webhook_secret: z.string() });

@@ -1,21 +1,11 @@
 import { z } from 'zod';
-import { SourceStatus } from './contract.js';
+import { SourceSettings, SourceStatus } from './contract.js';
 
 /**
  * The etcd records of GitOps (api/src/keys.ts gitops*): a source's spec, its sealed secrets (kept
  * apart so listing sources never reads them), its status, and the secrets `secretRef` names.
  */
-export const GitSourceRecord = z.object({
-  name: z.string(),
-  url: z.string(),
-  branch: z.string(),
-  path: z.string(),
-  interval_sec: z.number().int(),
-  prune: z.boolean(),
-  suspended: z.boolean(),
-  credential: z.enum(['none', 'https_token', 'ssh_key']),
-  created_at: z.string(),
-});
+export const GitSourceRecord = SourceSettings;
 export type GitSourceRecord = z.infer<typeof GitSourceRecord>;
 
 export const GitSourceSecret = z.object({
