@@ -108,10 +108,17 @@ export async function startJobExecutor(opts: {
   );
   return {
     stop: async ({ interrupt, pause } = {}) => {
-      const interrupted = [...running];
       abort.abort();
       await watch.close();
       await controller.stop();
+      // Every job of this node in an executing state is in progress to the operator, also one
+      // waiting for a worker or between two steps, not only those in a step right now.
+      const interrupted = new Set(running);
+      if (interrupt || pause) {
+        const listed = await store.list(keys.jobs.prefix, Job).catch(() => undefined); // store gone: those in a step
+        for (const { value: job } of listed?.items ?? [])
+          if (job.node === opts.node && EXECUTING_JOB_STATES.includes(job.state)) interrupted.add(job.id);
+      }
       // Paused (an update's restart): the state stays executing, so the next nodeagent picks the
       // job up again; the detail says why it stood still, and the journal keeps it.
       if (pause)
