@@ -51,7 +51,7 @@ describe('the web console: targets, jobs and charts, in a real browser', () => {
       pool_id: pool.id,
     });
     expect(declared.status, declared.text).toBe(201);
-    expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
+    await app.apply();
     const minted = await app.api.post('/api/cartridges', { library: declared.body.library, count: 3 });
     expect(minted.status, minted.text).toBe(200);
     labels.push(...minted.body.created.map((c: { label: string }) => c.label));

@@ -52,7 +52,7 @@ describe('a backup host drives the library over iSCSI', () => {
       pool_id: pool.id,
     });
     libId = lib.body.library;
-    expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
+    await app.apply();
     expect((await app.api.post('/api/cartridges', { library: libId, count: 2 })).status).toBe(200);
   });
   afterAll(async () => {

@@ -20,7 +20,7 @@ describe('the iSCSI target is hard-deny', () => {
       label_prefix: 'ACL',
       pool_id: pool.id,
     });
-    expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
+    await app.apply();
     // The initiator registry is the allow-list (e2e/src/iscsi-registry.test.ts covers it in depth).
     expect((await app.api.post('/api/targets/acls', { wwpn: ALLOWED, fabric: 'iscsi' })).status).toBe(200);
   });

@@ -58,7 +58,7 @@ describe('CHAP per registered iSCSI initiator (one-way and mutual)', () => {
       pool_id: pool.id,
     });
     expect(lib.status, lib.text).toBe(201);
-    expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
+    await app.apply();
     // A host without CHAP, logged in throughout: CHAP changes of others must not disturb it.
     await register({ wwpn: PLAIN, fabric: 'iscsi' });
     sessions.push(await LibIscsiSession.connect(portal, TARGET, PLAIN));

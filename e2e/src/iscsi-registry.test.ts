@@ -60,7 +60,7 @@ describe('the initiator registry governs the iSCSI target, live', () => {
     };
     libA = await declare(first.id, 'REA', 2);
     libB = await declare(second.body.id, 'REB', 1);
-    expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
+    await app.apply();
   }, 180_000);
   afterAll(async () => {
     for (const s of sessions) await s.close().catch(() => undefined);

@@ -106,7 +106,7 @@ describe.skipIf(!qemu || !ltfsBuild)(
         });
         expect(lib.status, lib.text).toBe(201);
         libId = lib.body.library;
-        expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
+        await app.apply();
         expect((await app.api.post('/api/targets/acls', { wwpn: GUEST_IQN, fabric: 'iscsi' })).status).toBe(
           200,
         );

@@ -48,7 +48,7 @@ describe('metrics, system and the support fingerprint', () => {
     });
     expect(declared.status).toBe(201);
     serial = declared.body.serial;
-    expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
+    await app.apply();
     expect((await app.api.post('/api/cartridges', { library: 0, count: 3 })).status).toBe(200);
   });
   afterAll(async () => {

@@ -74,7 +74,7 @@ describe('catalog, bucket folders, import into a library and the I/E-slot watche
     });
     libId = lib.body.library;
     serial = lib.body.serial;
-    expect((await api().post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
+    await app.apply();
     expect((await api().post('/api/cartridges', { library: libId, count: 2 })).status).toBe(200);
     system = (await api().get('/api/system')).body.system_name;
     const [target] = await LibIscsiSession.discover(`127.0.0.1:${app.ports.iscsi}`, HOST_IQN);

@@ -99,7 +99,7 @@ describe('export, evict and import against a real S3 (Ceph RGW)', () => {
       pool_id: pool.id,
     });
     expect(lib.status).toBe(201);
-    expect((await api().post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
+    await app.apply();
     expect((await api().post('/api/cartridges', { library: lib.body.library, count: 3 })).status).toBe(200);
     const [target] = await LibIscsiSession.discover(`127.0.0.1:${app.ports.iscsi}`, HOST_IQN);
     session = await LibIscsiSession.connect(`127.0.0.1:${app.ports.iscsi}`, target!.targetName, HOST_IQN);

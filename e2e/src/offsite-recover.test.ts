@@ -78,7 +78,7 @@ describe('recover a library from a bucket onto another appliance (real RGW)', ()
       pool_id: pool.id,
     });
     serial = lib.body.serial;
-    expect((await a.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
+    await a.apply();
     expect((await a.api.post('/api/cartridges', { library: lib.body.library, count: 2 })).status).toBe(200);
     systemA = (await a.api.get('/api/system')).body.system_name;
     sessionA = await hostSession(a);

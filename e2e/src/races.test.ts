@@ -43,7 +43,7 @@ describe('racing writes: exactly one wins', () => {
     });
     expect(lib.status, lib.text).toBe(201);
     libId = lib.body.library;
-    expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
+    await app.apply();
     const mint = await app.api.post('/api/cartridges', { library: libId, count: 7 });
     expect(mint.status, mint.text).toBe(200);
     labels.push(...mint.body.created.map((c: { label: string }) => c.label));

@@ -25,7 +25,7 @@ describe('stopping and starting the appliance keeps every record and cartridge',
       pool_id: pool.id,
     });
     expect(declared.status).toBe(201);
-    expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
+    await app.apply();
     const minted = await app.api.post('/api/cartridges', { library: 0, count: 2 });
     expect(minted.status).toBe(200);
     expect(

@@ -58,7 +58,7 @@ describe('the store is the appliance’s alone, and its secrets are sealed', () 
       pool_id: pool.id,
     });
     expect(lib.status, lib.text).toBe(201);
-    expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
+    await app.apply();
     expect((await app.api.post('/api/cartridges', { library: lib.body.library, count: 2 })).status).toBe(200);
   }, 300_000);
   afterAll(async () => {

@@ -58,7 +58,7 @@ describe('a stalled store and an unreachable remote', () => {
     });
     expect(lib.status, lib.text).toBe(201);
     libId = lib.body.library;
-    expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
+    await app.apply();
     expect((await app.api.post('/api/cartridges', { library: libId, count: 1 })).status).toBe(200);
     // A port nothing listens on: taken, then released.
     const server = net.createServer();

@@ -81,7 +81,7 @@ describe('supervision: the appliance cleans up after itself', () => {
     });
     expect(declared.status).toBe(201);
     library = declared.body.library;
-    expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
+    await app.apply();
     expect((await app.api.post('/api/cartridges', { library, count: 1 })).status).toBe(200);
     // A backup host's session to the emulator, which is adopted rather than stopped.
     const portal = `127.0.0.1:${app.ports.iscsi}`;

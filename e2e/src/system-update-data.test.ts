@@ -144,7 +144,7 @@ describe('signed updates and data: a running export, host I/O and cartridge byte
       pool_id: pool.id,
     });
     expect(lib.status, lib.text).toBe(201);
-    expect((await api().post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
+    await app.apply();
     expect((await api().post('/api/cartridges', { library: lib.body.library, count: 2 })).status).toBe(200);
     library = (await api().get('/api/libraries')).body.find((l: any) => l.id === lib.body.library);
     const portal = `127.0.0.1:${app.ports.iscsi}`;

@@ -163,7 +163,7 @@ describe('signed updates: upload, detached apply, automatic and manual rollback 
       pool_id: pool.id,
     });
     expect(declared.status).toBe(201);
-    expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(200);
+    await app.apply();
     // A backup host's iSCSI session: it must keep working through every update and rollback.
     const portal = `127.0.0.1:${app.ports.iscsi}`;
     const [target] = await LibIscsiSession.discover(portal, HOST_IQN);

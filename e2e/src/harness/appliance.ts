@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort, Store, type StoreTls } from '@vtl/store';
 import { waitFor } from '@vtl/reconcile';
-import { ApiClient, type Exchange } from './api-client.js';
+import { ApiClient, type ApiResponse, type Exchange } from './api-client.js';
 
 const root = path.resolve(import.meta.dirname, '../../..');
 
@@ -159,6 +159,20 @@ export class Appliance {
     const res = await this.anonymous.post('/api/auth/login', { username, password });
     if (res.status !== 200) throw new Error(`login as ${username} failed: ${res.text}`);
     return this.anonymous.withToken(res.body.token);
+  }
+
+  /**
+   * POST /api/libraries/apply as admin, which a test's set-up needs to succeed: any other answer
+   * fails with the answer's body (the steps the controller recorded) and the appliance's last
+   * output, so a failure on a loaded CI machine says which process did not come back and why.
+   */
+  async apply(): Promise<ApiResponse> {
+    const res = await this.api.post('/api/libraries/apply', { confirm: 'apply' });
+    if (res.status !== 200)
+      throw new Error(
+        `apply answered ${res.status}: ${res.text}\n--- appliance output ---\n${this.output.slice(-8000)}`,
+      );
+    return res;
   }
 
   /** Up: a pool is active and every active library is live again (served by the emulator). */

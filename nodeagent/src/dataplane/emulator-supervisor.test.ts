@@ -26,7 +26,7 @@ describe('the emulator supervisor', () => {
     if (stateDir) await fs.rm(stateDir, { recursive: true, force: true });
   });
 
-  const setup = async () => {
+  const setup = async (entry?: string) => {
     stateDir = await fs.mkdtemp(path.join(os.tmpdir(), 'vtl-supervisor-'));
     const config = loadConfig({
       VTL_STATE_DIR: stateDir,
@@ -37,7 +37,7 @@ describe('the emulator supervisor', () => {
     const supervisor = () =>
       new EmulatorSupervisor({
         stateDir: stateDir!,
-        entry: config.emulatorEntry,
+        entry: entry ?? config.emulatorEntry,
         logger: pino({ level: 'silent' }),
         onEvent: () => undefined,
         onChange: () => void changes.push(''),
@@ -105,4 +105,24 @@ describe('the emulator supervisor', () => {
     expect(sup.status.pid).not.toBe(pid);
     await sup.stop();
   }, 90_000);
+
+  it('reports an emulator that dies while starting as failed at once, with how it ended', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'vtl-broken-emulator-'));
+    const broken = path.join(dir, 'main.js');
+    await fs.writeFile(broken, "console.error('cannot load'); process.exit(3);\n");
+    try {
+      const { supervisor, want } = await setup(broken);
+      const sup = supervisor();
+      const started = Date.now();
+      await sup.ensure(want(1));
+      // Well before the start deadline (60 s): the process was gone, so there was nothing to wait for.
+      expect(Date.now() - started).toBeLessThan(15_000);
+      expect(sup.status.state).toBe('failed');
+      expect(sup.status.detail).toMatch(
+        /did not start \(it exited \(code 3\) before answering\); see .*emulator\.log/,
+      );
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
 });

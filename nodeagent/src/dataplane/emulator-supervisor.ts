@@ -14,8 +14,13 @@ import type { Logger } from 'pino';
  */
 const EMULATOR_NODE_FLAGS = ['--initial-heap-size=64'];
 
-/** How long a freshly spawned emulator has to answer on its control socket. */
-const EMULATOR_START_TIMEOUT_MS = 20_000;
+/**
+ * How long a freshly started emulator has to answer on its control socket. A process that dies
+ * first is reported at once; one still starting on a loaded machine (Node loading its modules
+ * while other processes compete for two cores) took over 20 s in CI, so the wait is generous.
+ * The controller's apply waits longer still (DATAPLANE_RESTART_TIMEOUT_MS, 90 s).
+ */
+const EMULATOR_START_TIMEOUT_MS = 60_000;
 
 function isAlive(pid: number): boolean {
   if (pid <= 0) return false;
@@ -146,16 +151,19 @@ export class EmulatorSupervisor {
         { unit: this.opts.unit, generation: config.generation },
         'emulator unit restarted',
       );
-    } else this.spawnEmulator(configFile, config.generation);
+    }
+    const spawned = this.opts.unit ? undefined : this.spawnEmulator(configFile, config.generation);
     try {
       let client: EmulatorClient | undefined;
       await waitFor(
         async () => {
+          if (spawned?.exit) return true; // no point waiting for a process that is gone
           client = await this.connect(config.socket, 500).catch(() => undefined);
           return client !== undefined;
         },
         { timeoutMs: EMULATOR_START_TIMEOUT_MS, intervalMs: 100 },
       );
+      if (!client) throw new Error(`it exited (${spawned?.exit}) before answering`);
       this.attach(client!, await client!.hello(), config);
     } catch (err) {
       this.setStatus({
@@ -165,7 +173,8 @@ export class EmulatorSupervisor {
     }
   }
 
-  private spawnEmulator(configFile: string, generation: number) {
+  /** Spawns the emulator; the returned record says how it ended once it has. */
+  private spawnEmulator(configFile: string, generation: number): { exit?: string } {
     const log = openSync(path.join(this.opts.stateDir, 'logs', 'emulator.log'), 'a', 0o600);
     fchmodSync(log, 0o600);
     const child = spawn(process.execPath, [...EMULATOR_NODE_FLAGS, this.opts.entry, '--config', configFile], {
@@ -175,6 +184,10 @@ export class EmulatorSupervisor {
     child.unref();
     closeSync(log); // the child holds its own copy of the descriptor
     this.opts.logger.info({ pid: child.pid, generation }, 'emulator started');
+    const spawned: { exit?: string } = {};
+    child.once('exit', (code, signal) => (spawned.exit = signal ? `signal ${signal}` : `code ${code}`));
+    child.once('error', (err) => (spawned.exit = err.message));
+    return spawned;
   }
 
   /** Stops the emulator (data-plane stop: host sessions drop). */
