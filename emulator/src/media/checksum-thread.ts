@@ -17,8 +17,7 @@ import { type ChecksumAlgorithm, blockChecksum } from './checksum.js';
  */
 const HELPER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { crc32 } = require('node:zlib');
-const { crc32c } = require(workerData.crc32cModule);
+const { crc32, crc32c } = require(workerData.crc32Module);
 // Linux gives each thread its own nice value: a woken helper must not preempt the event loop.
 try {
   const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
@@ -81,10 +80,10 @@ class ChecksumHelper {
   private started(): Worker | undefined {
     if (this.worker || this.broken) return this.worker;
     try {
-      const crc32cModule = createRequire(import.meta.url).resolve('@node-rs/crc32');
+      const crc32Module = createRequire(import.meta.url).resolve('@node-rs/crc32');
       const worker = new Worker(HELPER_SOURCE, {
         eval: true,
-        workerData: { crc32cModule, nice: HELPER_NICE },
+        workerData: { crc32Module, nice: HELPER_NICE },
       });
       worker.unref();
       worker.on('message', (reply: Reply) => this.answer(reply.id, reply.sums));

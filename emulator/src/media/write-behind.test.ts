@@ -9,6 +9,7 @@ import { HEADER_SIZE, ENTRY_SIZE } from './index-file.js';
 import { IMAGE_FILES } from './layout.js';
 import { mintCartridge } from './mint.js';
 import { takeBlockBuffer } from './block-buffers.js';
+import { crc32c } from '../util/crc32c.js';
 
 /** Blocks written behind (Cartridge.issueBlock), their failures, and older index versions. */
 
@@ -150,6 +151,44 @@ describe('index versions', () => {
     expect([...(await readFills(reopened))]).toEqual([1, 2]);
     await reopened.close();
     expect((await readFile(indexPath)).readUInt32LE(8)).toBe(2);
+  });
+
+  it('checksums new images with CRC-32 (version 4) and keeps CRC-32C in a version 3 image', async () => {
+    const dir = await mintCartridge({ mediaDir: tmp.path, label: 'V4C001L8', generation: 8 });
+    const indexPath = join(dir, IMAGE_FILES.index);
+    const cart = await Cartridge.open(dir);
+    await cart.spaceToEod();
+    for (const fill of [1, 2]) await cart.writeBlock(block(fill));
+    await cart.close();
+    const index = await readFile(indexPath);
+    const data = await readFile(join(dir, IMAGE_FILES.data));
+    expect(index.readUInt32LE(8)).toBe(4);
+    const blocks = await entryOffsets(dir);
+    const crcOf = (i: number) => index.readUInt32LE(HEADER_SIZE + (2 + i) * ENTRY_SIZE + 16);
+    blocks.forEach((offset, i) => expect(crcOf(i)).toBe(crc32(data.subarray(offset, offset + BLOCK)) >>> 0));
+
+    // The same image as version 3 wrote it: CRC-32C of every block. It reads, and extends as version 3.
+    index.writeUInt32LE(3, 8);
+    blocks.forEach((offset, i) =>
+      index.writeUInt32LE(
+        crc32c(data.subarray(offset, offset + BLOCK)),
+        HEADER_SIZE + (2 + i) * ENTRY_SIZE + 16,
+      ),
+    );
+    await writeFile(indexPath, index);
+    const v3 = await Cartridge.open(dir);
+    expect([...(await readFills(v3))]).toEqual([1, 2]);
+    await v3.spaceToEod();
+    await v3.writeBlock(block(3));
+    await v3.close();
+    const again = await Cartridge.open(dir);
+    expect([...(await readFills(again))]).toEqual([1, 2, 3]);
+    await again.close();
+    const after = await readFile(indexPath);
+    expect(after.readUInt32LE(8)).toBe(3);
+    const third = (await entryOffsets(dir))[2]!;
+    const bytes = (await readFile(join(dir, IMAGE_FILES.data))).subarray(third, third + BLOCK);
+    expect(after.readUInt32LE(HEADER_SIZE + 4 * ENTRY_SIZE + 16)).toBe(crc32c(bytes));
   });
 
   it('opens, verifies and extends a version 1 image (CRC-32 checksums)', async () => {
