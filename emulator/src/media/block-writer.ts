@@ -11,6 +11,12 @@ const MAX_RUN_BYTES = 16 * 1024 * 1024;
  * ends; overwrites in place (a tape rewritten from BOT) even run side by side.
  */
 const MAX_IN_FLIGHT = 2;
+/**
+ * A run joins another write already on its way only once it carries this much: smaller ones
+ * wait and gather, since every write is a libuv round trip and a disk request (a 256 KiB
+ * stream would otherwise go out a block at a time).
+ */
+const SECOND_WRITE_MIN = 1024 * 1024;
 
 interface Run {
   offset: number;
@@ -21,9 +27,9 @@ interface Run {
 }
 
 /**
- * Writes tape blocks into the data file, coalesced: while MAX_IN_FLIGHT writes are on their
- * way, the blocks that follow gather into one run that goes out as a single pwritev when one
- * of them ends. Runs grow with the disk's latency, so the disk gets large sequential writes
+ * Writes tape blocks into the data file, coalesced: while a write is on its way, the blocks
+ * that follow gather into one run that goes out as a single pwritev when it ends, or as a
+ * second write beside it once the run is SECOND_WRITE_MIN long. Runs grow with the disk's latency, so the disk gets large sequential writes
  * and a request queued behind the one it is working on. Each run settles on its own (the
  * cartridge indexes blocks in tape order whatever order their writes end in). Runs go around
  * the page cache when they can (DirectWriter).
@@ -46,6 +52,7 @@ export class BlockWriter {
     if (open && open.end === offset && open.end - open.offset + block.length <= MAX_RUN_BYTES) {
       open.blocks.push(block);
       open.end += block.length;
+      this.startWrites();
       return open.written;
     }
     let settle!: (err?: unknown) => void;
@@ -59,6 +66,10 @@ export class BlockWriter {
 
   private startWrites(): void {
     while (this.inFlight < MAX_IN_FLIGHT && this.waiting.length > 0) {
+      const next = this.waiting[0]!;
+      const small = next.end - next.offset < SECOND_WRITE_MIN;
+      // The last run keeps gathering while another write is on its way, until it is large.
+      if (this.inFlight > 0 && small && this.waiting.length === 1) return;
       const run = this.waiting.shift()!;
       this.inFlight += 1;
       void this.writeRun(run).finally(() => {
