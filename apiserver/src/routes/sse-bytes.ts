@@ -19,8 +19,8 @@ const CRLF = Buffer.from('\r\n');
  * HTTP/1.1 response (every SSE client that speaks HTTP/1.1) gets the message's ready-made chunk
  * straight on its socket: one write, no per-client framing in http's ServerResponse, so an
  * event reaches 500 clients in one pass of socket writes. The response must have sent its head
- * and first chunk already (the route writes its `: connected` comment first); res.end() still
- * writes the closing chunk. Others (HTTP/1.0, no socket) go through res.write.
+ * and first chunk already (the route writes its `: connected` comment first), and a message goes
+ * through res.write while http still holds bytes of its own; res.end() writes the closing chunk. Others (HTTP/1.0, no socket) go through res.write.
  */
 export function sender(res: ServerResponse): (bytes: SseBytes) => number {
   const socket = res.socket;
@@ -32,6 +32,12 @@ export function sender(res: ServerResponse): (bytes: SseBytes) => number {
     };
   return (bytes) => {
     if (!socket.writable) return 0;
+    // http may still hold the head or an earlier chunk of its own (Node 26 keeps a response's
+    // first writes until the next tick): going around it would put these bytes before them.
+    if (res.writableLength > socket.writableLength) {
+      res.write(bytes.raw);
+      return res.writableLength;
+    }
     socket.write(bytes.chunk);
     return socket.writableLength;
   };
