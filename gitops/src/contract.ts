@@ -101,10 +101,20 @@ export const PutSecretRequest = z.strictObject({
 export const SecretView = z.object({ name: z.string(), keys: z.array(z.string()), updated_at: z.string() });
 export type SecretView = z.infer<typeof SecretView>;
 
-/** A Git source (like Flux's GitRepository). The credential is write-only. */
+/**
+ * A Git source's credential (like Flux's GitRepository secretRef), write-only. `secret_ref` names
+ * a secret registered with PUT /api/gitops/secrets/{name} (docs/gitops.md "Authenticated
+ * sources"): keys `token` (with `username`, default x-access-token) for HTTPS, or `identity`
+ * (an SSH private key) with `known_hosts` for SSH. The inline forms are kept sealed with the source.
+ */
+export const KNOWN_HOSTS_MAX = 65_536;
 export const GitCredential = z.union([
   z.strictObject({ https_token: z.string().min(1).max(4096) }),
-  z.strictObject({ ssh_key: z.string().min(1).max(16384) }),
+  z.strictObject({
+    ssh_key: z.string().min(1).max(16384),
+    known_hosts: z.string().min(1).max(KNOWN_HOSTS_MAX).optional(),
+  }),
+  z.strictObject({ secret_ref: SecretName }),
 ]);
 export const SourceSpecFields = {
   url: z
@@ -114,6 +124,11 @@ export const SourceSpecFields = {
     .regex(
       /^(https?:\/\/|ssh:\/\/|git:\/\/|file:\/\/|[\w.-]+@[\w.-]+:)/,
       'url: an http(s)://, ssh://, git://, file:// or user@host: URL',
+    )
+    // A password in the URL would show wherever the URL does (the source's view, git's errors).
+    .refine(
+      (u) => !/^[a-z+]+:\/\/[^/@]*:[^/@]*@/i.test(u),
+      'url: no user:password@ in the URL; register the token as a secret and name it in credential.secret_ref',
     ),
   branch: z
     .string()
@@ -186,7 +201,9 @@ export const SourceSettings = z.object({
   interval_sec: z.number().int(),
   prune: z.boolean(),
   suspended: z.boolean(),
-  credential: z.enum(['none', 'https_token', 'ssh_key']),
+  credential: z.enum(['none', 'https_token', 'ssh_key', 'secret_ref']),
+  /** With credential secret_ref: the secret (PUT /api/gitops/secrets/{name}) holding it. */
+  secret_ref: z.string().optional(),
   created_at: z.string(),
 });
 export const SourceView = SourceSettings.extend({ status: SourceStatus });
