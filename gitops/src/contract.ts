@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { Condition, KIND_NAMES } from './model/index.js';
 
@@ -10,6 +11,21 @@ export const SOURCE_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 export const SourceName = z
   .string()
   .regex(SOURCE_NAME, 'source: lowercase letters, digits and -, at most 63');
+
+/**
+ * The Kubernetes source of a namespace is named `kubernetes-<namespace>` (audited as
+ * `gitops:kubernetes-<namespace>`): a source name is a DNS label like every name of the model, so
+ * the issue's `kubernetes:<ns>` is spelled with a dash. A namespace too long for the 63
+ * characters keeps its first 42 and gets a hash of the whole, so two never share a source.
+ * Git sources may not take the prefix (CreateSourceRequest), so neither can pose as the other.
+ */
+export const KUBERNETES_SOURCE_PREFIX = 'kubernetes-';
+export function kubernetesSourceName(namespace: string): string {
+  const plain = `${KUBERNETES_SOURCE_PREFIX}${namespace}`;
+  if (plain.length <= 63) return plain;
+  const hash = createHash('sha256').update(namespace).digest('hex').slice(0, 8);
+  return `${KUBERNETES_SOURCE_PREFIX}${namespace.slice(0, 42).replace(/-+$/, '')}-${hash}`;
+}
 
 /** A manifest file: its name (for error messages) and its YAML text (several documents allowed). */
 export const ManifestFile = z.strictObject({
@@ -56,6 +72,8 @@ export const PlanAction = z.object({
   adopt: z.boolean().optional(),
   /** A refused change re-created under the recreate annotation. */
   recreate: z.boolean().optional(),
+  /** The record was edited outside this source (REST) and this sync puts the declared values back. */
+  drift: z.boolean().optional(),
 });
 export type PlanAction = z.infer<typeof PlanAction>;
 
@@ -147,7 +165,10 @@ export const SourceSpecFields = {
   suspended: z.boolean().default(false),
 };
 export const CreateSourceRequest = z.strictObject({
-  name: SourceName,
+  name: SourceName.refine(
+    (n) => !n.startsWith(KUBERNETES_SOURCE_PREFIX),
+    `name: "${KUBERNETES_SOURCE_PREFIX}…" is reserved for the Kubernetes sources (one per namespace)`,
+  ),
   ...SourceSpecFields,
   credential: GitCredential.optional(),
 });
