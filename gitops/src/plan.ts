@@ -364,6 +364,7 @@ export function plan(files: readonly ManifestFile[], observed: Observed, opts: P
           action,
           fields,
           ...(reason ? { reason } : {}),
+          ...(drift ? { drift } : {}),
           ...(adopt ? { adopt } : {}),
           ...(activate ? { activate } : {}),
           ...(pending ? { pendingActivation: true } : {}),
