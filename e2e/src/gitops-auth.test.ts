@@ -1,5 +1,7 @@
+import fs from 'node:fs/promises';
 import https from 'node:https';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '@vtl/api';
 import { TestGitRepo, sshKeyPair } from '@vtl/controller';
@@ -7,6 +9,7 @@ import { waitFor } from '@vtl/reconcile';
 import type { Store } from '@vtl/store';
 import { testJob } from '@vtl/store/testing';
 import { Appliance } from './harness/appliance.js';
+import { filesUnder } from './harness/etcdctl.js';
 
 const TOKEN = 'glpat-e2e-7d1f0c93-never-shown';
 const WRONG = 'glpat-e2e-wrong-0000';
@@ -32,6 +35,7 @@ describe('GitOps: authenticated Git sources (real lighttpd + git-http-backend, r
   let store: Store;
   let repo: TestGitRepo;
   let httpUrl: string;
+  let caCert: string;
   let ssh: { url: string; knownHosts: string };
   let key: { privateKey: string; publicKey: string };
   let otherKey: { privateKey: string; publicKey: string };
@@ -91,7 +95,7 @@ describe('GitOps: authenticated Git sources (real lighttpd + git-http-backend, r
 
   beforeAll(async () => {
     [repo, key, otherKey] = await Promise.all([TestGitRepo.create(), sshKeyPair(), sshKeyPair()]);
-    httpUrl = await repo.serveHttp('deploy', TOKEN);
+    ({ url: httpUrl, caCert } = await repo.serveHttps('deploy', TOKEN));
     ssh = await repo.serveSsh(key.publicKey);
     app = await Appliance.start();
     store = await app.connectStore();
@@ -118,6 +122,7 @@ describe('GitOps: authenticated Git sources (real lighttpd + git-http-backend, r
     const created = await app.api.post('/api/gitops/sources', {
       name: 'site-https',
       url: httpUrl,
+      ca_cert: caCert,
       path: 'site',
       interval_sec: 3600,
       credential: { secret_ref: 'git-https' },
@@ -231,19 +236,42 @@ describe('GitOps: authenticated Git sources (real lighttpd + git-http-backend, r
     );
   }, 400_000);
 
-  it('no credential appears in any answer, event, audit entry or log', async () => {
-    const texts = await Promise.all(
+  it('no credential appears in any answer, event, audit entry, log or the support bundle; sealed at rest', async () => {
+    await Promise.all(
       [
         '/api/gitops/sources',
         '/api/gitops/secrets',
         '/api/status',
         '/api/events/search?kind=all&limit=500',
         '/api/audit?limit=500',
-      ].map(async (p) => JSON.stringify((await app.api.get(p)).body)),
+      ].map((p) => app.api.get(p)),
     );
-    const seen = [...texts, app.logs].join('\n');
-    expect(seen).toContain('site-https');
-    for (const secret of [TOKEN, WRONG, key.privateKey.split('\n')[1], otherKey.privateKey.split('\n')[1]])
-      expect(seen).not.toContain(secret);
-  }, 60_000);
+    const bundle = await app.api.get('/api/system/support-bundle');
+    expect(bundle.status).toBe(200);
+    const logDir = path.join(app.stateDir, 'logs');
+    const logs = await Promise.all(
+      (await fs.readdir(logDir)).map((f) => fs.readFile(path.join(logDir, f), 'utf8')),
+    );
+    const haystacks = {
+      responses: app.transcript.map((e) => e.text),
+      logs,
+      stdout: [app.logs],
+      bundle: [gunzipSync(bundle.raw).toString('latin1')],
+    };
+    expect(haystacks.responses.join('\n')).toContain('site-https');
+    expect(logs.join('')).toContain('gitops');
+    const keyLines = (k: string) => k.split('\n').filter((l) => l.length > 40 && !l.startsWith('-----'));
+    const secrets = [TOKEN, WRONG, ...keyLines(key.privateKey), ...keyLines(otherKey.privateKey)];
+    expect(secrets.length).toBeGreaterThan(4);
+    for (const secret of secrets)
+      for (const [where, texts] of Object.entries(haystacks))
+        expect(
+          texts.some((t) => t.includes(secret)),
+          `a Git credential appeared in ${where}`,
+        ).toBe(false);
+    // At rest: sealed in every file of etcd's data directory.
+    for (const f of await filesUnder(path.join(app.stateDir, 'etcd')))
+      for (const secret of [TOKEN, ...keyLines(key.privateKey)])
+        expect(f.bytes.includes(secret), `a Git credential in clear in ${f.file}`).toBe(false);
+  }, 120_000);
 });

@@ -163,6 +163,12 @@ export const SourceSpecFields = {
   interval_sec: z.number().int().min(10).max(86_400).default(300),
   prune: z.boolean().default(true),
   suspended: z.boolean().default(false),
+  ca_cert: z
+    .string()
+    .max(65_536)
+    .regex(/-----BEGIN CERTIFICATE-----/, 'ca_cert: PEM certificates (-----BEGIN CERTIFICATE-----)')
+    .optional()
+    .describe("CA certificates (PEM) an https:// server's certificate must chain to, instead of the system's"),
 };
 export const CreateSourceRequest = z.strictObject({
   name: SourceName.refine(
@@ -185,6 +191,7 @@ export const UpdateSourceRequest = z.strictObject({
   interval_sec: z.number().int().min(10).max(86_400).optional(),
   prune: z.boolean().optional(),
   suspended: z.boolean().optional(),
+  ca_cert: SourceSpecFields.ca_cert.unwrap().or(z.null()).optional().describe('null removes it'),
   credential: GitCredential.or(z.null()).optional().describe('null removes the stored credential'),
 });
 export type UpdateSourceRequest = z.infer<typeof UpdateSourceRequest>;
@@ -222,6 +229,8 @@ export const SourceSettings = z.object({
   interval_sec: z.number().int(),
   prune: z.boolean(),
   suspended: z.boolean(),
+  /** CA certificates (PEM, public) for an https:// server; absent = the system's. */
+  ca_cert: z.string().optional(),
   credential: z.enum(['none', 'https_token', 'ssh_key', 'secret_ref']),
   /** With credential secret_ref: the secret (PUT /api/gitops/secrets/{name}) holding it. */
   secret_ref: z.string().optional(),

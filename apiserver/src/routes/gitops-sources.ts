@@ -153,7 +153,8 @@ export async function gitopsSourceRoutes(app: FastifyInstance, ctx: AppContext) 
       for (;;) {
         const current = await store.get(keys.gitopsSources.one(name), GitSourceRecord);
         if (!current) throw notFound(`No Git source "${name}"; GET /api/gitops/sources lists them.`);
-        const next: GitSourceRecord = { ...current.value, ...defined };
+        const next: GitSourceRecord = { ...current.value, ...defined } as GitSourceRecord;
+        if (fields.ca_cert === null) delete next.ca_cert;
         const txn = store.transaction().ifModRevision(current.key, current.modRevision);
         if (credential !== undefined) {
           const secret = await store.get(keys.gitopsSourceSecrets.one(name), GitSourceSecret);

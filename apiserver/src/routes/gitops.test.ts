@@ -281,6 +281,14 @@ spec:
     expect(withPassword.json().error.message).toMatch(/no user:password@ in the URL/);
     expect(withPassword.body).not.toContain('tok-in-url');
 
+    const notPem = await t.call('POST', '/api/gitops/sources', {
+      name: 'bad-ca',
+      url: 'https://git.example.com/r.git',
+      ca_cert: 'not a certificate',
+    });
+    expect(notPem.statusCode).toBe(400);
+    expect(notPem.json().error.message).toMatch(/ca_cert: PEM certificates/);
+
     await t.call('PUT', '/api/gitops/secrets/git-creds', { data: { token: 'tok-from-secret' } });
     const created = await t.call('POST', '/api/gitops/sources', {
       name: 'private',
@@ -305,6 +313,12 @@ spec:
     expect(moved.statusCode, moved.body).toBe(200);
     expect(moved.json().credential).toBe('ssh_key');
     expect(moved.json().secret_ref).toBeUndefined();
+    const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+    const withCa = await t.call('PUT', '/api/gitops/sources/private', { ca_cert: pem });
+    expect(withCa.json().ca_cert).toBe(pem);
+    const noCa = await t.call('PUT', '/api/gitops/sources/private', { ca_cert: null });
+    expect(noCa.statusCode, noCa.body).toBe(200);
+    expect(noCa.json().ca_cert).toBeUndefined();
     expect((await t.call('DELETE', '/api/gitops/secrets/git-creds')).statusCode).toBe(200);
   });
 });

@@ -21,13 +21,15 @@ describe('fetchRevision with credentials (real lighttpd + git-http-backend, real
   let savedPath: string | undefined;
   let commit: string;
   let httpUrl: string;
+  let caCert: string;
   let ssh: { url: string; knownHosts: string };
   let key: { privateKey: string; publicKey: string };
   let otherKey: { privateKey: string; publicKey: string };
 
-  const source = (url: string): GitSourceRecord => ({
+  const source = (url: string, ca: string | undefined = caCert): GitSourceRecord => ({
     name: 's',
     url,
+    ...(ca && url.startsWith('https:') ? { ca_cert: ca } : {}),
     branch: 'main',
     path: 'site',
     interval_sec: 60,
@@ -70,7 +72,7 @@ describe('fetchRevision with credentials (real lighttpd + git-http-backend, real
     process.env.PATH = `${bin}:${process.env.PATH}`;
     [repo, key, otherKey] = await Promise.all([TestGitRepo.create(), sshKeyPair(), sshKeyPair()]);
     commit = await repo.commit({ 'site/pool.yaml': 'kind: TapePool\n' }, 'one');
-    httpUrl = await repo.serveHttp('x-access-token', TOKEN);
+    ({ url: httpUrl, caCert } = await repo.serveHttps('x-access-token', TOKEN));
     ssh = await repo.serveSsh(key.publicKey);
   }, 60_000);
   afterAll(async () => {
@@ -91,6 +93,12 @@ describe('fetchRevision with credentials (real lighttpd + git-http-backend, real
 
     const none = await fetchRevision(cache(), source(httpUrl), undefined).catch((e) => e);
     expect(none.message).toMatch(/asks for a credential and the source has none/);
+  }, 60_000);
+
+  it("HTTPS: a server certificate outside the source's ca_cert is refused before any credential is sent", async () => {
+    const untrusted = await fetchRevision(cache(), source(httpUrl, ''), https(TOKEN)).catch((e) => e);
+    expect(untrusted).toBeInstanceOf(FetchError);
+    expect(untrusted.message).toMatch(/certificate is not trusted.*ca_cert/);
   }, 60_000);
 
   it('SSH: the key with pinned known_hosts fetches; the key file is gone afterwards', async () => {

@@ -80,7 +80,7 @@ const quote = (p: string) => {
  * against the credential's `known_hosts` (StrictHostKeyChecking=yes); without one, the first key
  * seen is accepted and kept per source, and a later different key is refused (docs/gitops.md).
  */
-export async function gitEnv(dir: string, cred: GitCredential | undefined): Promise<GitEnv> {
+export async function gitEnv(dir: string, cred: GitCredential | undefined, caCert?: string): Promise<GitEnv> {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: dir,
@@ -95,6 +95,12 @@ export async function gitEnv(dir: string, cred: GitCredential | undefined): Prom
     await Promise.all(files.map((f) => fs.rm(f, { force: true })));
   };
   try {
+    if (caCert) {
+      // The source's own CA (an in-house Git server): git trusts exactly these certificates.
+      const ca = path.join(dir, '.vtl-ca.pem');
+      await fs.writeFile(ca, caCert, { mode: 0o600 });
+      env.GIT_SSL_CAINFO = ca;
+    }
     if (cred?.kind === 'https') {
       const askpass = path.join(dir, '.vtl-askpass');
       await fs.writeFile(askpass, ASKPASS, { mode: 0o700 });
@@ -144,6 +150,10 @@ export function explainGitFailure(stderr: string, cred: GitCredential | undefine
     return cred?.kind === 'ssh' && cred.knownHosts
       ? `The SSH server's host key is not one of the known_hosts in ${cred.from}: if the server's key really changed, check its fingerprint with the server's admin and register the new known_hosts; otherwise something else answers at that address.`
       : `The SSH server's host key differs from the one accepted on first use: if it really changed, give the new one as known_hosts in the credential (a secret's "known_hosts" key).`;
+  if (
+    /SSL certificate problem|server certificate verification failed|certificate verify failed/i.test(stderr)
+  )
+    return `The Git server's certificate is not trusted: if it is signed by an in-house CA, give that CA's certificate (PEM) as the source's ca_cert (PUT /api/gitops/sources/{name}); nothing was sent to it.`;
   if (/Permission denied \(publickey/i.test(stderr))
     return `The SSH server refused the key from ${cred?.from ?? 'the source (it has none)'}: add its public key to the repository's deploy keys, or register the right "identity"; the next poll retries.`;
   if (

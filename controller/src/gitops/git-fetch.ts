@@ -59,7 +59,7 @@ export async function fetchRevision(
   cred: GitCredential | undefined,
 ): Promise<FetchedRevision> {
   await fs.mkdir(dir, { recursive: true, mode: 0o700 });
-  const { env, cleanup, tofuKnownHosts } = await gitEnv(dir, cred);
+  const { env, cleanup, tofuKnownHosts } = await gitEnv(dir, cred, source.ca_cert);
   try {
     await fs.access(path.join(dir, 'HEAD')).catch(() => git(dir, ['init', '--quiet', '--bare'], env));
     const fetched = await gitOut(

@@ -84,13 +84,32 @@ export class TestGitRepo {
   }
 
   /**
-   * lighttpd demanding HTTP Basic auth of `user`/`password` for the repository; the clone URL.
-   * (Plain HTTP on 127.0.0.1: what is under test is the credential exchange, not TLS.)
+   * lighttpd over HTTPS (its own self-signed certificate for 127.0.0.1) demanding HTTP Basic auth
+   * of `user`/`password` for the repository: the clone URL and the certificate (PEM) to trust.
    */
-  async serveHttp(user: string, password: string): Promise<string> {
+  async serveHttps(user: string, password: string): Promise<{ url: string; caCert: string }> {
     const port = await freePort();
-    const d = path.join(this.dir, `http-${port}`);
+    const d = path.join(this.dir, `https-${port}`);
     await fs.mkdir(d);
+    await run('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      path.join(d, 'key.pem'),
+      '-out',
+      path.join(d, 'cert.pem'),
+      '-days',
+      '2',
+      '-subj',
+      '/CN=vtl-test-git',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+    ]);
     // The password goes to openssl on stdin, never its argv.
     const hashed = await new Promise<string>((resolve, reject) => {
       const p = spawn('openssl', ['passwd', '-apr1', '-stdin'], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -106,7 +125,10 @@ server.document-root = "${d}"
 server.bind = "127.0.0.1"
 server.port = ${port}
 server.errorlog = "${d}/error.log"
-server.modules = ("mod_auth", "mod_authn_file", "mod_alias", "mod_setenv", "mod_cgi")
+server.modules = ("mod_openssl", "mod_auth", "mod_authn_file", "mod_alias", "mod_setenv", "mod_cgi")
+ssl.engine = "enable"
+ssl.pemfile = "${d}/cert.pem"
+ssl.privkey = "${d}/key.pem"
 alias.url = ("/git/" => "/usr/lib/git-core/git-http-backend/")
 $HTTP["url"] =~ "^/git/" {
   cgi.assign = ("" => "")
@@ -118,7 +140,10 @@ $HTTP["url"] =~ "^/git/" {
 `;
     await fs.writeFile(path.join(d, 'lighttpd.conf'), conf);
     await this.spawnServer('lighttpd', ['-D', '-f', path.join(d, 'lighttpd.conf')], port, 'lighttpd');
-    return `http://127.0.0.1:${port}/git/repo.git`;
+    return {
+      url: `https://127.0.0.1:${port}/git/repo.git`,
+      caCert: await fs.readFile(path.join(d, 'cert.pem'), 'utf8'),
+    };
   }
 
   /**
