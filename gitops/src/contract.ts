@@ -168,7 +168,9 @@ export const SourceSpecFields = {
     .max(65_536)
     .regex(/-----BEGIN CERTIFICATE-----/, 'ca_cert: PEM certificates (-----BEGIN CERTIFICATE-----)')
     .optional()
-    .describe("CA certificates (PEM) an https:// server's certificate must chain to, instead of the system's"),
+    .describe(
+      "CA certificates (PEM) an https:// server's certificate must chain to, instead of the system's",
+    ),
 };
 export const CreateSourceRequest = z.strictObject({
   name: SourceName.refine(
