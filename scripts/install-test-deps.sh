@@ -27,6 +27,10 @@ packages+=(tgt fio)
 # kubectl builds the CRD directories with `kubectl kustomize` (crds/src/kustomize.test.ts):
 # Debian's kubernetes-client, unless a kubectl is installed already (its file would clash).
 command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
+# The Git source's credentials are checked by real authenticating servers
+# (controller/src/gitops/testing/git-servers.ts): lighttpd (Basic auth) in front of git's
+# git-http-backend, and OpenSSH's sshd started by the test on its own port.
+packages+=(lighttpd openssh-server)
 missing=()
 if ! command -v dpkg >/dev/null 2>&1; then
   echo "scripts/install-test-deps.sh: no dpkg here; install the equivalents of these Debian packages yourself: ${packages[*]}" >&2

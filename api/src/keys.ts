@@ -86,6 +86,8 @@ export const keys = {
     prefix: `${ROOT}gitops/status/`,
     one: (name: string) => `${ROOT}gitops/status/${name}`,
   },
+  /** Which source manages ApplianceSettings (one object, so one source): a ManagedBy. */
+  gitopsSettingsOwner: `${ROOT}gitops/settings-owner`,
   /** A webhook's request for an early poll of one source: the controller watches these. */
   gitopsPollRequests: { prefix: `${ROOT}gitops/poll/`, one: (name: string) => `${ROOT}gitops/poll/${name}` },
   /** Service principals' keys (the controller's GitOps applier), stored as SHA-256 like API keys. */

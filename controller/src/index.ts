@@ -7,3 +7,4 @@ export {
 export { startLibraryReconciler } from './library/library-reconciler.js';
 export { deleteLibraryOp } from './library/delete-library.js';
 export { remoteOpHandlers, startRemoteOps, REMOTE_OPS_EXECUTOR } from './ops/index.js';
+export { TestGitRepo, sshKeyPair } from './gitops/testing/git-servers.js';

@@ -55,17 +55,7 @@ describe('the web console: targets, jobs and charts, in a real browser', () => {
     const minted = await app.api.post('/api/cartridges', { library: declared.body.library, count: 3 });
     expect(minted.status, minted.text).toBe(200);
     labels.push(...minted.body.created.map((c: { label: string }) => c.label));
-    const rgwRemote = await app.api.post('/api/remotes', {
-      name: 'rgw',
-      endpoint: rgw.endpoint,
-      region: rgw.region,
-      bucket: rgw.bucket,
-      access_key: rgw.access_key,
-      secret_key: rgw.secret_key,
-      use_ssl: false,
-      path_style: true,
-      prefix: 'console',
-    });
+    const rgwRemote = await app.api.post('/api/remotes', rgw.remoteRequest('rgw', { prefix: 'console' }));
     expect(rgwRemote.status, rgwRemote.text).toBe(201);
     remotes.rgw = rgwRemote.body.id;
     const stuck = await app.api.post('/api/remotes', unreachableRemote('silent', silent.port));

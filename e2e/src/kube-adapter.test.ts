@@ -2,7 +2,10 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keys } from '@vtl/api';
 import { waitFor } from '@vtl/reconcile';
+import type { Store } from '@vtl/store';
+import { testJob } from '@vtl/store/testing';
 import { Appliance } from './harness/appliance.js';
 import { condition, KubeAdapterRun, type Cr } from './harness/kube-adapter.js';
 
@@ -18,6 +21,17 @@ describe('the Kubernetes adapter against the list/watch stand-in and a real appl
   let kube: KubeAdapterRun;
   let dir: string;
   let poolPath: string;
+  let store: Store;
+
+  /** The core/v1 Events the adapter wrote about one resource, oldest first. */
+  const events = async (kind: string, name: string) =>
+    ((await kube.call('GET', '/api/v1/namespaces/backup/events')).body.items as any[]).filter(
+      (e) => e.involvedObject?.kind === kind && e.involvedObject?.name === name,
+    );
+  const event = (kind: string, name: string, reason: string) =>
+    eventually(`event ${reason} of ${kind}/${name}`, async () =>
+      (await events(kind, name)).find((e) => e.reason === reason),
+    );
 
   const eventually = async <T>(what: string, fn: () => Promise<T | undefined | false>): Promise<T> => {
     let last: unknown;
@@ -48,8 +62,10 @@ describe('the Kubernetes adapter against the list/watch stand-in and a real appl
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'vtl-kube-'));
     poolPath = path.join(app.stateDir, 'pools', 'kube');
     kube = await KubeAdapterRun.start(app, dir);
+    store = await app.connectStore();
   }, 120_000);
   afterAll(async () => {
+    await store?.close();
     await kube?.stop();
     await app?.destroy();
     if (dir) await fs.rm(dir, { recursive: true, force: true });
@@ -180,8 +196,33 @@ describe('the Kubernetes adapter against the list/watch stand-in and a real appl
       expect(condition(lib, 'Synced')?.message).toMatch(/numDrives/);
       const libraries = (await app.api.get('/api/libraries')).body;
       expect(libraries.find((l: any) => l.name === 'kube-lib').num_drives).toBe(2);
+      // `kubectl describe` shows it too: one Warning event, not one per resync.
+      const refused = await event('VirtualTapeLibrary', 'kube-lib', 'ImmutableFieldChanged');
+      expect(refused).toMatchObject({
+        type: 'Warning',
+        involvedObject: { apiVersion: 'vtl.appliance.io/v1alpha1', uid: lib.metadata.uid },
+        message: expect.stringMatching(/numDrives/),
+      });
+      await new Promise((r) => setTimeout(r, 5_000)); // two resyncs
+      expect(
+        (await events('VirtualTapeLibrary', 'kube-lib')).filter((e) => e.reason === 'ImmutableFieldChanged'),
+      ).toHaveLength(1);
       await kube.editSpec('virtualtapelibraries', 'kube-lib', (s) => (s.numDrives = 2));
       await cr('virtualtapelibraries', 'kube-lib', (c) => condition(c, 'Synced')?.status === 'True');
+    },
+    TEST_MS,
+  );
+
+  it(
+    'puts back a REST edit of an owned object and says so in a DriftCorrected event',
+    async () => {
+      const wwpn = 'naa.21000024ff8a0b01';
+      const edit = await app.api.put(`/api/targets/acls/${wwpn}`, { alias: 'edited-by-hand' });
+      expect(edit.status, JSON.stringify(edit.body)).toBe(200);
+      const drift = await event('TapeInitiator', 'host-a', 'DriftCorrected');
+      expect(drift).toMatchObject({ type: 'Normal', message: expect.stringContaining('alias') });
+      const targets = (await app.api.get('/api/targets')).body;
+      expect(targets.initiators.find((i: any) => i.wwpn === wwpn)?.alias).toBe('backup-host-renamed');
     },
     TEST_MS,
   );
@@ -201,8 +242,34 @@ describe('the Kubernetes adapter against the list/watch stand-in and a real appl
       expect(condition(blocked, 'Ready')?.message).toMatch(/librar/i);
       expect((await app.api.get('/api/pools')).body.some((p: any) => p.name === 'kube-pool')).toBe(true);
 
-      // Deleting the library (never activated: the spec's rules allow it) frees the pool as well.
+      // A job queued on the appliance: the spec forbids deleting a library then (any job blocks it).
+      const libId = (await app.api.get('/api/libraries')).body.find((l: any) => l.name === 'kube-lib').id;
+      await store.put(
+        keys.jobs.one(701),
+        testJob({ id: 701, kind: 'import', state: 'queued', label: 'KUB001L8', library: libId }),
+      );
       await kube.delete('virtualtapelibraries', 'kube-lib');
+      const held = await cr(
+        'virtualtapelibraries',
+        'kube-lib',
+        (c) => condition(c, 'Ready')?.reason === 'DeletionBlocked',
+      );
+      expect(held.metadata.deletionTimestamp).toBeTruthy();
+      expect(held.metadata.finalizers).toContain('vtl.appliance.io/gitops');
+      expect(condition(held, 'Ready')?.message).toMatch(
+        /refused while 1 job\(s\) are active or queued \(import 701\)/,
+      );
+      expect((await event('VirtualTapeLibrary', 'kube-lib', 'DeletionBlocked')).message).toMatch(
+        /import 701/,
+      );
+      expect((await app.api.get('/api/libraries')).body.some((l: any) => l.name === 'kube-lib')).toBe(true);
+
+      // Once the job ended, the library (never activated: the spec's rules allow it) goes, the
+      // finalizer is released, and the pool is freed and deleted as well.
+      await store.put(
+        keys.jobs.one(701),
+        testJob({ id: 701, kind: 'import', state: 'succeeded', label: 'KUB001L8', library: libId }),
+      );
       await eventually('library and pool deleted, resources gone', async () => {
         const [libs, pools] = [
           (await app.api.get('/api/libraries')).body,
@@ -215,6 +282,7 @@ describe('the Kubernetes adapter against the list/watch stand-in and a real appl
           !(await kube.get('tapepools', 'kube-pool'))
         );
       });
+      expect((await event('VirtualTapeLibrary', 'kube-lib', 'Pruned')).type).toBe('Normal');
     },
     TEST_MS,
   );

@@ -81,17 +81,7 @@ describe.skipIf(!qemu || !ltfsBuild)(
         if (started.status === 'fulfilled') app = started.value;
         if (s3.status === 'fulfilled') rgw = s3.value;
         for (const r of [image, overlay, started, s3]) if (r.status === 'rejected') throw r.reason;
-        const remote = await app.api.post('/api/remotes', {
-          name: 'rgw',
-          endpoint: rgw.endpoint,
-          region: rgw.region,
-          bucket: rgw.bucket,
-          access_key: rgw.access_key,
-          secret_key: rgw.secret_key,
-          use_ssl: false,
-          path_style: true,
-          prefix: 'ltfs',
-        });
+        const remote = await app.api.post('/api/remotes', rgw.remoteRequest('rgw', { prefix: 'ltfs' }));
         expect(remote.status, remote.text).toBe(201);
         const pool = (await app.api.get('/api/pools')).body[0];
         const lib = await app.api.post('/api/libraries', {

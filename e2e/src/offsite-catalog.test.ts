@@ -86,18 +86,7 @@ describe('catalog, bucket folders, import into a library and the I/E-slot watche
       expect((await session.command(1, Cdb.write6(BLOCK), { dataOut: b })).status).toBe(0);
     expect((await session.command(1, Cdb.writeFilemarks(1))).status).toBe(0);
     await move(DRIVE_0, SLOT(1));
-    remoteId = (
-      await api().post('/api/remotes', {
-        name: 'rgw',
-        endpoint: rgw.endpoint,
-        region: rgw.region,
-        bucket: rgw.bucket,
-        access_key: rgw.access_key,
-        secret_key: rgw.secret_key,
-        use_ssl: false,
-        path_style: true,
-      })
-    ).body.id;
+    remoteId = (await api().post('/api/remotes', rgw.remoteRequest('rgw'))).body.id;
   }, 300_000);
   afterAll(async () => {
     await session?.close();

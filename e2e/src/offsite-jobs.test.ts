@@ -106,17 +106,7 @@ describe('export, evict and import against a real S3 (Ceph RGW)', () => {
     await hostWrites('OFS001L8', 1, 24);
     await hostWrites('OFS002L8', 2, 96);
     await hostWrites('OFS003L8', 3, 64);
-    const remote = await api().post('/api/remotes', {
-      name: 'rgw',
-      endpoint: rgw.endpoint,
-      region: rgw.region,
-      bucket: rgw.bucket,
-      access_key: rgw.access_key,
-      secret_key: rgw.secret_key,
-      use_ssl: false,
-      path_style: true,
-      prefix: 'e2e',
-    });
+    const remote = await api().post('/api/remotes', rgw.remoteRequest('rgw', { prefix: 'e2e' }));
     expect(remote.status, remote.text).toBe(201);
     remoteId = remote.body.id;
   }, 300_000);

@@ -31,16 +31,6 @@ async function move(session: LibIscsiSession, from: number, to: number) {
     timeoutMs: 30_000,
   });
 }
-const remoteBody = (rgw: TestRgw) => ({
-  name: 'rgw',
-  endpoint: rgw.endpoint,
-  region: rgw.region,
-  bucket: rgw.bucket,
-  access_key: rgw.access_key,
-  secret_key: rgw.secret_key,
-  use_ssl: false,
-  path_style: true,
-});
 
 /**
  * Disaster recovery: appliance A exports its cartridges; appliance B, sharing only the bucket,
@@ -87,7 +77,7 @@ describe('recover a library from a bucket onto another appliance (real RGW)', ()
     for (const blk of data)
       expect((await sessionA.command(1, Cdb.write6(BLOCK), { dataOut: blk })).status).toBe(0);
     await move(sessionA, DRIVE_0, SLOT(2));
-    const remoteA = (await a.api.post('/api/remotes', remoteBody(rgw))).body.id;
+    const remoteA = (await a.api.post('/api/remotes', rgw.remoteRequest('rgw'))).body.id;
     for (const label of ['REC001L8', 'REC002L8']) {
       const job = (await a.api.post(`/api/cartridges/${label}/export`, { remote_id: remoteA })).body;
       await waitFor(async () => DONE.includes((await a.api.get(`/api/jobs/${job.id}`)).body.state), {
@@ -99,7 +89,7 @@ describe('recover a library from a bucket onto another appliance (real RGW)', ()
     await a.destroy();
 
     b = await Appliance.start();
-    remoteB = (await b.api.post('/api/remotes', remoteBody(rgw))).body.id;
+    remoteB = (await b.api.post('/api/remotes', rgw.remoteRequest('rgw'))).body.id;
   }, 600_000);
   afterAll(async () => {
     if (frozen) process.kill(frozen, 'SIGCONT');
@@ -234,7 +224,7 @@ describe('recover a library from a bucket onto another appliance (real RGW)', ()
     // Short API wait: activation cannot finish while the nodeagent is frozen.
     c = await Appliance.start({ env: { VTL_OP_TIMEOUT_MS: '15000' } });
     const api = c.api;
-    const remoteC = (await api.post('/api/remotes', remoteBody(rgw))).body.id;
+    const remoteC = (await api.post('/api/remotes', rgw.remoteRequest('rgw'))).body.id;
     const pool = (await api.get('/api/pools')).body[0];
     const nodeagent = await c.childPid('nodeagent/dist/main.js');
     expect(nodeagent).toBeDefined();

@@ -105,16 +105,7 @@ describe('remote operations run by the controller, bounded (real processes, real
   }, 120_000);
 
   it('a controller killed in the middle of a recovery resumes it; the route answers 201', async () => {
-    const remote = await app.api.post('/api/remotes', {
-      name: 'rgw',
-      endpoint: rgw.endpoint,
-      region: rgw.region,
-      bucket: rgw.bucket,
-      access_key: rgw.access_key,
-      secret_key: rgw.secret_key,
-      use_ssl: false,
-      path_style: true,
-    });
+    const remote = await app.api.post('/api/remotes', rgw.remoteRequest('rgw'));
     expect(remote.status, remote.text).toBe(201);
     await writeTopology(rgw.remote(), {
       system: 'site-a',

@@ -34,16 +34,7 @@ describe('the store is the appliance’s alone, and its secrets are sealed', () 
     rgw = await startTestRgw();
     app = await Appliance.start();
     secretKey = rgw.secret_key;
-    const remote = await app.api.post('/api/remotes', {
-      name: 'rgw',
-      endpoint: rgw.endpoint,
-      region: rgw.region,
-      bucket: rgw.bucket,
-      access_key: rgw.access_key,
-      secret_key: secretKey,
-      use_ssl: false,
-      path_style: true,
-    });
+    const remote = await app.api.post('/api/remotes', rgw.remoteRequest('rgw'));
     expect(remote.status, remote.text).toBe(201);
     remoteId = remote.body.id;
     const pool = (await app.api.get('/api/pools')).body[0];

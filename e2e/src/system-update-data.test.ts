@@ -160,17 +160,7 @@ describe('signed updates and data: a running export, host I/O and cartridge byte
     // UPD002L8 stays in the drive: the host's I/O across the update and the rollback.
     await move(SLOT(2), DRIVE_0);
     await hostAppends('before the update');
-    const remote = await api().post('/api/remotes', {
-      name: 'rgw',
-      endpoint: rgw.endpoint,
-      region: rgw.region,
-      bucket: rgw.bucket,
-      access_key: rgw.access_key,
-      secret_key: rgw.secret_key,
-      use_ssl: false,
-      path_style: true,
-      prefix: 'e2e',
-    });
+    const remote = await api().post('/api/remotes', rgw.remoteRequest('rgw', { prefix: 'e2e' }));
     expect(remote.status, remote.text).toBe(201);
     remoteId = remote.body.id;
   }, 400_000);

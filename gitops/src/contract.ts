@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { Condition, KIND_NAMES } from './model/index.js';
 
@@ -10,6 +11,21 @@ export const SOURCE_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 export const SourceName = z
   .string()
   .regex(SOURCE_NAME, 'source: lowercase letters, digits and -, at most 63');
+
+/**
+ * The Kubernetes source of a namespace is named `kubernetes-<namespace>` (audited as
+ * `gitops:kubernetes-<namespace>`): a source name is a DNS label like every name of the model, so
+ * the issue's `kubernetes:<ns>` is spelled with a dash. A namespace too long for the 63
+ * characters keeps its first 42 and gets a hash of the whole, so two never share a source.
+ * Git sources may not take the prefix (CreateSourceRequest), so neither can pose as the other.
+ */
+export const KUBERNETES_SOURCE_PREFIX = 'kubernetes-';
+export function kubernetesSourceName(namespace: string): string {
+  const plain = `${KUBERNETES_SOURCE_PREFIX}${namespace}`;
+  if (plain.length <= 63) return plain;
+  const hash = createHash('sha256').update(namespace).digest('hex').slice(0, 8);
+  return `${KUBERNETES_SOURCE_PREFIX}${namespace.slice(0, 42).replace(/-+$/, '')}-${hash}`;
+}
 
 /** A manifest file: its name (for error messages) and its YAML text (several documents allowed). */
 export const ManifestFile = z.strictObject({
@@ -56,6 +72,8 @@ export const PlanAction = z.object({
   adopt: z.boolean().optional(),
   /** A refused change re-created under the recreate annotation. */
   recreate: z.boolean().optional(),
+  /** The record was edited outside this source (REST) and this sync puts the declared values back. */
+  drift: z.boolean().optional(),
 });
 export type PlanAction = z.infer<typeof PlanAction>;
 
@@ -101,10 +119,20 @@ export const PutSecretRequest = z.strictObject({
 export const SecretView = z.object({ name: z.string(), keys: z.array(z.string()), updated_at: z.string() });
 export type SecretView = z.infer<typeof SecretView>;
 
-/** A Git source (like Flux's GitRepository). The credential is write-only. */
+/**
+ * A Git source's credential (like Flux's GitRepository secretRef), write-only. `secret_ref` names
+ * a secret registered with PUT /api/gitops/secrets/{name} (docs/gitops.md "Authenticated
+ * sources"): keys `token` (with `username`, default x-access-token) for HTTPS, or `identity`
+ * (an SSH private key) with `known_hosts` for SSH. The inline forms are kept sealed with the source.
+ */
+export const KNOWN_HOSTS_MAX = 65_536;
 export const GitCredential = z.union([
   z.strictObject({ https_token: z.string().min(1).max(4096) }),
-  z.strictObject({ ssh_key: z.string().min(1).max(16384) }),
+  z.strictObject({
+    ssh_key: z.string().min(1).max(16384),
+    known_hosts: z.string().min(1).max(KNOWN_HOSTS_MAX).optional(),
+  }),
+  z.strictObject({ secret_ref: SecretName }),
 ]);
 export const SourceSpecFields = {
   url: z
@@ -114,6 +142,11 @@ export const SourceSpecFields = {
     .regex(
       /^(https?:\/\/|ssh:\/\/|git:\/\/|file:\/\/|[\w.-]+@[\w.-]+:)/,
       'url: an http(s)://, ssh://, git://, file:// or user@host: URL',
+    )
+    // A password in the URL would show wherever the URL does (the source's view, git's errors).
+    .refine(
+      (u) => !/^[a-z+]+:\/\/[^/@]*:[^/@]*@/i.test(u),
+      'url: no user:password@ in the URL; register the token as a secret and name it in credential.secret_ref',
     ),
   branch: z
     .string()
@@ -130,9 +163,20 @@ export const SourceSpecFields = {
   interval_sec: z.number().int().min(10).max(86_400).default(300),
   prune: z.boolean().default(true),
   suspended: z.boolean().default(false),
+  ca_cert: z
+    .string()
+    .max(65_536)
+    .regex(/-----BEGIN CERTIFICATE-----/, 'ca_cert: PEM certificates (-----BEGIN CERTIFICATE-----)')
+    .optional()
+    .describe(
+      "CA certificates (PEM) an https:// server's certificate must chain to, instead of the system's",
+    ),
 };
 export const CreateSourceRequest = z.strictObject({
-  name: SourceName,
+  name: SourceName.refine(
+    (n) => !n.startsWith(KUBERNETES_SOURCE_PREFIX),
+    `name: "${KUBERNETES_SOURCE_PREFIX}…" is reserved for the Kubernetes sources (one per namespace)`,
+  ),
   ...SourceSpecFields,
   credential: GitCredential.optional(),
 });
@@ -149,6 +193,7 @@ export const UpdateSourceRequest = z.strictObject({
   interval_sec: z.number().int().min(10).max(86_400).optional(),
   prune: z.boolean().optional(),
   suspended: z.boolean().optional(),
+  ca_cert: SourceSpecFields.ca_cert.unwrap().or(z.null()).optional().describe('null removes it'),
   credential: GitCredential.or(z.null()).optional().describe('null removes the stored credential'),
 });
 export type UpdateSourceRequest = z.infer<typeof UpdateSourceRequest>;
@@ -186,7 +231,11 @@ export const SourceSettings = z.object({
   interval_sec: z.number().int(),
   prune: z.boolean(),
   suspended: z.boolean(),
-  credential: z.enum(['none', 'https_token', 'ssh_key']),
+  /** CA certificates (PEM, public) for an https:// server; absent = the system's. */
+  ca_cert: z.string().optional(),
+  credential: z.enum(['none', 'https_token', 'ssh_key', 'secret_ref']),
+  /** With credential secret_ref: the secret (PUT /api/gitops/secrets/{name}) holding it. */
+  secret_ref: z.string().optional(),
   created_at: z.string(),
 });
 export const SourceView = SourceSettings.extend({ status: SourceStatus });

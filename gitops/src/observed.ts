@@ -1,4 +1,5 @@
 import type {
+  ManagedBy,
   InitiatorChapSecret,
   InitiatorRecord,
   LibrarySpec,
@@ -17,6 +18,8 @@ export interface Observed {
   initiators: InitiatorRecord[];
   remotes: RemoteRecord[];
   settings: Record<string, string>;
+  /** The source whose ApplianceSettings are applied (settings have no record to carry managed_by). */
+  settingsOwner?: ManagedBy;
   /** Secrets registered for `secretRef`: name → key → value. */
   secrets: Record<string, Record<string, string>>;
   /** A remote's stored secret access key, by remote id. */

@@ -281,6 +281,7 @@ export function plan(files: readonly ManifestFile[], observed: Observed, opts: P
         }
       } else {
         target = { kind: 'ApplianceSettings', id: 'settings', name };
+        owner = observed.settingsOwner;
         const want = settingsBody(o.spec, (n) => observed.remotes.find((r) => r.name === n)?.id);
         // A default remote declared in this set and not yet created differs until it is.
         fields = Object.entries(want)
@@ -296,7 +297,9 @@ export function plan(files: readonly ManifestFile[], observed: Observed, opts: P
         err(
           at,
           'metadata.name',
-          `${o.kind} "${name}" is owned by source "${owner.source}"; remove it from one of the two sources`,
+          o.kind === 'ApplianceSettings'
+            ? `ApplianceSettings are managed by source "${owner.source}" (object "${owner.name}"); the appliance has one set of settings, declared by one source: remove them from this one, or from "${owner.source}" first`
+            : `${o.kind} "${name}" is owned by source "${owner.source}"; remove it from one of the two sources`,
         );
         continue;
       }
@@ -361,6 +364,7 @@ export function plan(files: readonly ManifestFile[], observed: Observed, opts: P
           action,
           fields,
           ...(reason ? { reason } : {}),
+          ...(drift ? { drift } : {}),
           ...(adopt ? { adopt } : {}),
           ...(activate ? { activate } : {}),
           ...(pending ? { pendingActivation: true } : {}),

@@ -12,6 +12,7 @@ export const GitSourceSecret = z.object({
   webhook_secret: z.string(),
   https_token: z.string().optional(),
   ssh_key: z.string().optional(),
+  known_hosts: z.string().optional(),
 });
 export type GitSourceSecret = z.infer<typeof GitSourceSecret>;
 

@@ -32,11 +32,21 @@ async function findSource(store: Store, name: string): Promise<GitSourceRecord> 
   return found.value;
 }
 
-function credentialOf(c: CreateSourceRequest['credential'] | null | undefined) {
-  if (!c) return { credential: 'none' as const, secret: {} };
+/** How a source's credential is recorded: its kind (and secret's name) in the record, values sealed apart. */
+function credentialOf(c: CreateSourceRequest['credential'] | null | undefined): {
+  credential: GitSourceRecord['credential'];
+  secret_ref: string | undefined;
+  secret: Omit<GitSourceSecret, 'webhook_secret'>;
+} {
+  if (!c) return { credential: 'none', secret_ref: undefined, secret: {} };
+  if ('secret_ref' in c) return { credential: 'secret_ref', secret_ref: c.secret_ref, secret: {} };
   if ('https_token' in c)
-    return { credential: 'https_token' as const, secret: { https_token: c.https_token } };
-  return { credential: 'ssh_key' as const, secret: { ssh_key: c.ssh_key } };
+    return { credential: 'https_token', secret_ref: undefined, secret: { https_token: c.https_token } };
+  return {
+    credential: 'ssh_key',
+    secret_ref: undefined,
+    secret: { ssh_key: c.ssh_key, ...(c.known_hosts ? { known_hosts: c.known_hosts } : {}) },
+  };
 }
 
 const same = (a: string, b: string) => {
@@ -102,7 +112,12 @@ export async function gitopsSourceRoutes(app: FastifyInstance, ctx: AppContext) 
       const { credential, ...body } = request.body;
       request.auditSubject = body.name;
       const cred = credentialOf(credential);
-      const record: GitSourceRecord = { ...body, credential: cred.credential, created_at: isoNow() };
+      const record: GitSourceRecord = {
+        ...body,
+        credential: cred.credential,
+        ...(cred.secret_ref ? { secret_ref: cred.secret_ref } : {}),
+        created_at: isoNow(),
+      };
       const webhook_secret = randomBytes(24).toString('base64url');
       const ok = await store
         .transaction()
@@ -138,12 +153,15 @@ export async function gitopsSourceRoutes(app: FastifyInstance, ctx: AppContext) 
       for (;;) {
         const current = await store.get(keys.gitopsSources.one(name), GitSourceRecord);
         if (!current) throw notFound(`No Git source "${name}"; GET /api/gitops/sources lists them.`);
-        const next: GitSourceRecord = { ...current.value, ...defined };
+        const next: GitSourceRecord = { ...current.value, ...defined } as GitSourceRecord;
+        if (fields.ca_cert === null) delete next.ca_cert;
         const txn = store.transaction().ifModRevision(current.key, current.modRevision);
         if (credential !== undefined) {
           const secret = await store.get(keys.gitopsSourceSecrets.one(name), GitSourceSecret);
           const cred = credentialOf(credential);
           next.credential = cred.credential;
+          if (cred.secret_ref) next.secret_ref = cred.secret_ref;
+          else delete next.secret_ref;
           txn.put(keys.gitopsSourceSecrets.one(name), {
             webhook_secret: secret?.value.webhook_secret ?? randomBytes(24).toString('base64url'),
             ...cred.secret,

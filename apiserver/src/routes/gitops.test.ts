@@ -127,6 +127,31 @@ describe('/api/gitops: plan, apply, secrets, sources (sync engine through the RE
     expect((await t.call('GET', '/api/remotes')).body).toBe(before);
   });
 
+  it('refuses ApplianceSettings from a second source, naming the source that manages them', async () => {
+    const mine = `apiVersion: vtl.appliance.io/v1alpha1
+kind: ApplianceSettings
+metadata: { name: site-b-settings }
+spec:
+  evict: { thresholdPct: 70 }
+`;
+    const before = (await t.call('GET', '/api/settings')).body;
+    const other = await t.call('POST', '/api/gitops/apply', { source: 'team-b', documents: docs(mine) });
+    expect(other.statusCode).toBe(400);
+    expect(other.json().error.details.errors).toEqual([
+      expect.objectContaining({
+        file: 'm0.yaml',
+        kind: 'ApplianceSettings',
+        name: 'site-b-settings',
+        field: 'metadata.name',
+        message: expect.stringContaining('managed by source "team" (object "appliance")'),
+      }),
+    ]);
+    expect((await t.call('GET', '/api/settings')).body).toBe(before);
+    // The dry run says the same, per object.
+    const plan = await t.call('POST', '/api/gitops/plan', { source: 'team-b', documents: docs(mine) });
+    expect(plan.json()).toMatchObject({ valid: false, errors: [{ field: 'metadata.name' }] });
+  });
+
   it('never prunes what was made through the API; prunes what the source owns', async () => {
     const rest = await t.call('POST', '/api/remotes', {
       name: 'by-hand',
@@ -143,6 +168,18 @@ describe('/api/gitops: plan, apply, secrets, sources (sync engine through the RE
     expect((await t.call('GET', '/api/remotes')).json().map((r: { name: string }) => r.name)).toEqual([
       'by-hand',
     ]);
+    // Declaring no settings any more, "team" stops managing them: another source may now.
+    const taken = await t.call('POST', '/api/gitops/apply', {
+      source: 'team-b',
+      documents: docs(`apiVersion: vtl.appliance.io/v1alpha1
+kind: ApplianceSettings
+metadata: { name: site-b-settings }
+spec:
+  evict: { thresholdPct: 70 }
+`),
+    });
+    expect(taken.statusCode, taken.body).toBe(200);
+    expect((await t.call('GET', '/api/settings')).json()).toMatchObject({ 'evict.threshold_pct': '70' });
   });
 
   it('serializes concurrent applies: two posts of one new object make it once', async () => {
@@ -233,5 +270,55 @@ spec:
     expect(
       await t.store.get(keys.gitopsPollRequests.one('repo'), (await import('@vtl/gitops')).PollRequest),
     ).toBeDefined();
+  });
+
+  it('takes a Git credential as a registered secret: named, never shown, and not deletable while used', async () => {
+    const withPassword = await t.call('POST', '/api/gitops/sources', {
+      name: 'leaky',
+      url: 'https://ops:tok-in-url@git.example.com/r.git',
+    });
+    expect(withPassword.statusCode).toBe(400);
+    expect(withPassword.json().error.message).toMatch(/no user:password@ in the URL/);
+    expect(withPassword.body).not.toContain('tok-in-url');
+
+    const notPem = await t.call('POST', '/api/gitops/sources', {
+      name: 'bad-ca',
+      url: 'https://git.example.com/r.git',
+      ca_cert: 'not a certificate',
+    });
+    expect(notPem.statusCode).toBe(400);
+    expect(notPem.json().error.message).toMatch(/ca_cert: PEM certificates/);
+
+    await t.call('PUT', '/api/gitops/secrets/git-creds', { data: { token: 'tok-from-secret' } });
+    const created = await t.call('POST', '/api/gitops/sources', {
+      name: 'private',
+      url: 'https://git.example.com/ops/appliance.git',
+      credential: { secret_ref: 'git-creds' },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    expect(created.json()).toMatchObject({ credential: 'secret_ref', secret_ref: 'git-creds' });
+    expect(created.body).not.toContain('tok-from-secret');
+
+    const del = await t.call('DELETE', '/api/gitops/secrets/git-creds');
+    expect(del.statusCode).toBe(409);
+    expect(del.json().error.message).toMatch(/credential of Git source\(s\) private/);
+    expect((await t.call('GET', '/api/gitops/secrets')).json()).toContainEqual(
+      expect.objectContaining({ name: 'git-creds', keys: ['token'] }),
+    );
+
+    // Another credential kind drops the reference, and the secret may then go.
+    const moved = await t.call('PUT', '/api/gitops/sources/private', {
+      credential: { ssh_key: 'KEY', known_hosts: 'git.example.com ssh-ed25519 AAAA' },
+    });
+    expect(moved.statusCode, moved.body).toBe(200);
+    expect(moved.json().credential).toBe('ssh_key');
+    expect(moved.json().secret_ref).toBeUndefined();
+    const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+    const withCa = await t.call('PUT', '/api/gitops/sources/private', { ca_cert: pem });
+    expect(withCa.json().ca_cert).toBe(pem);
+    const noCa = await t.call('PUT', '/api/gitops/sources/private', { ca_cert: null });
+    expect(noCa.statusCode, noCa.body).toBe(200);
+    expect(noCa.json().ca_cert).toBeUndefined();
+    expect((await t.call('DELETE', '/api/gitops/secrets/git-creds')).statusCode).toBe(200);
   });
 });

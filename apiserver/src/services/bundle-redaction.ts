@@ -16,7 +16,9 @@ const REDACTED = '[line redacted: it contained a secret]';
 function strings(value: unknown, out: Set<string>, onlySecretFields = false, field = ''): void {
   if (typeof value === 'string') {
     if (onlySecretFields && !SECRET_FIELD.test(field)) return;
-    for (const s of [value, ...value.split('$')]) if (s.length >= MIN_SECRET_LENGTH) out.add(s);
+    // Lines too: the redactor works line by line, and an SSH private key spans many.
+    for (const s of [value, ...value.split('$'), ...value.split('\n').map((l) => l.trim())])
+      if (s.length >= MIN_SECRET_LENGTH) out.add(s);
   } else if (Array.isArray(value)) value.forEach((v) => strings(v, out, onlySecretFields, field));
   else if (value && typeof value === 'object')
     for (const [k, v] of Object.entries(value)) strings(v, out, onlySecretFields, k);
@@ -25,7 +27,7 @@ function strings(value: unknown, out: Set<string>, onlySecretFields = false, fie
 /**
  * The support bundle must never carry a credential (§4.2 rule 5, §5.5). Rather than trusting
  * every log line, it learns the secret values (auth records and their keys, remote credentials,
- * iSCSI CHAP secrets, the initial admin password) and drops any line holding one of them or a bearer token.
+ * iSCSI CHAP secrets, GitOps secrets and Git credentials, the initial admin password) and drops any line holding one of them or a bearer token.
  */
 export async function secretRedactor(store: Store, stateDir: string): Promise<(text: string) => string> {
   const secrets = new Set<string>();
@@ -35,8 +37,12 @@ export async function secretRedactor(store: Store, stateDir: string): Promise<(t
     keys.remotes.prefix,
     keys.remoteSecrets.prefix,
     keys.initiatorSecrets.prefix,
+    keys.gitopsSourceSecrets.prefix,
   ])
     for (const item of (await store.list(prefix, z.unknown())).items) strings(item.value, secrets, true);
+  // A gitops secret's values are all secret, whatever their keys are named (token, identity, …).
+  for (const item of (await store.list(keys.gitopsSecrets.prefix, z.object({ data: z.unknown() }))).items)
+    strings(item.value.data, secrets);
   // Sessions are keyed by their token's hash.
   for (const key of await store.listKeys(keys.sessions.prefix)) strings(nameFromKey(key), secrets);
   const initial = await fs.readFile(path.join(stateDir, INITIAL_PASSWORD_FILE), 'utf8').catch(() => '');

@@ -144,6 +144,13 @@ export async function applyDeclared(
           applied.push({ ...ids(step), action: step.action.action, ok: false, detail });
         }
       }
+      // A source that stops declaring the settings stops managing them (they are never pruned).
+      if (
+        !failed &&
+        observed.settingsOwner?.source === input.source &&
+        !steps.some((s) => s.action.kind === 'ApplianceSettings')
+      )
+        await ctx.store.delete(keys.gitopsSettingsOwner);
       const activate = steps.filter((s) => s.action.activate);
       if (!failed && activate.length > 0) {
         const names = activate.map((s) => s.action.name).join(', ');
@@ -257,7 +264,7 @@ class Runner {
       case 'TapeInitiator':
         return note(await this.initiator(step, o, target));
       case 'ApplianceSettings':
-        return note(await this.settings(o));
+        return note(await this.settings(step, o));
     }
   }
 
@@ -347,12 +354,18 @@ class Runner {
     return step.action.adopt && target ? `Adopted. ${detail}` : detail;
   }
 
-  private async settings(o: Of<'ApplianceSettings'>): Promise<string> {
+  private async settings(step: Step, o: Of<'ApplianceSettings'>): Promise<string> {
     const observed = await this.fresh();
     const want = settingsBody(o.spec, (n) => observed.remotes.find((r) => r.name === n)?.id);
     const changed = Object.fromEntries(
       Object.entries(want).filter(([k, v]) => storedSetting(observed.settings, k) !== v),
     );
+    // The settings have no record of their own to carry managed_by: their owner is kept apart,
+    // so a second source declaring them is refused by the planner and names this one.
+    const managed = this.managed(step, o.metadata.name);
+    const m = observed.settingsOwner;
+    if (!m || m.source !== managed.source || m.name !== managed.name || m.spec_hash !== managed.spec_hash)
+      await this.ctx.store.put(keys.gitopsSettingsOwner, managed);
     if (Object.keys(changed).length === 0) return 'Up to date.';
     await this.call('PUT', '/api/settings', changed);
     return `Updated ${Object.keys(changed).map(settingField).join(', ')}.`;

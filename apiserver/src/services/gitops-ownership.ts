@@ -1,4 +1,4 @@
-import { InitiatorRecord, LibrarySpec, PoolSpec, RemoteRecord, keys, type ManagedBy } from '@vtl/api';
+import { InitiatorRecord, LibrarySpec, ManagedBy, PoolSpec, RemoteRecord, keys } from '@vtl/api';
 import type { Store } from '@vtl/store';
 import type { z } from 'zod';
 
@@ -27,5 +27,10 @@ export async function releaseOwnership(store: Store, source: string): Promise<nu
   await release(keys.libraries.prefix, LibrarySpec);
   await release(keys.initiators.prefix, InitiatorRecord);
   await release(keys.remotes.prefix, RemoteRecord);
+  const settings = await store.get(keys.gitopsSettingsOwner, ManagedBy);
+  if (settings?.value.source === source) {
+    await store.delete(keys.gitopsSettingsOwner, { modRevision: settings.modRevision });
+    released++;
+  }
   return released;
 }

@@ -67,7 +67,12 @@ describe('fetchRevision (Debian git, a real repository)', () => {
   it('says which branch is missing, and removes an SSH key file after use', async () => {
     const cache = path.join(dir, 'cache2');
     await expect(
-      fetchRevision(cache, source({ branch: 'nope' }), { webhook_secret: 'w', ssh_key: 'KEY' }),
+      fetchRevision(cache, source({ branch: 'nope' }), {
+        kind: 'ssh',
+        identity: 'KEY',
+        knownHosts: undefined,
+        from: 'test',
+      }),
     ).rejects.toThrow(FetchError);
     await expect(fetchRevision(cache, source({ branch: 'nope' }), undefined)).rejects.toThrow(/nope/);
     await expect(fs.access(path.join(cache, '.ssh-key'))).rejects.toThrow();

@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { GitSourceRecord, GitSourceSecret, ManifestFile } from '@vtl/gitops';
+import type { GitSourceRecord, ManifestFile } from '@vtl/gitops';
+import { explainGitFailure, gitEnv, type GitCredential } from './git-credentials.js';
 
 /** The most one git command may take (a fetch of a slow server). */
 const GIT_TIMEOUT_MS = 120_000;
@@ -12,51 +13,18 @@ const MAX_BYTES = 6 * 1024 * 1024;
 export interface FetchedRevision {
   commit: string;
   documents: ManifestFile[];
+  /** An SSH host key accepted on first use by this fetch (ssh's own words: host and key type). */
+  acceptedHostKey?: string;
 }
 
 export class FetchError extends Error {}
 
-interface GitEnv {
-  env: NodeJS.ProcessEnv;
-  cleanup: () => Promise<void>;
-}
-
-/**
- * The credential reaches git through its environment only (never argv, which `ps` shows): an
- * HTTPS token as an Authorization header (GIT_CONFIG_*), an SSH key as a 0600 file for the one
- * command, deleted afterwards.
- */
-async function gitEnv(dir: string, secret: GitSourceSecret | undefined): Promise<GitEnv> {
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: dir,
-    GIT_TERMINAL_PROMPT: '0',
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_CONFIG_GLOBAL: '/dev/null',
-    LC_ALL: 'C',
-  };
-  let cleanup = async () => {};
-  if (secret?.https_token) {
-    const basic = Buffer.from(`x-access-token:${secret.https_token}`).toString('base64');
-    Object.assign(env, {
-      GIT_CONFIG_COUNT: '1',
-      GIT_CONFIG_KEY_0: 'http.extraHeader',
-      GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
-    });
-  }
-  if (secret?.ssh_key) {
-    const keyFile = path.join(dir, '.ssh-key');
-    await fs.writeFile(keyFile, secret.ssh_key.endsWith('\n') ? secret.ssh_key : `${secret.ssh_key}\n`, {
-      mode: 0o600,
-    });
-    const known = path.join(path.dirname(dir), 'known_hosts');
-    env.GIT_SSH_COMMAND = `ssh -i ${keyFile} -o IdentitiesOnly=yes -o BatchMode=yes -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile=${known}`;
-    cleanup = () => fs.rm(keyFile, { force: true });
-  }
-  return { env, cleanup };
-}
-
-function git(dir: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+function gitOut(
+  dir: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cred?: GitCredential,
+): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     execFile(
       'git',
@@ -66,12 +34,18 @@ function git(dir: string, args: string[], env: NodeJS.ProcessEnv): Promise<strin
         if (err) {
           // stderr names the problem (unreachable host, unknown branch); it never holds the token.
           const why = stderr.trim().split('\n').filter(Boolean).slice(-2).join(' ') || err.message;
-          reject(new FetchError(`git ${args[0]} failed: ${why}`));
-        } else resolve(stdout);
+          const meaning = explainGitFailure(stderr, cred);
+          reject(
+            new FetchError(meaning ? `${meaning} (git ${args[0]}: ${why})` : `git ${args[0]} failed: ${why}`),
+          );
+        } else resolve({ stdout, stderr });
       },
     );
   });
 }
+
+const git = async (dir: string, args: string[], env: NodeJS.ProcessEnv) =>
+  (await gitOut(dir, args, env)).stdout;
 
 const isManifest = (f: string) => /\.ya?ml$/i.test(f);
 
@@ -82,13 +56,13 @@ const isManifest = (f: string) => /\.ya?ml$/i.test(f);
 export async function fetchRevision(
   dir: string,
   source: GitSourceRecord,
-  secret: GitSourceSecret | undefined,
+  cred: GitCredential | undefined,
 ): Promise<FetchedRevision> {
   await fs.mkdir(dir, { recursive: true, mode: 0o700 });
-  const { env, cleanup } = await gitEnv(dir, secret);
+  const { env, cleanup, tofuKnownHosts } = await gitEnv(dir, cred, source.ca_cert);
   try {
     await fs.access(path.join(dir, 'HEAD')).catch(() => git(dir, ['init', '--quiet', '--bare'], env));
-    await git(
+    const fetched = await gitOut(
       dir,
       [
         'fetch',
@@ -100,7 +74,11 @@ export async function fetchRevision(
         `+refs/heads/${source.branch}:refs/vtl/head`,
       ],
       env,
+      cred,
     );
+    const accepted = tofuKnownHosts
+      ? /Permanently added (.+?) to the list of known hosts/.exec(fetched.stderr)?.[1]
+      : undefined;
     const commit = (await git(dir, ['rev-parse', 'refs/vtl/head'], env)).trim();
     const sub = source.path.replace(/^\.?\/*/, '').replace(/\/+$/, '');
     const listed = await git(
@@ -123,7 +101,7 @@ export async function fetchRevision(
         throw new FetchError(`The manifests under "${source.path}" exceed ${MAX_BYTES} bytes.`);
       documents.push({ file, content });
     }
-    return { commit, documents };
+    return { commit, documents, ...(accepted ? { acceptedHostKey: accepted } : {}) };
   } finally {
     await cleanup();
   }

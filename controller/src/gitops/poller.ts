@@ -5,7 +5,6 @@ import { isoNow, keys } from '@vtl/api';
 import {
   GITOPS_SERVICE,
   GitSourceRecord,
-  GitSourceSecret,
   PollRequest,
   SourceStatus,
   emptySourceStatus,
@@ -16,6 +15,7 @@ import {
 } from '@vtl/gitops';
 import type { EventJournal, Store } from '@vtl/store';
 import { FetchError, fetchRevision } from './git-fetch.js';
+import { CredentialError, resolveCredential } from './git-credentials.js';
 import { postJson } from './api-client.js';
 
 export interface GitopsPollerOptions {
@@ -65,15 +65,24 @@ export async function startGitopsPoller(opts: GitopsPollerOptions): Promise<{ st
 
   async function pollOne(source: GitSourceRecord): Promise<void> {
     const now = isoNow();
-    const secret = (await store.get(keys.gitopsSourceSecrets.one(source.name), GitSourceSecret))?.value;
     let fetched;
     try {
-      fetched = await fetchRevision(path.join(opts.workDir, source.name), source, secret);
+      const cred = await resolveCredential(store, source);
+      fetched = await fetchRevision(path.join(opts.workDir, source.name), source, cred);
     } catch (err) {
-      const message = err instanceof FetchError ? err.message : `fetch failed: ${String(err)}`;
+      const message =
+        err instanceof FetchError || err instanceof CredentialError
+          ? err.message
+          : `fetch failed: ${String(err)}`;
       logger.warn({ source: source.name, msg: message }, 'gitops fetch failed');
       await setStatus(source.name, { outcome: 'fetch_failed', message, last_poll_at: now, errors: [] });
       return;
+    }
+    if (fetched.acceptedHostKey) {
+      // Trust on first use is a decision someone should see: say which key was taken.
+      const detail = `Accepted the SSH host key of ${fetched.acceptedHostKey} on first use; a different key will be refused. Give known_hosts in the credential to pin it instead.`;
+      logger.info({ source: source.name, host: fetched.acceptedHostKey }, 'gitops ssh host key accepted');
+      await opts.journal.emit({ kind: 'gitops_host_key_accepted', subject: source.name, detail });
     }
     const cert = await fs.readFile(opts.apiCertFile, 'utf8');
     let answer;

@@ -344,17 +344,7 @@ describe('the vtl image as a cluster of containers', () => {
   it('stop the leading etcd member during an export: the API keeps serving, the job finishes; the member comes back and catches up', async () => {
     rgw = await startTestRgw();
     const admin = await login(1);
-    const remote = await admin.post('/api/remotes', {
-      name: 'rgw',
-      endpoint: rgw.endpoint,
-      region: rgw.region,
-      bucket: rgw.bucket,
-      access_key: rgw.access_key,
-      secret_key: rgw.secret_key,
-      use_ssl: false,
-      path_style: true,
-      prefix: 'containers',
-    });
+    const remote = await admin.post('/api/remotes', rgw.remoteRequest('rgw', { prefix: 'containers' }));
     expect(remote.status, remote.text).toBe(201);
     const members = async () => Promise.all([0, 1, 2].map((i) => cluster.etcdMember(i)));
     const etcdLeader = await waitFor(async () => (await members()).find((m) => m?.leader), {

@@ -13,6 +13,7 @@ export interface Cr {
   metadata: {
     name: string;
     generation: number;
+    uid?: string;
     resourceVersion: string;
     finalizers?: string[];
     deletionTimestamp?: string;

@@ -6,6 +6,7 @@ import type { ApplyResponse } from '../contract.js';
 import { GROUP, KINDS, VERSION, type Condition, type KindName } from '../model/index.js';
 import { ApplianceError, type ApplianceClient } from './appliance-client.js';
 import type { KubeAdapterConfig } from './config.js';
+import { EventRecorder, syncEvents } from './events.js';
 import { desiredDocuments, FINALIZER, isDeleting, referencedSecrets } from './desired.js';
 import { KindInformers, type CustomResource } from './informers.js';
 import { deletionVerdict, liveStatus, type ApplianceView, type SyncOutcome } from './status.js';
@@ -18,14 +19,16 @@ const APPLY_TIMEOUT_MS = 10 * 60_000;
 
 /**
  * The Kubernetes source, thin over the sync engine: the custom resources of one namespace are
- * the desired set of source `kubernetes-<namespace>`, applied (all or nothing, with prune)
+ * the desired set of source `kubernetes-<namespace>` (contract.ts kubernetesSourceName), applied (all or nothing, with prune)
  * through POST /api/gitops/apply after every change; each resource's status says what came of
- * it, and a finalizer keeps a deleted resource until the appliance has let its object go.
+ * it, Kubernetes Events say what each sync did to it (events.ts), and a finalizer keeps a deleted
+ * resource until the appliance has let its object go.
  */
 export class KubeAdapter {
   private readonly informers: KindInformers;
   private readonly custom: CustomObjectsApi;
   private readonly core: CoreV1Api;
+  private readonly events: EventRecorder;
   private timer: NodeJS.Timeout | undefined;
   private resync: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
@@ -46,6 +49,7 @@ export class KubeAdapter {
   ) {
     this.custom = kc.makeApiClient(CustomObjectsApi);
     this.core = kc.makeApiClient(CoreV1Api);
+    this.events = new EventRecorder(this.core, config.namespace, log);
     this.informers = new KindInformers(kc, config.namespace, () => this.schedule(), log);
   }
 
@@ -114,6 +118,10 @@ export class KubeAdapter {
 
     await this.pushSecrets(resources);
     const outcome = await this.apply(resources);
+    const uids = new Map<string, string>();
+    for (const [kind, cr] of resources)
+      if (cr.metadata.uid) uids.set(`${kind}/${cr.metadata.name}`, cr.metadata.uid);
+    await this.events.record(syncEvents(outcome), uids);
     const view = await this.view();
     for (const [kind, cr] of resources) {
       const spec = (cr.spec ?? {}) as Record<string, unknown>;

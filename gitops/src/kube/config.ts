@@ -1,10 +1,11 @@
 import fs from 'node:fs';
+import { SOURCE_NAME, kubernetesSourceName } from '../contract.js';
 
 /** The adapter's settings, all from the environment (README: Configuration). */
 export interface KubeAdapterConfig {
   /** Namespace whose custom resources are the desired set. */
   namespace: string;
-  /** The GitOps source the set is applied as: `kubernetes-<namespace>` unless set. */
+  /** The GitOps source the set is applied as: kubernetesSourceName(namespace) unless set. */
   source: string;
   /** A kubeconfig file (development, tests); unset = the in-cluster service account. */
   kubeconfig?: string;
@@ -60,7 +61,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): KubeAdapterCon
     throw new Error(
       'No appliance credential: set VTL_API_KEY_FILE (an admin API key) or VTL_API_USERNAME and VTL_API_PASSWORD_FILE',
     );
-  const source = env.VTL_GITOPS_SOURCE || `kubernetes-${namespace}`.slice(0, 63).replace(/-+$/, '');
+  const source = env.VTL_GITOPS_SOURCE || kubernetesSourceName(namespace);
+  if (!SOURCE_NAME.test(source))
+    throw new Error(
+      `VTL_GITOPS_SOURCE "${source}" is not a source name: lowercase letters, digits and -, at most 63`,
+    );
   return {
     namespace,
     source,

@@ -27,6 +27,8 @@ export interface TestRgw {
   dir: string;
   /** A RemoteConnection to the bucket, optionally under a key prefix. */
   remote(prefix?: string): RemoteConnection;
+  /** The body of POST /api/remotes that registers this bucket as remote `name` (plain HTTP, path style). */
+  remoteRequest(name: string, extra?: { prefix?: string }): Record<string, unknown>;
   /** SIGSTOP radosgw: connections are accepted but nothing answers (a hung server). */
   pause(): void;
   /** SIGCONT radosgw after pause(). */
@@ -160,6 +162,17 @@ export async function startTestRgw(opts: TestRgwOptions = {}): Promise<TestRgw> 
       region: 'us-east-1',
       dir,
       remote,
+      remoteRequest: (name, extra = {}) => ({
+        name,
+        endpoint,
+        region: 'us-east-1',
+        bucket,
+        access_key,
+        secret_key,
+        use_ssl: false,
+        path_style: true,
+        ...extra,
+      }),
       pause: () => signalGateway('SIGSTOP'),
       resume: () => signalGateway('SIGCONT'),
       stopGateway: async () => {
