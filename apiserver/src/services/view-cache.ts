@@ -100,6 +100,19 @@ export class ViewCache {
     );
   }
 
+  /**
+   * fresh() without waiting, for the fast path of the cached views (plugins/view-fast-path.ts):
+   * true when a revision read that serves a request arrived at `since` has completed and the
+   * cache has reached both it and this process's own newest write, the very condition fresh()
+   * waits for. False means "not known yet", never "stale": the caller then takes fresh().
+   */
+  freshNow(since: number): boolean {
+    const current = this.revisions.peek(since);
+    if (current === undefined) return false;
+    const seen = BigInt(this.cache.revision);
+    return seen >= BigInt(current) && seen >= BigInt(this.store.seenRevision);
+  }
+
   /** The records as one Snapshot, rebuilt only after a change. */
   snapshot(): Snapshot {
     return this.memo('snapshot', () => {
@@ -215,6 +228,24 @@ export class ViewCache {
       hit = this.cache.items(p.prefix).get(key);
       if (!hit) return undefined;
     }
+    return this.checkedHit(key, hit, schema);
+  }
+
+  /**
+   * get() of a record the cache holds, without waiting: undefined when it is not cached (not
+   * "unknown": only get() may say that, after its look at a newer revision).
+   */
+  cached<T>(key: string, schema: z.ZodType<T>): Versioned<T> | undefined {
+    const p = PREFIX_LIST.find((c) => key.startsWith(c.prefix));
+    const hit = p && this.cache.items(p.prefix).get(key);
+    return hit ? this.checkedHit(key, hit, schema) : undefined;
+  }
+
+  private checkedHit<T>(
+    key: string,
+    hit: Versioned<unknown>,
+    schema: z.ZodType<T>,
+  ): Versioned<T> | undefined {
     // Checked once per record version and schema, not once per request (a credential check
     // reads a session and its user on every request).
     const seen = this.checked.get(key);
