@@ -23,6 +23,14 @@ const BUSY = 0.1;
 const IDLE = 0.05;
 /** Or this much heap growth since the last collection (a burst that was over within one interval). */
 const GROWTH_BYTES = 8 * 2 ** 20;
+/**
+ * A heap grown this much since the last collection is collected in any interval at most QUIET
+ * busy: a process that never gets under IDLE (a nodeagent publishing 16 libraries' status on a
+ * loaded machine) otherwise kept its heap at the high-water mark for good. One collection per
+ * 32 MB of growth costs a few tens of ms.
+ */
+const LARGE_GROWTH_BYTES = 32 * 2 ** 20;
+const QUIET = 0.25;
 
 type Gc = (options?: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => unknown;
 
@@ -59,9 +67,10 @@ export function startIdleGc(): void {
     const now = performance.eventLoopUtilization();
     const utilization = performance.eventLoopUtilization(now, last).utilization;
     last = now;
-    const grown = process.memoryUsage().heapTotal - heapAfterGc > GROWTH_BYTES;
-    if (utilization >= BUSY || grown) busySince = true;
-    if (!busySince || utilization > IDLE) return;
+    const growth = process.memoryUsage().heapTotal - heapAfterGc;
+    if (utilization >= BUSY || growth > GROWTH_BYTES) busySince = true;
+    const quietEnough = utilization <= IDLE || (growth > LARGE_GROWTH_BYTES && utilization <= QUIET);
+    if (!busySince || !quietEnough) return;
     // A full collection; the pages it empties go back to the system.
     collectAll(gc);
     busySince = false;
