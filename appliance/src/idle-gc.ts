@@ -24,10 +24,11 @@ const IDLE = 0.05;
 /** Or this much heap growth since the last collection (a burst that was over within one interval). */
 const GROWTH_BYTES = 8 * 2 ** 20;
 /**
- * A heap grown this much since the last collection is collected in any interval at most QUIET
- * busy: a process that never gets under IDLE (a nodeagent publishing 16 libraries' status on a
- * loaded machine) otherwise kept its heap at the high-water mark for good. One collection per
- * 32 MB of growth costs a few tens of ms.
+ * A resident set grown this much since the last collection is collected in any interval at
+ * most QUIET busy: a process that never gets under IDLE (a nodeagent publishing 16 libraries'
+ * status on a loaded machine) otherwise kept its high-water mark for good. Resident, not heap:
+ * Node 26's V8 keeps the pages its own collections empty, so the heap shrinks and the process
+ * does not. One collection per 32 MB of growth costs a few tens of ms.
  */
 const LARGE_GROWTH_BYTES = 32 * 2 ** 20;
 const QUIET = 0.25;
@@ -63,18 +64,21 @@ export function startIdleGc(): void {
   let last = performance.eventLoopUtilization();
   let busySince = false;
   let heapAfterGc = process.memoryUsage().heapTotal;
+  let rssAfterGc = process.memoryUsage.rss();
   const timer = setInterval(() => {
     const now = performance.eventLoopUtilization();
     const utilization = performance.eventLoopUtilization(now, last).utilization;
     last = now;
     const growth = process.memoryUsage().heapTotal - heapAfterGc;
-    if (utilization >= BUSY || growth > GROWTH_BYTES) busySince = true;
-    const quietEnough = utilization <= IDLE || (growth > LARGE_GROWTH_BYTES && utilization <= QUIET);
+    const grownResident = process.memoryUsage.rss() - rssAfterGc > LARGE_GROWTH_BYTES;
+    if (utilization >= BUSY || growth > GROWTH_BYTES || grownResident) busySince = true;
+    const quietEnough = utilization <= IDLE || (grownResident && utilization <= QUIET);
     if (!busySince || !quietEnough) return;
     // A full collection; the pages it empties go back to the system.
     collectAll(gc);
     busySince = false;
     heapAfterGc = process.memoryUsage().heapTotal;
+    rssAfterGc = process.memoryUsage.rss();
   }, CHECK_MS);
   timer.unref();
 }
