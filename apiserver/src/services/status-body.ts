@@ -30,7 +30,7 @@ function libraryFragment(views: ViewCache, lib: LibrarySpec): string {
 
 /** The serialized cartridge list (§2.7), shared by GET /api/status and GET /api/cartridges. */
 export function cartridgesJson(views: ViewCache): string {
-  return views.memo('cartridges-json', () => {
+  return views.part('cartridges-json', views.cartridgesFingerprint(), () => {
     const list = views.memo('cartridge-view', () => cartridgeView(views.snapshot()));
     return JSON.stringify(z.array(Cartridge).parse(list));
   });
