@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Starts the single-node appliance with its built-in defaults, installing what is missing first:
-# npm dependencies, the build, and etcd from Debian packages.
+# etcd from Debian packages, the Node LTS the project runs on (scripts/node-lts.sh), npm
+# dependencies and the build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +11,9 @@ if ! command -v etcd >/dev/null 2>&1; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq etcd-server >/dev/null
 fi
+# The appliance runs on the Node LTS the image ships (docs/deploy.md, "Node"), as the tests do;
+# the machine's own Node only fetches it.
+PATH="$(bash scripts/node-lts.sh):$PATH"
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund
 fi

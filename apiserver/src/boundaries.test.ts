@@ -92,13 +92,8 @@ describe('the apiserver talks to etcd only', () => {
 
   it('loading the built apiserver loads no S3 client, offsite engine or emulator module', async () => {
     // A resolve hook records every module the built app graph loads, transitively (a workspace
-    // package the apiserver imports must not pull S3 in either).
-    const hook = `
-      export async function resolve(specifier, context, next) {
-        const r = await next(specifier, context);
-        process.stdout.write(r.url + '\\n');
-        return r;
-      }`;
+    // package the apiserver imports must not pull S3 in either). registerHooks runs it on the
+    // loading thread, so the list is complete when the last import returns and is printed once.
     // Every built module but the entry scripts (server.js starts the process, openapi-snapshot.js
     // writes a file): what server.js imports is among them.
     const modules = (await fs.readdir(path.join(pkgDir, 'dist'), { recursive: true }))
@@ -106,9 +101,17 @@ describe('the apiserver talks to etcd only', () => {
       .filter((f) => !['server.js', 'openapi-snapshot.js'].includes(f))
       .map((f) => path.join(pkgDir, 'dist', f));
     const script = `
-      import { register } from 'node:module';
-      register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hook)}));
+      import { registerHooks } from 'node:module';
+      const urls = [];
+      registerHooks({
+        resolve(specifier, context, next) {
+          const r = next(specifier, context);
+          urls.push(r.url);
+          return r;
+        },
+      });
       for (const m of ${JSON.stringify(modules)}) await import(m);
+      process.stdout.write(urls.join('\\n') + '\\n');
     `;
     const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
       cwd: pkgDir,

@@ -43,7 +43,8 @@ describe('the systemd unit set under deploy/systemd', () => {
       const unit = await parseUnit(`${name}.service`);
       expect(unit.Unit!.PartOf, name).toEqual(['vtl.target']);
       expect(unit.Install!.WantedBy, name).toEqual(['vtl.target']);
-      expect(unit.Service!.ExecStart![0], name).toMatch(/^\/usr\/bin\/(node|etcd) /);
+      // The project's Node LTS installed as /usr/local/bin/node (docs/systemd.md), Debian's etcd.
+      expect(unit.Service!.ExecStart![0], name).toMatch(/^(\/usr\/local\/bin\/node|\/usr\/bin\/etcd) /);
       // The service manager's SIGTERM must reach the process: no npm or shell in between.
       expect(unit.Service!.ExecStart![0], name).not.toMatch(/npm|bash|sh -c/);
       expect(unit.Service!.EnvironmentFile, name).toEqual(['/etc/vtl/vtl.env']);
@@ -74,7 +75,7 @@ describe('the systemd unit set under deploy/systemd', () => {
   });
 
   it.runIf(hasSystemdAnalyze)('passes systemd-analyze verify without a warning', async () => {
-    // verify checks that ExecStart's binary exists: point node at this one (it may not be /usr/bin/node).
+    // verify checks that ExecStart's binary exists: point node at this one (it may not be /usr/local/bin/node).
     const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'vtl-units-'));
     try {
       const files = (await fs.readdir(dir)).filter((f) => /\.(service|target)$/.test(f));
@@ -82,7 +83,7 @@ describe('the systemd unit set under deploy/systemd', () => {
         const text = await fs.readFile(path.join(dir, f), 'utf8');
         // vtl-tcmu is installed by the image or the installer, not on a test machine.
         const runnable = text
-          .replaceAll('/usr/bin/node ', `${process.execPath} `)
+          .replaceAll('/usr/local/bin/node ', `${process.execPath} `)
           .replaceAll('/usr/local/sbin/vtl-tcmu ', '/bin/true ');
         await fs.writeFile(path.join(tmp, f), runnable);
       }

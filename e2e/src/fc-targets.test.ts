@@ -56,6 +56,7 @@ describe('FC targets and the initiator registry, applied live to LIO', () => {
     await tree?.destroy();
   });
 
+  // An apply may take up to the API's operation timeout (VTL_OP_TIMEOUT_MS, 120 s) on a busy machine.
   it('activation rebuilds the FC target and reports its real outcome', async () => {
     const res = await app.api.post('/api/libraries/apply', { confirm: 'apply' });
     expect(res.status, res.text).toBe(200);
@@ -68,7 +69,7 @@ describe('FC targets and the initiator registry, applied live to LIO', () => {
     const events = (await app.api.get('/api/events/recent')).body;
     expect(events.some((e: { kind: string }) => e.kind === 'fc_state')).toBe(true);
     expect((await app.plain.get('/metrics')).text).toMatch(/^vtl_fc_target_verified 1$/m);
-  });
+  }, 150_000);
 
   it('shows the ports and one LUN table on every port, backed by TCMU backstores', async () => {
     const v = await view();

@@ -7,11 +7,19 @@ import type { Appliance } from './harness/appliance.js';
 import {
   createGuestLibrary,
   libraryCartridges,
-  slotTags,
   startGuestBench,
   stepChecker,
   type GuestCartridge,
 } from './harness/guest-session.js';
+import {
+  expectInspectionTools,
+  expectLoaded,
+  expectPersistentReservation,
+  expectTarArchivesReadBack,
+  expectTarArchivesWritten,
+  expectUnloadedAndMoved,
+  type GuestTapeRun,
+} from './harness/guest-tape-checks.js';
 import { findQemu } from './guest/guest-image.js';
 import { guestScript } from './guest/guest-script.js';
 import { GUEST_PORTAL, runGuest, type GuestRun } from './guest/qemu-runner.js';
@@ -43,6 +51,8 @@ describe.skipIf(!qemu)('a Linux host drives the library through LIO, TCMU and tc
   let before: GuestCartridge[];
   let driveSerial: string;
   let guest: GuestRun;
+  /** The tape steps' checks shared with the iSCSI guest test. */
+  let run: GuestTapeRun;
   /** The nodeagent pid killed while the guest wrote (agent-restart step). */
   let agentKill: Promise<number> | undefined;
 
@@ -119,6 +129,15 @@ describe.skipIf(!qemu)('a Linux host drives the library through LIO, TCMU and tc
             agentKill = app.restartProcess('nodeagent/dist/main.js', 'SIGKILL');
         },
       });
+      run = {
+        passed,
+        before,
+        cartridges,
+        driveSerial,
+        loadSlot: LOAD_SLOT,
+        fromSlot: FROM_SLOT,
+        toSlot: TO_SLOT,
+      };
       console.info(
         `fc guest: ${guest.results.length} steps in ${Math.round((Date.now() - startedAt) / 1000)} s`,
       );
@@ -141,41 +160,23 @@ describe.skipIf(!qemu)('a Linux host drives the library through LIO, TCMU and tc
   });
 
   it('shows in mtx status the barcodes the API lists and loads a cartridge', () => {
-    expect(passed('mtx-status')).toBe(slotTags(before));
-    const label = before.find((c) => c.location === `slot:${LOAD_SLOT}`)!.label;
-    expect(passed('mtx-load')).toBe(`drive0=${label} source=${LOAD_SLOT}`);
-    expect(passed('mt-status')).toMatch(/BOT/);
+    expectLoaded(run);
   });
 
   it('writes three tar archives and positions by filemarks and blocks as over iSCSI', () => {
-    const written = /^starts=(\d+),(\d+),(\d+) end=(\d+)$/.exec(passed('write'));
-    expect(written).not.toBeNull();
-    const [start1, start2, start3, end] = written!.slice(1).map(Number) as [number, number, number, number];
-    expect(start1).toBe(0);
-    expect(start2).toBeGreaterThan(start1 + 1);
-    expect(start3).toBeGreaterThan(start2 + 1);
-    expect(end).toBeGreaterThan(start3 + 1);
-    for (const step of ['rewind', 'fsf', 'bsf', 'eod', 'seek']) passed(step);
+    expectTarArchivesWritten(run);
   });
 
   it('reads every tar archive back byte-exactly', () => {
-    expect(passed('read-seek')).toBe('set3 matches');
-    expect(passed('read-fsf')).toBe('set2 matches');
-    expect(passed('read-all')).toBe('set1 set2 set3');
+    expectTarArchivesReadBack(run);
   });
 
   it('is what tapeinfo, loaderinfo and the inspection tools expect', () => {
-    expect(passed('tapeinfo')).toBe(
-      `Product ID=ULT3580-TD8 SerialNumber=${driveSerial} MaxBlock=8388608 Ready=yes BOP=yes`,
-    );
-    expect(passed('loaderinfo')).toBe('Medium Transport=1 Storage=8 Import/Export=1 Data Transfer=2');
-    passed('inspect');
+    expectInspectionTools(run);
   });
 
   it('keeps persistent reservations in the kernel, keyed by the loopback nexus', () => {
-    expect(passed('persistent-reserve')).toBe(
-      'keys=0x5a17e1 held=0x5a17e1 Exclusive Access rewound-to=0 keys-after=0',
-    );
+    expectPersistentReservation(run);
   });
 
   it('survives its handler being killed during a write: the host gets an error, not a hang, and no acknowledged block is lost', () => {
@@ -215,18 +216,7 @@ describe.skipIf(!qemu)('a Linux host drives the library through LIO, TCMU and tc
   });
 
   it('unloads and moves cartridges with mtx; the API sees where they went', async () => {
-    passed('offline');
-    passed('mtx-unload');
-    passed('mtx-transfer');
-    const label = (slot: number) => before.find((c) => c.location === `slot:${slot}`)!.label;
-    await waitFor(async () => {
-      const now = await cartridges();
-      return (
-        now.find((c) => c.label === label(LOAD_SLOT))?.location === `slot:${LOAD_SLOT}` &&
-        now.find((c) => c.label === label(FROM_SLOT))?.location === `slot:${TO_SLOT}`
-      );
-    });
-    expect(passed('mtx-status-after')).toBe(slotTags(await cartridges()));
+    await expectUnloadedAndMoved(run);
   });
 });
 

@@ -4,11 +4,19 @@ import type { Appliance } from './harness/appliance.js';
 import {
   createGuestLibrary,
   libraryCartridges,
-  slotTags,
   startGuestBench,
   stepChecker,
   type GuestCartridge,
 } from './harness/guest-session.js';
+import {
+  expectInspectionTools,
+  expectLoaded,
+  expectPersistentReservation,
+  expectTarArchivesReadBack,
+  expectTarArchivesWritten,
+  expectUnloadedAndMoved,
+  type GuestTapeRun,
+} from './harness/guest-tape-checks.js';
 import { findQemu } from './guest/guest-image.js';
 import { guestScript } from './guest/guest-script.js';
 import { GUEST_PORTAL, runGuest, type GuestRun } from './guest/qemu-runner.js';
@@ -42,6 +50,8 @@ describe.skipIf(!qemu)('a Linux host drives the library with mtx, mt-st and tar'
   /** Serial of drive 0 as the status view shows it; the guest finds its tape device by it. */
   let driveSerial: string;
   let guest: GuestRun;
+  /** The tape steps' checks shared with the TCMU guest test. */
+  let run: GuestTapeRun;
 
   beforeAll(
     async () => {
@@ -88,6 +98,15 @@ describe.skipIf(!qemu)('a Linux host drives the library with mtx, mt-st and tar'
         // VTL_GUEST_CONSOLE=1 streams the guest's console while it runs.
         onLine: process.env.VTL_GUEST_CONSOLE ? (line) => console.log(`guest| ${line}`) : undefined,
       });
+      run = {
+        passed,
+        before,
+        cartridges,
+        driveSerial,
+        loadSlot: LOAD_SLOT,
+        fromSlot: FROM_SLOT,
+        toSlot: TO_SLOT,
+      };
       console.info(
         `linux guest: ${guest.results.length} steps in ${Math.round((Date.now() - startedAt) / 1000)} s`,
       );
@@ -112,60 +131,28 @@ describe.skipIf(!qemu)('a Linux host drives the library with mtx, mt-st and tar'
     expect(passed('devices')).toMatch(/changer=\/dev\/sg\d+ sch=\/dev\/sch0 tape=\/dev\/nst\d+ tapes=2/);
   });
 
-  it('shows in mtx status the barcodes the API lists', () => {
-    expect(passed('mtx-status')).toBe(slotTags(before));
+  it('shows in mtx status the barcodes the API lists and loads a cartridge (mt-st sees BOT)', () => {
+    expectLoaded(run);
   });
 
-  it('loads a cartridge and positions the tape with mt-st', () => {
-    const label = before.find((c) => c.location === `slot:${LOAD_SLOT}`)!.label;
-    expect(passed('mtx-load')).toBe(`drive0=${label} source=${LOAD_SLOT}`);
-    expect(passed('mt-status')).toMatch(/BOT/);
-    const written = /^starts=(\d+),(\d+),(\d+) end=(\d+)$/.exec(passed('write'));
-    expect(written).not.toBeNull();
-    const [start1, start2, start3, end] = written!.slice(1).map(Number) as [number, number, number, number];
-    // Each archive is some 10 KiB records followed by its filemark.
-    expect(start1).toBe(0);
-    expect(start2).toBeGreaterThan(start1 + 1);
-    expect(start3).toBeGreaterThan(start2 + 1);
-    expect(end).toBeGreaterThan(start3 + 1);
-    for (const step of ['rewind', 'fsf', 'bsf', 'eod', 'seek']) passed(step);
+  it('writes three tar archives and positions the tape with mt-st', () => {
+    expectTarArchivesWritten(run);
   });
 
   it('reads every tar archive back byte-exactly', () => {
-    expect(passed('read-seek')).toBe('set3 matches');
-    expect(passed('read-fsf')).toBe('set2 matches');
-    expect(passed('read-all')).toBe('set1 set2 set3');
+    expectTarArchivesReadBack(run);
   });
 
   it('is what tapeinfo, loaderinfo, sg_modes, sg_logs, sg_opcodes and mtx inventory expect', () => {
-    expect(passed('tapeinfo')).toBe(
-      `Product ID=ULT3580-TD8 SerialNumber=${driveSerial} MaxBlock=8388608 Ready=yes BOP=yes`,
-    );
-    expect(passed('loaderinfo')).toBe('Medium Transport=1 Storage=8 Import/Export=1 Data Transfer=2');
-    passed('inspect');
+    expectInspectionTools(run);
   });
 
   it('takes and gives back a persistent reservation of the drive with sg_persist', () => {
-    expect(passed('persistent-reserve')).toBe(
-      'keys=0x5a17e1 held=0x5a17e1 Exclusive Access rewound-to=0 keys-after=0',
-    );
+    expectPersistentReservation(run);
   });
 
   it('unloads and moves cartridges with mtx; the API and the journal see where they went', async () => {
-    passed('offline');
-    passed('mtx-unload');
-    passed('mtx-transfer');
-    const label = (slot: number) => before.find((c) => c.location === `slot:${slot}`)!.label;
-    const loaded = label(LOAD_SLOT);
-    const moved = label(FROM_SLOT);
-    await waitFor(async () => {
-      const now = await cartridges();
-      return (
-        now.find((c) => c.label === loaded)?.location === `slot:${LOAD_SLOT}` &&
-        now.find((c) => c.label === moved)?.location === `slot:${TO_SLOT}`
-      );
-    });
-    expect(passed('mtx-status-after')).toBe(slotTags(await cartridges()));
+    const { loaded, moved } = await expectUnloadedAndMoved(run);
     const written = (await cartridges()) as (GuestCartridge & { size_bytes: number })[];
     expect(written.find((c) => c.label === loaded)!.size_bytes).toBeGreaterThan(1_000_000);
     await waitFor(async () => {

@@ -16,15 +16,15 @@ describe('the test-only kube-apiserver stand-in', () => {
     });
     return { status: res.status, body: (await res.json()) as any };
   };
-  /** Reads watch events until `count` arrived (or the stream ended). */
-  const watch = async (query: string, count: number) => {
+  /** Reads watch events until `count` arrived, or `enough` says so (or the stream ended). */
+  const watch = async (query: string, count: number, enough?: (events: any[]) => boolean) => {
     const res = await fetch(`${kube.url}${BASE}?watch=true&${query}`, {
       headers: { authorization: 'Bearer token' },
     });
     const reader = res.body!.getReader();
     const events: any[] = [];
     let text = '';
-    while (events.length < count) {
+    while (enough ? !enough(events) : events.length < count) {
       const { done, value } = await reader.read();
       if (done) break;
       text += Buffer.from(value).toString();
@@ -89,7 +89,15 @@ describe('the test-only kube-apiserver stand-in', () => {
       items: [expect.objectContaining({ metadata: expect.objectContaining({ name: 'a' }) })],
     });
     const rv = list.metadata.resourceVersion;
-    const pending = watch(`resourceVersion=${rv}&allowWatchBookmarks=true`, 2);
+    // Bookmarks come every 500 ms on an idle watch, so one may come before the create on a busy
+    // machine: read until the create and a bookmark after it arrived.
+    const addedIndex = (events: any[]) => events.findIndex((e) => e.type === 'ADDED');
+    const pending = watch(
+      `resourceVersion=${rv}&allowWatchBookmarks=true`,
+      0,
+      (events) =>
+        addedIndex(events) >= 0 && events.slice(addedIndex(events)).some((e) => e.type === 'BOOKMARK'),
+    );
     await new Promise((r) => setTimeout(r, 20));
     await call('POST', BASE, {
       apiVersion: 'vtl.appliance.io/v1alpha1',
@@ -98,12 +106,16 @@ describe('the test-only kube-apiserver stand-in', () => {
       spec: { path: '/c' },
     });
     const events = await pending;
-    expect(events[0]).toMatchObject({ type: 'ADDED', object: { metadata: { name: 'b' } } });
-    expect(events[1]).toMatchObject({
+    const added = events[addedIndex(events)];
+    expect(added).toMatchObject({ type: 'ADDED', object: { metadata: { name: 'b' } } });
+    // Nothing but bookmarks around it, and the one after it carries a newer resourceVersion.
+    expect(events.filter((e) => e !== added).every((e) => e.type === 'BOOKMARK')).toBe(true);
+    const bookmark = events.slice(addedIndex(events)).find((e) => e.type === 'BOOKMARK');
+    expect(bookmark).toMatchObject({
       type: 'BOOKMARK',
       object: { kind: 'TapePool', metadata: { resourceVersion: expect.any(String) } },
     });
-    expect(Number(events[1].object.metadata.resourceVersion)).toBeGreaterThan(Number(rv));
+    expect(Number(bookmark.object.metadata.resourceVersion)).toBeGreaterThan(Number(rv));
   });
 
   it('answers a watch from a compacted resourceVersion with a 410 ERROR event', async () => {
