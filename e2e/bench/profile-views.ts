@@ -1,8 +1,9 @@
 /**
  * Profiling aid for the control-plane benchmark (not a benchmark itself): starts the appliance
- * with NODE_OPTIONS=--cpu-prof (every process writes a .cpuprofile into PROFILE_DIR on exit),
- * loads one 400-slot library and puts the small views under the benchmark's load.
- * `vite-node e2e/bench/profile-views.ts` with PROFILE_DIR=/tmp/prof.
+ * with cpu-profile.mjs preloaded (--cpu-prof is not allowed in NODE_OPTIONS), loads one 400-slot
+ * library, and profiles the apiserver (PROF_ONLY names another process) while the views in
+ * PROFILE_VIEWS take the benchmark's load; the .cpuprofile lands in PROFILE_DIR (Chrome DevTools
+ * or speedscope read it). `vite-node e2e/bench/profile-views.ts`.
  */
 import autocannon from 'autocannon';
 import { waitFor } from '@vtl/reconcile';
@@ -14,7 +15,8 @@ const views = (process.env.PROFILE_VIEWS ?? '/api/targets,/api/library,/api/stat
 
 const app = await Appliance.start({
   env: {
-    NODE_OPTIONS: process.env.PROFILE_NODE_OPTIONS ?? `--import=${process.env.PROFILE_IMPORT}`,
+    NODE_OPTIONS:
+      process.env.PROFILE_NODE_OPTIONS ?? `--import=${new URL('./cpu-profile.mjs', import.meta.url).href}`,
     PROF_DIR: dir,
   },
 });
