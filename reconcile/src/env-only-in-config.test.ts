@@ -13,7 +13,7 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const ALLOWED: Record<string, string> = {
   'crds/src/render-chart.ts':
     'a build tool, not a process of the appliance: hands its environment (PATH, HOME) on to `go build`',
-  'controller/src/gitops/git-fetch.ts':
+  'controller/src/gitops/git-credentials.ts':
     'hands PATH alone on to the git child it runs with an otherwise empty environment; not a setting',
 };
 
