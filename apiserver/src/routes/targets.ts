@@ -12,7 +12,6 @@ import type { AppContext } from '../context.js';
 import { targetsBytes } from '../services/targets-view.js';
 import { viewsOf } from '../services/views.js';
 import { validInput } from '../plugins/validate.js';
-import { cachedViewHandler } from '../plugins/view-fast-path.js';
 import {
   createInitiator,
   deleteInitiator,
@@ -32,10 +31,12 @@ export async function targetRoutes(app: FastifyInstance, ctx: AppContext) {
       config: {
         role: 'read-only',
         doc: { summary: 'Targets view: FC ports, LUN table, initiators (§2.3a)', response: TargetsView },
-        view: targetsBytes,
       },
     },
-    cachedViewHandler(() => viewsOf(ctx)),
+    async (request, reply) => {
+      const views = await viewsOf(ctx).fresh(request.arrivedAt);
+      return reply.type('application/json; charset=utf-8').send(targetsBytes(views));
+    },
   );
 
   r.post(
