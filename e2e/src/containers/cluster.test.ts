@@ -265,9 +265,10 @@ describe('the vtl image as a cluster of containers', () => {
       expect(inquiry.data.subarray(16, 32).toString()).toContain('3573-TL');
     } finally {
       await held.close();
+      // Even when a check above failed: the cases after this one need both nodes.
+      await cluster.startAgain(`${lost.node}-emulator`, `${lost.node}-agent`);
     }
 
-    await cluster.startAgain(`${lost.node}-emulator`, `${lost.node}-agent`);
     await waitFor(async () => ready(await row(admin, lost.id))?.status === 'True', {
       timeoutMs: 90_000,
       intervalMs: 250,
