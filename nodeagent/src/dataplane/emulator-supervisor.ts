@@ -21,6 +21,8 @@ const EMULATOR_NODE_FLAGS = ['--initial-heap-size=64'];
  * The controller's apply waits longer still (DATAPLANE_RESTART_TIMEOUT_MS, 90 s).
  */
 const EMULATOR_START_TIMEOUT_MS = 60_000;
+/** How long one connection to a starting emulator waits for its hello before trying anew. */
+const HELLO_ATTEMPT_MS = 5_000;
 
 function isAlive(pid: number): boolean {
   if (pid <= 0) return false;
@@ -154,23 +156,43 @@ export class EmulatorSupervisor {
     }
     const spawned = this.opts.unit ? undefined : this.spawnEmulator(configFile, config.generation);
     try {
-      let client: EmulatorClient | undefined;
+      let started: { client: EmulatorClient; hello: HelloResult } | undefined;
       await waitFor(
         async () => {
           if (spawned?.exit) return true; // no point waiting for a process that is gone
-          client = await this.connect(config.socket, 500).catch(() => undefined);
-          return client !== undefined;
+          started = await this.greet(config.socket);
+          return started !== undefined;
         },
         { timeoutMs: EMULATOR_START_TIMEOUT_MS, intervalMs: 100 },
       );
-      if (!client) throw new Error(`it exited (${spawned?.exit}) before answering`);
-      this.attach(client!, await client!.hello(), config);
+      if (!started) throw new Error(`it exited (${spawned?.exit}) before answering`);
+      this.attach(started.client, started.hello, config);
     } catch (err) {
       this.setStatus({
         state: 'failed',
         detail: `The tape emulator did not start (${(err as Error).message}); see ${path.join(this.opts.stateDir, 'logs', 'emulator.log')}.`,
       });
     }
+  }
+
+  /**
+   * One attempt to reach a starting emulator: connect, and a hello answered within a few
+   * seconds. A connection that gets no answer is dropped and the next attempt connects afresh,
+   * so one silent connection (CI once saw a hello unanswered for 60 s while the new emulator
+   * started under heavy load) does not use up the whole start deadline.
+   */
+  private async greet(socket: string): Promise<{ client: EmulatorClient; hello: HelloResult } | undefined> {
+    const client = await this.connect(socket, 500).catch(() => undefined);
+    if (!client) return undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const hello = await Promise.race([
+      client.hello().catch(() => undefined),
+      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), HELLO_ATTEMPT_MS))),
+    ]);
+    clearTimeout(timer);
+    if (hello) return { client, hello };
+    client.close();
+    return undefined;
   }
 
   /** Spawns the emulator; the returned record says how it ended once it has. */
