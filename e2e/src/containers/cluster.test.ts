@@ -424,7 +424,9 @@ describe('the vtl image as a cluster of containers', () => {
             return false;
         const a = await login(1);
         for (const lib of libs) if (ready(await row(a, lib.id))?.status !== 'True') return false;
-        return true;
+        // Each node reports its cartridges in records of their own, which may land a moment
+        // after its library turns Ready: converged is when they are all placed as before.
+        return (await placed(a)).join('\n') === before.join('\n');
       },
       { timeoutMs: 180_000, intervalMs: 1_000, message: converged },
     ).catch(explain(names));
