@@ -17,10 +17,13 @@ const EMULATOR_NODE_FLAGS = ['--initial-heap-size=64'];
 /**
  * How long a freshly started emulator has to answer on its control socket. A process that dies
  * first is reported at once; one still starting on a loaded machine (Node loading its modules
- * while other processes compete for two cores) took over 20 s in CI, so the wait is generous.
- * The controller's apply waits longer still (DATAPLANE_RESTART_TIMEOUT_MS, 90 s).
+ * while other processes compete for two cores) may take over 20 s, so the wait is generous.
+ * A spawned emulator gets it in two halves (SPAWN_ATTEMPTS). The controller's apply waits
+ * longer still (DATAPLANE_RESTART_TIMEOUT_MS, 90 s).
  */
 const EMULATOR_START_TIMEOUT_MS = 60_000;
+/** Spawns of an emulator that does not answer, each with its share of the start deadline. */
+const SPAWN_ATTEMPTS = 2;
 /** How long one connection to a starting emulator waits for its hello before trying anew. */
 const HELLO_ATTEMPT_MS = 5_000;
 
@@ -154,24 +157,38 @@ export class EmulatorSupervisor {
         'emulator unit restarted',
       );
     }
-    const spawned = this.opts.unit ? undefined : this.spawnEmulator(configFile, config.generation);
-    try {
-      let started: { client: EmulatorClient; hello: HelloResult } | undefined;
-      await waitFor(
-        async () => {
-          if (spawned?.exit) return true; // no point waiting for a process that is gone
-          started = await this.greet(config.socket);
-          return started !== undefined;
-        },
-        { timeoutMs: EMULATOR_START_TIMEOUT_MS, intervalMs: 100 },
-      );
-      if (!started) throw new Error(`it exited (${spawned?.exit}) before answering`);
-      this.attach(started.client, started.hello, config);
-    } catch (err) {
-      this.setStatus({
-        state: 'failed',
-        detail: `The tape emulator did not start (${(err as Error).message}); see ${path.join(this.opts.stateDir, 'logs', 'emulator.log')}.`,
-      });
+    // A unit's emulator is started by its service manager; one spawned here gets a second
+    // chance, since a start that never answers is killed and started afresh.
+    const attempts = this.opts.unit ? 1 : SPAWN_ATTEMPTS;
+    for (let attempt = 1; ; attempt++) {
+      const spawned = this.opts.unit ? undefined : this.spawnEmulator(configFile, config.generation);
+      try {
+        let started: { client: EmulatorClient; hello: HelloResult } | undefined;
+        await waitFor(
+          async () => {
+            if (spawned?.exit) return true; // no point waiting for a process that is gone
+            started = await this.greet(config.socket);
+            return started !== undefined;
+          },
+          { timeoutMs: EMULATOR_START_TIMEOUT_MS / attempts, intervalMs: 100 },
+        );
+        if (!started) throw new Error(`it exited (${spawned?.exit}) before answering`);
+        this.attach(started.client, started.hello, config);
+        return;
+      } catch (err) {
+        // Nothing else knows the pid of a spawned emulator that never answered: it must not
+        // be left behind (CI found such processes idle at start, holding nothing, long after).
+        if (spawned?.pid && !spawned.exit) process.kill(spawned.pid, 'SIGKILL');
+        if (attempt < attempts) {
+          this.opts.logger.warn({ err, attempt }, 'the tape emulator did not start; starting it again');
+          continue;
+        }
+        this.setStatus({
+          state: 'failed',
+          detail: `The tape emulator did not start (${(err as Error).message}); see ${path.join(this.opts.stateDir, 'logs', 'emulator.log')}.`,
+        });
+        return;
+      }
     }
   }
 
@@ -196,7 +213,7 @@ export class EmulatorSupervisor {
   }
 
   /** Spawns the emulator; the returned record says how it ended once it has. */
-  private spawnEmulator(configFile: string, generation: number): { exit?: string } {
+  private spawnEmulator(configFile: string, generation: number): { pid?: number; exit?: string } {
     const log = openSync(path.join(this.opts.stateDir, 'logs', 'emulator.log'), 'a', 0o600);
     fchmodSync(log, 0o600);
     const child = spawn(process.execPath, [...EMULATOR_NODE_FLAGS, this.opts.entry, '--config', configFile], {
@@ -206,7 +223,7 @@ export class EmulatorSupervisor {
     child.unref();
     closeSync(log); // the child holds its own copy of the descriptor
     this.opts.logger.info({ pid: child.pid, generation }, 'emulator started');
-    const spawned: { exit?: string } = {};
+    const spawned: { pid?: number; exit?: string } = { pid: child.pid };
     child.once('exit', (code, signal) => (spawned.exit = signal ? `signal ${signal}` : `code ${code}`));
     child.once('error', (err) => (spawned.exit = err.message));
     return spawned;
