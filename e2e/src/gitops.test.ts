@@ -1,88 +1,10 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs/promises';
 import https from 'node:https';
-import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestRgw, type TestRgw } from '@vtl/offsite';
 import { waitFor } from '@vtl/reconcile';
-import { freePort } from '@vtl/store';
+import { TestGitRepo } from '@vtl/controller';
 import { Appliance } from './harness/appliance.js';
-
-const run = promisify(execFile);
-
-/** A Git repository served by Debian's `git daemon` on a free port, and a work tree to commit from. */
-class GitServer {
-  private constructor(
-    readonly dir: string,
-    readonly port: number,
-    private readonly daemon: ChildProcess,
-  ) {}
-  static async start(): Promise<GitServer> {
-    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'vtl-git-'));
-    await run('git', ['init', '--quiet', '--bare', '--initial-branch=main', path.join(dir, 'repo.git')]);
-    await run('git', ['init', '--quiet', '--initial-branch=main', path.join(dir, 'work')]);
-    const port = await freePort();
-    const daemon = spawn(
-      'git',
-      [
-        'daemon',
-        '--reuseaddr',
-        `--base-path=${dir}`,
-        '--export-all',
-        `--port=${port}`,
-        '--listen=127.0.0.1',
-        dir,
-      ],
-      { stdio: 'ignore' },
-    );
-    const server = new GitServer(dir, port, daemon);
-    await waitFor(
-      async () =>
-        await server.git(['ls-remote', server.url]).then(
-          () => true,
-          () => false,
-        ),
-      { timeoutMs: 15_000 },
-    );
-    return server;
-  }
-  get url() {
-    return `git://127.0.0.1:${this.port}/repo.git`;
-  }
-  private git(args: string[]) {
-    return run('git', args, {
-      cwd: path.join(this.dir, 'work'),
-      env: {
-        ...process.env,
-        GIT_AUTHOR_NAME: 'ops',
-        GIT_AUTHOR_EMAIL: 'ops@example.com',
-        GIT_COMMITTER_NAME: 'ops',
-        GIT_COMMITTER_EMAIL: 'ops@example.com',
-      },
-    });
-  }
-  /** Writes (or, with null, removes) files under the work tree, commits and pushes; the commit id. */
-  async commit(files: Record<string, string | null>, message: string): Promise<string> {
-    for (const [file, content] of Object.entries(files)) {
-      const full = path.join(this.dir, 'work', file);
-      if (content === null) await fs.rm(full, { force: true });
-      else {
-        await fs.mkdir(path.dirname(full), { recursive: true });
-        await fs.writeFile(full, content);
-      }
-    }
-    await this.git(['add', '-A']);
-    await this.git(['commit', '--quiet', '--allow-empty', '-m', message]);
-    await this.git(['push', '--quiet', path.join(this.dir, 'repo.git'), 'HEAD:refs/heads/main']);
-    return (await this.git(['rev-parse', 'HEAD'])).stdout.trim();
-  }
-  async stop() {
-    this.daemon.kill('SIGTERM');
-    await fs.rm(this.dir, { recursive: true, force: true });
-  }
-}
 
 const doc = (kind: string, name: string, spec: string) =>
   `apiVersion: vtl.appliance.io/v1alpha1\nkind: ${kind}\nmetadata:\n  name: ${name}\nspec:\n${spec
@@ -99,7 +21,8 @@ const doc = (kind: string, name: string, spec: string) =>
 describe('GitOps: a Git repository converges the appliance (real git daemon, real RGW)', () => {
   let app: Appliance;
   let rgw: TestRgw;
-  let git: GitServer;
+  let git: TestGitRepo;
+  let gitUrl: string;
   let webhookSecret: string;
   let poolDir: string;
   const files: Record<string, string> = {};
@@ -167,7 +90,8 @@ describe('GitOps: a Git repository converges the appliance (real git daemon, rea
   const initiators = async () => (await app.api.get('/api/targets')).body.initiators as any[];
 
   beforeAll(async () => {
-    [rgw, git] = await Promise.all([startTestRgw(), GitServer.start()]);
+    [rgw, git] = await Promise.all([startTestRgw(), TestGitRepo.create()]);
+    gitUrl = await git.serveGitDaemon();
     app = await Appliance.start();
     poolDir = path.join(app.stateDir, 'pools', 'gitpool');
     const secret = await app.api.put('/api/gitops/secrets/s3-offsite', {
@@ -193,7 +117,7 @@ describe('GitOps: a Git repository converges the appliance (real git daemon, rea
     Object.assign(files, manifests());
     const created = await app.api.post('/api/gitops/sources', {
       name: 'site',
-      url: git.url,
+      url: gitUrl,
       branch: 'main',
       path: 'appliance',
       interval_sec: 3600,

@@ -9,8 +9,8 @@ import { freePort } from '@vtl/store';
 const run = promisify(execFile);
 
 /**
- * Test-only: one bare repository served by real, authenticating servers from Debian, so the Git
- * source's credentials are checked by the software a user's Git host runs:
+ * Test-only: one bare repository served by real servers from Debian, so the Git source talks to
+ * the software a user's Git host runs (git daemon, anonymous) and its credentials are checked by it:
  * - HTTP(S) smart protocol: lighttpd with mod_auth (Basic, an htpasswd file) in front of git's
  *   own git-http-backend (CGI);
  * - SSH: OpenSSH's sshd on its own port, config and host key, the client key's authorized_keys
@@ -81,6 +81,14 @@ export class TestGitRepo {
       if (Date.now() > deadline) throw new Error(`${what} did not listen on ${port}: ${output}`);
       await new Promise((r) => setTimeout(r, 100));
     }
+  }
+
+  /** Debian's `git daemon` (anonymous, read-only git:// protocol): the clone URL. */
+  async serveGitDaemon(): Promise<string> {
+    const port = await freePort();
+    const args = ['daemon', '--reuseaddr', `--base-path=${this.dir}`, '--export-all', `--port=${port}`];
+    await this.spawnServer('git', [...args, '--listen=127.0.0.1', this.dir], port, 'git daemon');
+    return `git://127.0.0.1:${port}/repo.git`;
   }
 
   /**
