@@ -29,16 +29,23 @@ export async function startDrainReconciler(opts: {
     name: 'drain',
     logger: opts.logger,
     reconcile: async (_key, { log }) => {
-      const drain = (await store.get(keys.drain, DrainState))?.value;
-      if (!drain?.draining) return;
-      const jobs = (await store.list(keys.jobs.prefix, Job)).items.filter((j) => isJobActive(j.value.state));
+      const record = await store.get(keys.drain, DrainState);
+      const drain = record?.value;
+      if (!record || !drain?.draining) return;
+      const listed = await store.list(keys.jobs.prefix, Job);
+      const jobs = listed.items.filter((j) => isJobActive(j.value.state));
       if (jobs.length === 0) {
-        log.info('no job active; restarting the control plane');
-        await store
+        // Only if neither the drain (cancelled meanwhile) nor a job changed since they were read:
+        // a drain cleared between the two reads must not restart the control plane. The change
+        // that failed the comparison is a watch event, which queues another pass.
+        const restarted = await store
           .transaction()
+          .ifModRevision(keys.drain, record.modRevision)
+          .ifUnchangedSince(keys.jobs.prefix, listed.revision)
           .put(keys.drain, { draining: false })
           .put(keys.restartRequest, { id: randomUUID(), requested_at: isoNow(), mode: 'graceful' })
           .commit();
+        if (restarted) log.info('no job active; restarting the control plane');
         return;
       }
       const since = Date.parse(drain.since ?? '') || Date.now();
