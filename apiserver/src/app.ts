@@ -79,7 +79,7 @@ async function base(
   await app.register(zodPlugin);
   await app.register(errorsPlugin);
   await app.register(arrivalPlugin);
-  if (opts.views) await app.register(viewsPlugin, { ctx });
+  if (opts.views) await app.register(viewsPlugin, { ctx, https: !!opts.https });
   await app.register(authPlugin, { ctx });
   await app.register(auditPlugin, { ctx });
   return app;

@@ -26,16 +26,55 @@ interface Load {
   rps: number;
   p99: number;
   errors: number;
+  /** The server's CPU time per answered request, µs. */
+  cpuUsPerRequest: number;
 }
 
-async function load(url: string, token: string): Promise<Load> {
+/** CPU time (user + system) a process has used, in ms. */
+async function cpuMs(pid: number): Promise<number> {
+  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+  const [utime, stime] = stat
+    .slice(stat.lastIndexOf(')') + 2)
+    .split(' ')
+    .slice(11, 13)
+    .map(Number);
+  return ((utime! + stime!) * 1000) / 100; // USER_HZ is 100 on Linux
+}
+
+/**
+ * req/s and p99 depend on what else the machine runs; the server's CPU time per answered
+ * request much less so, which makes it the figure to compare on a shared machine.
+ */
+async function load(url: string, token: string, serverPid: number): Promise<Load> {
+  const cpuBefore = await cpuMs(serverPid);
   const r = await autocannon({
     url,
     connections: CONNECTIONS,
     duration: SECONDS,
     headers: { authorization: `Bearer ${token}` },
   });
-  return { rps: r.requests.average, p99: r.latency.p99, errors: r.errors + r.non2xx + r.timeouts };
+  const cpu = (await cpuMs(serverPid)) - cpuBefore;
+  return {
+    rps: r.requests.average,
+    p99: r.latency.p99,
+    errors: r.errors + r.non2xx + r.timeouts,
+    cpuUsPerRequest: Math.round((cpu * 1000) / Math.max(1, r.requests.total)),
+  };
+}
+
+/** The pid of the appliance's apiserver (a child of its launcher). */
+async function apiserverPid(app: Appliance): Promise<number> {
+  const launcher = (app as unknown as { child: ChildProcess }).child.pid!;
+  for (const pid of (await fs.readdir('/proc')).filter((p) => /^\d+$/.test(p)).map(Number)) {
+    const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    const cmd = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (
+      Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === launcher &&
+      cmd.includes('apiserver/dist/server.js')
+    )
+      return pid;
+  }
+  throw new Error('no apiserver process under the launcher');
 }
 
 async function startReference(
@@ -73,13 +112,17 @@ async function views(app: Appliance, label: string): Promise<void> {
   try {
     for (const view of VIEWS) {
       const size = (await fs.stat(path.join(bodyDir, `${path.basename(view)}.json`))).size;
-      const reference = await load(`https://127.0.0.1:${ref.port}/ref/${path.basename(view)}`, token);
-      const real = await load(`https://127.0.0.1:${app.ports.https}${view}`, token);
+      const reference = await load(
+        `https://127.0.0.1:${ref.port}/ref/${path.basename(view)}`,
+        token,
+        ref.child.pid!,
+      );
+      const real = await load(`https://127.0.0.1:${app.ports.https}${view}`, token, await apiserverPid(app));
       const ok = real.rps >= 0.5 * reference.rps && real.p99 <= 2 * Math.max(reference.p99, 1);
       row(
         `GET ${view}, ${label} (${(size / 1024).toFixed(0)} KB)`,
-        `${real.rps.toFixed(0)} req/s, p99 ${real.p99} ms${real.errors ? `, ${real.errors} errors` : ''}`,
-        `${reference.rps.toFixed(0)} req/s, p99 ${reference.p99} ms`,
+        `${real.rps.toFixed(0)} req/s, p99 ${real.p99} ms, ${real.cpuUsPerRequest} µs CPU/req${real.errors ? `, ${real.errors} errors` : ''}`,
+        `${reference.rps.toFixed(0)} req/s, p99 ${reference.p99} ms, ${reference.cpuUsPerRequest} µs CPU/req`,
         `≥ 0.5× req/s, p99 ≤ 2×: ${ok ? 'met' : 'missed'}`,
       );
       console.log(rows.at(-1));

@@ -8,6 +8,7 @@ import { registerAudit, registerAuth } from './auth.js';
 import { registerErrorHandler } from './errors.js';
 import { registerHygiene } from './hygiene.js';
 import { registerZodCompilers } from './zod-provider.js';
+import { registerViewFastPath } from './view-fast-path.js';
 
 /**
  * The apiserver's cross-cutting services as named plugins (fastify-plugin: not encapsulated, so
@@ -38,9 +39,13 @@ export const errorsPlugin = fp(async (app) => registerErrorHandler(app), {
 /** Arrival time of each request (Date-based answers are never earlier than the request). */
 export const arrivalPlugin = fp(async (app) => registerArrival(app), { name: 'vtl-arrival', fastify: '5.x' });
 
-/** The read views' watch cache: started unless the context brings one, closed with the app. */
-export const viewsPlugin = fp<{ ctx: AppContext }>(
-  async (app, { ctx }) => {
+/**
+ * The read views' watch cache: started unless the context brings one, closed with the app; and
+ * the fast path that answers the cached views from it (view-fast-path.ts).
+ */
+export const viewsPlugin = fp<{ ctx: AppContext; https: boolean }>(
+  async (app, { ctx, https }) => {
+    registerViewFastPath(app, () => ctx.views, https);
     if (ctx.views) return;
     const started = await ViewCache.start(ctx.store);
     ctx.views = started;

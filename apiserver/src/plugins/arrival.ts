@@ -25,10 +25,16 @@ export function registerArrival(app: FastifyInstance): void {
     byPeer.set(key, { acceptedAt: Date.now(), answered: false });
     socket.once('close', () => byPeer.delete(key));
   });
-  app.addHook('onResponse', async (request) => {
-    const t = byPeer.get(peer(request.raw.socket));
-    if (t) t.answered = true;
-  });
+  app.addHook('onResponse', async (request) => markAnswered(app, request.raw.socket));
+}
+
+/** Records that a response went out on this connection (also for answers that bypass Fastify). */
+export function markAnswered(
+  app: FastifyInstance,
+  socket: Pick<Socket, 'remoteAddress' | 'remotePort'>,
+): void {
+  const t = times.get(app)?.get(peer(socket));
+  if (t) t.answered = true;
 }
 
 /**

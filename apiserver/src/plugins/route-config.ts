@@ -1,6 +1,10 @@
 import type { Role } from '@vtl/api';
 import type { z } from 'zod';
 import type { Principal } from '../services/principal.js';
+import type { ViewCache } from '../services/view-cache.js';
+
+/** A read view's answer as bytes, from the view cache (kept serialized between changes). */
+export type CachedView = (views: ViewCache) => Buffer | readonly Buffer[];
 
 /**
  * What the OpenAPI document says of a route beyond its Fastify schemas (`schema.body`,
@@ -28,6 +32,11 @@ declare module 'fastify' {
     /** Audit this read too (a read that hands out something sensitive). */
     audit?: boolean;
     doc?: RouteDoc;
+    /**
+     * A GET answered with these bytes once the view cache is fresh for the request: the route
+     * is then also served by the fast path (plugins/view-fast-path.ts).
+     */
+    view?: CachedView;
   }
   interface FastifyRequest {
     principal?: Principal;

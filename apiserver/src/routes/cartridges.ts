@@ -35,6 +35,7 @@ import {
 } from '@vtl/domain';
 import { cartridgeView } from '../services/status-view.js';
 import { asBytes, cartridgesJson } from '../services/status-body.js';
+import { cachedViewHandler } from '../plugins/view-fast-path.js';
 import { viewsOf } from '../services/views.js';
 import { nextLabels, usedVolsers, volser } from '../services/labels.js';
 import { findLibrary } from './libraries.js';
@@ -112,14 +113,13 @@ export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
     '/api/cartridges',
     {
       // Answered from the view cache's bytes, serialized through this schema when they were built.
-      config: { role: 'read-only', doc: { summary: 'Every cartridge (§2.7)', response: z.array(Cartridge) } },
+      config: {
+        role: 'read-only',
+        doc: { summary: 'Every cartridge (§2.7)', response: z.array(Cartridge) },
+        view: (cache) => asBytes(cache, 'cartridges-json', () => cartridgesJson(cache)),
+      },
     },
-    async (request, reply) => {
-      await views.fresh(request.arrivedAt);
-      return reply
-        .type('application/json; charset=utf-8')
-        .send(asBytes(views, 'cartridges-json', () => cartridgesJson(views)));
-    },
+    cachedViewHandler(() => views),
   );
 
   r.get(

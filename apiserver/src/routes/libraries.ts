@@ -29,6 +29,8 @@ import { libraryLifecycle } from '../services/library-lifecycle.js';
 import { refuseWhileDraining } from '../services/guards.js';
 import { runExclusiveOp } from '../services/exclusive-ops.js';
 import { viewsOf } from '../services/views.js';
+import { asBytes } from '../services/status-body.js';
+import { cachedViewHandler } from '../plugins/view-fast-path.js';
 import { libraryStatusRoutes } from './library-status.js';
 
 const DEFAULT_SLOTS = 100;
@@ -103,16 +105,17 @@ export async function libraryRoutes(app: FastifyInstance, ctx: AppContext) {
     '/api/libraries',
     {
       // Answered from the view cache's bytes, serialized through this schema when they were built.
-      config: { role: 'read-only', doc: { summary: 'Library rows (§2.14)', response: z.array(LibraryRow) } },
+      config: {
+        role: 'read-only',
+        doc: { summary: 'Library rows (§2.14)', response: z.array(LibraryRow) },
+        view: (views) =>
+          asBytes(views, 'library-rows', () => {
+            const s = views.snapshot();
+            return JSON.stringify(s.libraries.filter((l) => !l.deleting).map((l) => row(s, l)));
+          }),
+      },
     },
-    async (request, reply) => {
-      const views = await viewsOf(ctx).fresh(request.arrivedAt);
-      const body = views.memo('library-rows', () => {
-        const s = views.snapshot();
-        return JSON.stringify(s.libraries.filter((l) => !l.deleting).map((l) => row(s, l)));
-      });
-      return reply.type('application/json; charset=utf-8').send(body);
-    },
+    cachedViewHandler(() => viewsOf(ctx)),
   );
 
   r.post(

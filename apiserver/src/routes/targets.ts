@@ -12,6 +12,7 @@ import type { AppContext } from '../context.js';
 import { targetsBytes } from '../services/targets-view.js';
 import { viewsOf } from '../services/views.js';
 import { validInput } from '../plugins/validate.js';
+import { cachedViewHandler } from '../plugins/view-fast-path.js';
 import {
   createInitiator,
   deleteInitiator,
@@ -31,12 +32,10 @@ export async function targetRoutes(app: FastifyInstance, ctx: AppContext) {
       config: {
         role: 'read-only',
         doc: { summary: 'Targets view: FC ports, LUN table, initiators (§2.3a)', response: TargetsView },
+        view: targetsBytes,
       },
     },
-    async (request, reply) => {
-      const views = await viewsOf(ctx).fresh(request.arrivedAt);
-      return reply.type('application/json; charset=utf-8').send(targetsBytes(views));
-    },
+    cachedViewHandler(() => viewsOf(ctx)),
   );
 
   r.post(

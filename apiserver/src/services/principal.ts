@@ -10,6 +10,7 @@ import {
 import type { Store } from '@vtl/store';
 import { classifyToken, sameHash } from './secrets.js';
 import { internalPrincipal, servicePrincipal } from './service-principals.js';
+import type { ViewCache } from './view-cache.js';
 
 /** Who is asking: a logged-in user, an API key, or a service (the GitOps applier, docs/gitops.md). */
 export interface Principal {
@@ -72,5 +73,30 @@ export async function resolvePrincipal(
   const apiKey = await reader.get(keys.apiKeys.one(claim.id), ApiKeyRecord);
   if (!apiKey || !sameHash(apiKey.value.key_hash, claim.hash))
     throw unauthorized('The API key is unknown or was revoked');
+  return { kind: 'apikey', name: `${apiKey.value.id}:${apiKey.value.name}`, role: apiKey.value.role };
+}
+
+/**
+ * resolvePrincipal() without waiting, from the view cache's records alone, for the fast path of
+ * the cached views: the principal when the token is a session or API key the cache holds and
+ * accepts, else undefined. Undefined is "ask resolvePrincipal()", never a refusal: every 401
+ * (and its message, and an expired session's deletion) stays with the one full path.
+ */
+export function cachedPrincipal(token: string, views: Pick<ViewCache, 'cached'>): Principal | undefined {
+  const internal = internalPrincipal(token);
+  if (internal) return internal;
+  const claim = classifyToken(token);
+  if (!claim) return undefined;
+  if (claim.kind === 'session') {
+    const key = keys.sessions.one(claim.hash);
+    const session = views.cached(key, SessionRecord);
+    if (!session || Date.parse(session.value.expires_at) <= Date.now()) return undefined;
+    const user = views.cached(keys.users.one(session.value.username), UserRecord);
+    if (!user) return undefined;
+    return { kind: 'user', name: user.value.username, role: user.value.role, sessionKey: key };
+  }
+  if (views.cached(keys.settings, Settings)?.value['apikeys.enabled'] !== '1') return undefined;
+  const apiKey = views.cached(keys.apiKeys.one(claim.id), ApiKeyRecord);
+  if (!apiKey || !sameHash(apiKey.value.key_hash, claim.hash)) return undefined;
   return { kind: 'apikey', name: `${apiKey.value.id}:${apiKey.value.name}`, role: apiKey.value.role };
 }

@@ -46,6 +46,17 @@ export class RevisionWindow {
     return this.readAfter(cutoff);
   }
 
+  /**
+   * revision() without waiting: the revision when a read that serves `since` has completed,
+   * else undefined (the caller then waits through revision()). Keeps the read-ahead going.
+   */
+  peek(since: number): string | undefined {
+    const last = this.last;
+    if (!last || last.startedAt < since - this.windowMs) return undefined;
+    this.readAhead(last.startedAt);
+    return last.revision;
+  }
+
   /** The newest completed read's revision, if any (for messages). */
   get latest(): string | undefined {
     return this.last?.revision;

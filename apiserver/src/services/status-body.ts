@@ -30,7 +30,7 @@ function libraryFragment(views: ViewCache, lib: LibrarySpec): string {
 
 /** The serialized cartridge list (§2.7), shared by GET /api/status and GET /api/cartridges. */
 export function cartridgesJson(views: ViewCache): string {
-  return views.memo('cartridges-json', () => {
+  return views.part('cartridges-json', views.cartridgesFingerprint(), () => {
     const list = views.memo('cartridge-view', () => cartridgeView(views.snapshot()));
     return JSON.stringify(z.array(Cartridge).parse(list));
   });
@@ -63,12 +63,12 @@ function statusRest(views: ViewCache): string {
 }
 
 /**
- * GET /api/status as bytes to send: the encoded rest is kept too, so a read encodes only its
- * `updated_at` head (a 2 MB view is copied, not re-encoded, per request).
+ * GET /api/status as bytes to send, head and rest: the encoded rest is kept too, so a read
+ * encodes only its `updated_at` head (a 2 MB view is neither re-encoded nor copied per request).
  */
-export function statusBytes(views: ViewCache): Buffer {
+export function statusBytes(views: ViewCache): [Buffer, Buffer] {
   const rest = views.memo('status-rest-bytes', () => Buffer.from(statusRest(views)));
-  return Buffer.concat([Buffer.from(`{"updated_at":${JSON.stringify(isoNow())},`), rest]);
+  return [Buffer.from(`{"updated_at":${JSON.stringify(isoNow())},`), rest];
 }
 
 /** A memoised serialized view as bytes: encoded once per change, not once per request. */

@@ -80,4 +80,29 @@ describe('ViewCache', () => {
     expect(BigInt(views.revision)).toBeGreaterThanOrEqual(BigInt(unrelated));
     expect(bytes()).toBe(second);
   });
+  it('keeps the views when a node record is rewritten with only a new updated_at, not when it changes', async () => {
+    const node = (updatedAt: string, detail: string) => ({
+      node: 'n-memo',
+      updated_at: updatedAt,
+      dataplane: {
+        state: 'running',
+        generation: 1,
+        pid: 1,
+        detail,
+        started_at: '',
+        iscsi_portal: '',
+        iscsi_sessions: 0,
+      },
+    });
+    let computed = 0;
+    const read = async () => (await views.fresh()).memo('test-node-memo', () => ++computed);
+    await writer.put(keys.nodeStatus.one('n-memo'), node('2026-01-01T00:00:00Z', 'serving 1 library'));
+    const first = await read();
+    await writer.put(keys.nodeStatus.one('n-memo'), node('2026-01-01T00:00:01Z', 'serving 1 library'));
+    expect(await read()).toBe(first);
+    await writer.put(keys.nodeStatus.one('n-memo'), node('2026-01-01T00:00:02Z', 'serving 2 libraries'));
+    expect(await read()).toBe(first + 1);
+    await writer.delete(keys.nodeStatus.one('n-memo'));
+    expect(await read()).toBe(first + 2);
+  });
 });

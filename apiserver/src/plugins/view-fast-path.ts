@@ -1,0 +1,151 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { Logger } from 'pino';
+import { VtlError, roleAllows, type Role } from '@vtl/api';
+import { bearerToken, cachedPrincipal } from '../services/principal.js';
+import type { ViewCache } from '../services/view-cache.js';
+import { markAnswered } from './arrival.js';
+import { FAIL_CLOSED_ROLE, type CachedView } from './route-config.js';
+import { securityHeaders } from './security-headers.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** Answers the fast path gave, per app (tests check that it, not Fastify, answered). */
+const served = new WeakMap<FastifyInstance, { count: number }>();
+export const fastPathAnswers = (app: FastifyInstance): number => served.get(app)?.count ?? 0;
+
+interface FastView {
+  role: Role;
+  view: CachedView;
+}
+
+/** The body of a cached view as one buffer (Fastify's reply takes one). */
+export const viewBody = (bytes: Buffer | readonly Buffer[]): Buffer =>
+  Buffer.isBuffer(bytes) ? bytes : Buffer.concat(bytes as Buffer[]);
+
+/** The handler of a route with `config.view`: once the cache is fresh for the request, its bytes. */
+export function cachedViewHandler(views: () => ViewCache) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const fresh = await views().fresh(request.arrivedAt);
+    return reply.type(JSON_TYPE).send(viewBody(request.routeOptions.config.view!(fresh)));
+  };
+}
+
+/**
+ * The cached read views (GET /api/status, /api/library, /api/targets, /api/cartridges, ...)
+ * answered before Fastify sees the request, when everything the answer depends on is already at
+ * hand: a bearer token the view cache resolves to a principal with the route's role, and a view
+ * cache that is fresh for the request (ViewCache.freshNow: the same revision read and
+ * read-your-writes condition fresh() waits for). Polled views are the hot path of consoles and
+ * monitors; through Fastify's routing, hooks, child logger and reply they cost some 2.5 × what
+ * sending the bytes costs (issue 13's targets). Anything else (no or unknown credential, too low
+ * a role, another method or path, debug request logging) goes to Fastify unchanged, so
+ * refusals, their bodies and the audit of 403s have one path. A cache not yet known fresh is
+ * waited for as fresh() does; its 503 is answered here (refuse), as the error handler would.
+ *
+ * The answer carries what Fastify's would: the JSON content type, the security headers and
+ * `Cache-Control: no-store` (security-headers.ts); the connection is marked answered for arrival.ts.
+ */
+export function registerViewFastPath(
+  app: FastifyInstance,
+  views: () => ViewCache | undefined,
+  https: boolean,
+): void {
+  // Fastify adds its request listener when it creates the server, before any plugin runs.
+  const server = app.server;
+  const [fastify, ...others] = server.listeners('request') as ((
+    req: IncomingMessage,
+    res: ServerResponse,
+  ) => void)[];
+  if (!fastify || others.length > 0) return; // not the server shape this expects: Fastify alone
+  const routes = new Map<string, FastView>();
+  const stats = { count: 0 };
+  served.set(app, stats);
+  app.addHook('onRoute', (opts: RouteOptions) => {
+    const view = opts.config?.view;
+    if (view && opts.method === 'GET')
+      routes.set(opts.url, { role: opts.config?.role ?? FAIL_CLOSED_ROLE, view });
+  });
+  const fixed = Object.entries({
+    ...securityHeaders(https),
+    'cache-control': 'no-store',
+    'content-type': JSON_TYPE,
+  });
+  const logger = app.log as unknown as Logger;
+
+  /** The view's bytes for a principal the cache accepts with the route's role; false: ask Fastify. */
+  const answer = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: FastView,
+    cache: ViewCache,
+    token: string,
+  ) => {
+    const principal = cachedPrincipal(token, cache);
+    if (!principal || !roleAllows(principal.role, route.role)) return false;
+    let body: Buffer | readonly Buffer[];
+    try {
+      body = route.view(cache);
+    } catch {
+      return false; // Fastify's path fails the same way and answers the error body
+    }
+    const chunks = Buffer.isBuffer(body) ? [body] : body;
+    const length = chunks.reduce((n, c) => n + c.length, 0);
+    res.writeHead(200, [...fixed, ['content-length', String(length)]].flat());
+    for (const chunk of chunks.slice(0, -1)) res.write(chunk);
+    res.end(chunks.at(-1));
+    markAnswered(app, req.socket);
+    stats.count++;
+    return true;
+  };
+
+  /**
+   * fresh()'s refusal (the store does not answer, the cache lags), answered as errors.ts would:
+   * handing it to Fastify instead would wait out the store deadline a second time.
+   */
+  const refuse = (req: IncomingMessage, res: ServerResponse, err: VtlError) => {
+    logger.error({ code: err.code, msg: err.message, details: err.details }, 'request failed');
+    const retryAfter = err.details?.retry_after_sec;
+    const body = JSON.stringify(err.toBody());
+    res.writeHead(
+      err.status,
+      [
+        ...fixed,
+        ['content-length', String(Buffer.byteLength(body))],
+        ...(typeof retryAfter === 'number' ? [['retry-after', String(retryAfter)]] : []),
+      ].flat(),
+    );
+    res.end(body);
+    markAnswered(app, req.socket);
+    logger.info({ req: { method: req.method, url: req.url }, statusCode: err.status }, 'request completed');
+  };
+
+  /** Whether the fast path answers (or will answer) this request. */
+  const serve = (req: IncomingMessage, res: ServerResponse): boolean => {
+    if (req.method !== 'GET') return false;
+    const route = routes.get(req.url ?? '');
+    const cache = route && views();
+    if (!route || !cache || logger.isLevelEnabled('debug')) return false;
+    const since = performance.now();
+    let token: string | undefined;
+    try {
+      token = bearerToken(req.headers.authorization);
+    } catch {
+      return false; // a malformed header: Fastify's path answers the 401
+    }
+    if (!token) return false;
+    if (cache.freshNow(since)) return answer(req, res, route, cache, token);
+    // The window's revision read is still out: wait for it as fresh() does, then the same.
+    cache.fresh(since).then(
+      () => answer(req, res, route, cache, token) || fastify(req, res),
+      (err: unknown) => (err instanceof VtlError ? refuse(req, res, err) : fastify(req, res)),
+    );
+    return true;
+  };
+
+  // In front of Fastify's request listener.
+  server.removeListener('request', fastify);
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (!serve(req, res)) fastify(req, res);
+  });
+}

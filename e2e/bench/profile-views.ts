@@ -1,0 +1,66 @@
+/**
+ * Profiling aid for the control-plane benchmark (not a benchmark itself): starts the appliance
+ * with cpu-profile.mjs preloaded (--cpu-prof is not allowed in NODE_OPTIONS), loads one 400-slot
+ * library, and profiles the apiserver (PROF_ONLY names another process) while the views in
+ * PROFILE_VIEWS take the benchmark's load; the .cpuprofile lands in PROFILE_DIR (Chrome DevTools
+ * or speedscope read it). `vite-node e2e/bench/profile-views.ts`.
+ */
+import autocannon from 'autocannon';
+import { waitFor } from '@vtl/reconcile';
+import { Appliance } from '../src/harness/appliance.js';
+
+process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
+const dir = process.env.PROFILE_DIR ?? '/tmp/vtl-prof';
+const views = (process.env.PROFILE_VIEWS ?? '/api/targets,/api/library,/api/status').split(',');
+
+const app = await Appliance.start({
+  env: {
+    NODE_OPTIONS:
+      process.env.PROFILE_NODE_OPTIONS ?? `--import=${new URL('./cpu-profile.mjs', import.meta.url).href}`,
+    PROF_DIR: dir,
+  },
+});
+try {
+  const pool = (await app.api.get('/api/pools')).body[0];
+  const lib = await app.api.post('/api/libraries', {
+    name: 'prof-0',
+    product: '03584L32',
+    drive_product: 'ULT3580-TD8',
+    num_drives: 12,
+    num_slots: 400,
+    num_map: 4,
+    label_prefix: 'PAA',
+    pool_id: pool.id,
+  });
+  const applied = await app.api.post('/api/libraries/apply', { confirm: 'apply' });
+  const minted = await app.api.post('/api/cartridges', { library: lib.body.library, count: 400 });
+  console.log(
+    'declare',
+    lib.status,
+    'apply',
+    applied.status,
+    'mint',
+    minted.status,
+    minted.text.slice(0, 200),
+  );
+  await waitFor(async () => (await app.api.get('/api/cartridges')).body.length === 400, {
+    timeoutMs: 60_000,
+  });
+  const fs = await import('node:fs/promises');
+  await fs.mkdir(dir, { recursive: true });
+  await fs.writeFile(`${dir}/start`, '');
+  for (const view of views) {
+    const r = await autocannon({
+      url: `https://127.0.0.1:${app.ports.https}${view}`,
+      connections: 20,
+      duration: Number(process.env.BENCH_SECONDS) || 5,
+      headers: { authorization: `Bearer ${app.api.token}` },
+    });
+    console.log(view, r.requests.average, 'req/s p99', r.latency.p99, 'errors', r.errors + r.non2xx);
+  }
+  await fs.writeFile(`${dir}/stop`, '');
+  await new Promise((r) => setTimeout(r, 2000));
+} finally {
+  await app.destroy();
+}
+process.exit(0);
