@@ -5,8 +5,17 @@ import { Requeue, startController, watchInto, type ReconcileResult } from '@vtl/
 import type { Logger } from 'pino';
 import { directoryPoolFigures } from './pool-figures.js';
 
-/** Figures are refreshed this often; the status record is written only when they change. */
+/**
+ * Figures are refreshed every 5 s, or less often for a pool whose walk is long: the walk stats
+ * every file of every cartridge (a full 16 × 400-cartridge appliance: 24,000 files), so the
+ * pause after it is 100 × its duration, up to a minute, which keeps it near 1 % of a core. The
+ * status record is written only when the figures change.
+ */
 const POOL_REFRESH_MS = Requeue.poll;
+const POOL_REFRESH_MAX_MS = 60_000;
+const WALK_SHARE = 100;
+export const refreshAfter = (walkMs: number) =>
+  Math.min(POOL_REFRESH_MAX_MS, Math.max(POOL_REFRESH_MS, Math.round(walkMs * WALK_SHARE)));
 /** pool_stats events (§6.2) at most this often per pool, and only when the figures changed. */
 const POOL_STATS_EVERY_MS = 60_000;
 
@@ -51,6 +60,7 @@ export async function startPoolReconciler(opts: {
     const statusKey = keys.poolStatus.one(Number.parseInt(key.slice(keys.pools.prefix.length), 10));
     if (!pool || pool.node !== node) return;
     let status: PoolStatus;
+    const walkStarted = performance.now();
     try {
       await fs.mkdir(pool.path, { recursive: true });
       status = {
@@ -81,7 +91,7 @@ export async function startPoolReconciler(opts: {
     await emitStats(pool, status.figures).catch((err) =>
       opts.logger.warn({ err }, 'pool_stats not recorded'),
     );
-    return { requeueAfterMs: POOL_REFRESH_MS };
+    return { requeueAfterMs: refreshAfter(performance.now() - walkStarted) };
   }
 
   const controller = startController<string>({ name: 'pools', logger: opts.logger, reconcile });
@@ -89,8 +99,6 @@ export async function startPoolReconciler(opts: {
     !pool || pool.node === node ? key : undefined,
   );
   return {
-    /** Re-reads figures now (after cartridge data changed). */
-    refresh: () => informer.items().forEach((_v, key) => controller.queue.add(key)),
     /** Writes every pool status again: they vanished with a lost lease. */
     republish: () => {
       published.clear();
