@@ -2,15 +2,17 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 // The control client alone: the package index would load the whole emulator into the launcher.
 import { EmulatorClient } from '@vtl/emulator/dist/control/client.js';
-import { stillRuns, identify } from '@vtl/reconcile/dist/process-identity.js';
+import { stillRuns, identify, type ProcessIdentity } from '@vtl/reconcile/dist/process-identity.js';
+import { runningEmulator } from './leftovers.js';
 
 const POLL_MS = 50;
 
 /**
  * Stops the emulator of this state directory if it still runs once the nodeagent is gone. The
  * nodeagent stops it on a clean stop; this covers a nodeagent that could not (it was still
- * waiting for a stopped etcd, or hit its hard exit), so that stopping the appliance stops
- * everything. Gives up after `limitMs`.
+ * waiting for a stopped etcd, or hit its hard exit), and an emulator that no longer answers its
+ * control socket but has not exited (one stuck while stopping was seen to stay for good), so
+ * that stopping the appliance stops everything: what still runs at `limitMs` is killed.
  */
 export async function stopEmulatorIfRunning(
   stateDir: string,
@@ -24,19 +26,30 @@ export async function stopEmulatorIfRunning(
     reconnect: false,
     callTimeoutMs: limitMs,
   }).catch(() => undefined);
-  if (!client) return;
+  let who: ProcessIdentity | undefined;
   try {
-    const hello = await client.hello();
-    const who = await identify(hello.pid);
-    logger.warn({ pid: hello.pid }, 'the emulator still runs after the nodeagent stopped; stopping it');
-    await client.shutdown().catch(() => undefined);
-    while (who && Date.now() < deadline && (await stillRuns(who))) {
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    if (client) {
+      const hello = await client.hello();
+      who = await identify(hello.pid);
+      logger.warn({ pid: hello.pid }, 'the emulator still runs after the nodeagent stopped; stopping it');
+      await client.shutdown().catch(() => undefined);
+    } else {
+      who = await runningEmulator(stateDir);
+      if (who)
+        logger.warn({ pid: who.pid }, 'the emulator does not answer but still runs; waiting for it to exit');
     }
-    if (who && (await stillRuns(who))) process.kill(who.pid, 'SIGKILL');
   } catch (err) {
     logger.warn({ err }, 'could not stop the emulator');
+    who ??= await runningEmulator(stateDir);
   } finally {
-    client.close();
+    client?.close();
+  }
+  if (!who) return;
+  while (Date.now() < deadline && (await stillRuns(who))) {
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+  if (await stillRuns(who)) {
+    logger.warn({ pid: who.pid }, 'the emulator did not exit in time; killing it');
+    process.kill(who.pid, 'SIGKILL');
   }
 }

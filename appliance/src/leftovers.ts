@@ -57,6 +57,27 @@ function signal(pid: number, sig: NodeJS.Signals) {
   }
 }
 
+/** The emulator's entry, by the end of its command line (started by the nodeagent, adopted on restarts). */
+const EMULATOR_MARKER = 'emulator/dist/main.js';
+
+/**
+ * The emulator of this state directory, from /proc (its environment holds
+ * VTL_STATE_DIR=<stateDir>, as every process the launcher's children start), if one runs.
+ */
+export async function runningEmulator(stateDir: string): Promise<PidRecord | undefined> {
+  const dir = path.resolve(stateDir);
+  for (const entry of await fs.readdir('/proc').catch(() => [] as string[])) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    const argv = await readNul(`/proc/${pid}/cmdline`);
+    if (!argv.some((a) => a.endsWith(EMULATOR_MARKER))) continue;
+    if (!(await readNul(`/proc/${pid}/environ`)).includes(`VTL_STATE_DIR=${dir}`)) continue;
+    const who = await identify(pid);
+    if (who) return { name: 'emulator', marker: EMULATOR_MARKER, ...who };
+  }
+  return undefined;
+}
+
 /** What the appliance starts, by a word of the command line; the emulator is adopted instead. */
 const CONTROL_PLANE: Array<[string, string]> = [
   ['apiserver', 'apiserver/dist/server.js'],

@@ -199,6 +199,18 @@ describe('supervision: the appliance cleans up after itself', () => {
     await waitUntilOnly(app.stateDir, { timeoutMs: 5_000 });
   });
 
+  it('an emulator that stops answering does not outlive the appliance: SIGTERM stops everything within 10 s', async () => {
+    app.command = [process.execPath, path.join(root, 'appliance/dist/main.js')];
+    await app.boot();
+    const running = await processesOf(app.stateDir);
+    expect(running.emulator).toHaveLength(1);
+    // Frozen, it answers nothing on its control socket (as one stuck while stopping did).
+    process.kill(running.emulator[0]!, 'SIGSTOP');
+    const ms = await timeToExit(app.pid!, 'SIGTERM', 12_000).catch(() => Infinity);
+    expect(ms, 'appliance exit after SIGTERM (ms)').toBeLessThan(10_000);
+    await waitUntilOnly(app.stateDir, { timeoutMs: 5_000, what: 'the frozen emulator killed' });
+  });
+
   it('with etcd gone (killed), each process and then the appliance exit within 10 s of SIGTERM', async () => {
     app.command = [process.execPath, path.join(root, 'appliance/dist/main.js')];
     await app.boot();
