@@ -11,6 +11,13 @@ interface OpenFile {
   size: number;
 }
 
+/**
+ * Bytes written between two write-behind fdatasyncs. One after every 64 MiB chunk held the
+ * writes up behind the journal commits it forced (an import spent most of its time in write()
+ * on a busy machine); every 256 MiB keeps the final sync short without that.
+ */
+const WRITE_BEHIND_BYTES = 256 * 1024 * 1024;
+
 type State =
   | { kind: 'header' }
   | { kind: 'pax'; remaining: number; parts: Buffer[] }
@@ -33,6 +40,10 @@ export class TarExtractor {
   private syncing: Promise<void> | undefined;
   /** What a write-behind fdatasync failed with: finish() throws it. */
   private syncError: unknown;
+  /** Bytes written since the last write-behind fdatasync started. */
+  private unsynced = 0;
+  /** Wall time of the write-behind fdatasyncs, overlapped with the rest of the import. */
+  writebackMs = 0;
 
   constructor(
     private readonly dir: string,
@@ -72,6 +83,7 @@ export class TarExtractor {
         case 'data': {
           const n = Math.min(s.file.size - s.written, raw.length - i);
           await writeSkippingZeros(s.file.handle, raw, zero, i, n, s.written);
+          this.unsynced += n;
           s.written += n;
           i += n;
           if (s.written === s.file.size) this.state = this.skipThen(padding(s.file.size), { kind: 'header' });
@@ -96,18 +108,22 @@ export class TarExtractor {
   }
 
   /**
-   * Starts an fdatasync of the files written so far unless one is still running, and does not
-   * wait for it: the disk writes a chunk back while the next ones download, instead of the
+   * Starts an fdatasync of the files written so far once WRITE_BEHIND_BYTES more were written,
+   * unless one is still running, and does not wait for it: the disk writes back while the
+   * next chunks download, instead of the
    * whole cartridge in finish()'s sync (the page cache holds gigabytes before the kernel
    * starts writing back on its own). Its errors are kept for finish() to throw: Linux reports
    * a write-back error to one fsync of a file descriptor only, so a later one would succeed.
    */
   private writeBehind(): void {
-    if (this.syncing || this.files.length === 0) return;
+    if (this.syncing || this.files.length === 0 || this.unsynced < WRITE_BEHIND_BYTES) return;
+    this.unsynced = 0;
     const handles = this.files.map((f) => f.handle);
+    const t0 = performance.now();
     this.syncing = Promise.all(handles.map((h) => h.datasync())).then(
       () => {
         this.syncing = undefined;
+        this.writebackMs += performance.now() - t0;
       },
       (err: unknown) => {
         this.syncing = undefined;
