@@ -12,6 +12,7 @@ import { largest } from './chunk-math.js';
 import { loadCheckedManifest } from './manifest-check.js';
 import { describeRemote, s3For, type RemoteConnection } from './remote.js';
 import type { Manifest } from './schemas.js';
+import { alignedBuffers } from './tar/direct-io.js';
 import { TarExtractor } from './tar/tar-extract.js';
 
 /** Options of importCartridge(). */
@@ -95,7 +96,14 @@ export async function importCartridge(opts: ImportOptions): Promise<Manifest> {
     const manifest = await loadCheckedManifest(s3, remote, ref, stop.signal);
     const chunks = manifest.chunks;
     const depth = codec.threads + 1;
-    const rawRing = new BufferRing(depth + 1, largest(chunks, 'raw_bytes'));
+    // Aligned so the extractor can hand them to the disk with O_DIRECT (tar/direct-io.ts).
+    const rawRing = BufferRing.of(
+      await alignedBuffers(
+        opts.dir,
+        Math.max(1, Math.min(depth + 1, chunks.length)),
+        largest(chunks, 'raw_bytes'),
+      ),
+    );
     const stages = opts.stages;
     let next = 0;
     const fetchNext = () => {
