@@ -45,7 +45,7 @@ export interface ImportStages {
   /** The codec threads' own CPU time in verifyMs and decompressMs: the rest is waiting for a core. */
   verifyCpuMs: number;
   decompressCpuMs: number;
-  /** Tar extraction and writes into the staging directory (page cache). */
+  /** Tar extraction and writes into the staging directory (O_DIRECT for large files). */
   writeMs: number;
   /** The write-behind fdatasyncs (libuv threads), overlapped with everything else. */
   writebackMs: number;
@@ -72,9 +72,11 @@ export const noStages = (): ImportStages => ({
  * Downloads a generation into `dir` (spec §4.5 rules 5–6): every chunk is checked (size,
  * SHA-256 of the object, zstd's checksum of its tar bytes) before its bytes are written, and
  * the unpacked cartridge must carry the generation's label. The stages overlap: a codec thread
- * hashes and decompresses each chunk while it downloads, the next chunks download while one is
- * written, and the written data goes to disk behind the writes (TarExtractor) rather than in
- * one sync at the end. Memory stays bounded: a few chunk-sized tar buffers, no stored copies.
+ * hashes and decompresses each chunk while it downloads (at normal priority: CodecPool's
+ * importNice), the next chunks download while one is written, and large files are written
+ * straight from the chunk buffers to the disk with O_DIRECT (tar/direct-io.ts), so the final
+ * sync has next to nothing left. Memory stays bounded: a few chunk-sized tar buffers, no
+ * stored copies. The files go straight into `dir`, which the caller renames into place.
  * On any failure `dir` is left as it was (removed when this call created it) and the error
  * names the chunk: 'verify_failed', 'not_found' (no manifest), 'unreachable', 'aborted'.
  */
