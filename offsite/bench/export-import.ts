@@ -13,11 +13,14 @@
  * with issue 19's targets (export >= 1.2 x, import >= 1.0 x the pipeline, API p99 <= 20 ms).
  *
  * Where import time goes: the engine reports its stages (ImportStages: download, verify,
- * decompress on the codec threads, overlapped; write, final sync and idle waiting on the
- * writing side), and the pipeline's stages are timed one at a time once, as the reference:
- * curl of every chunk into one file, zstd -d of it to /dev/null, tar -x of the whole tar. The
- * engine's import ends with an fsync of every file (crash safety); the pipeline's tar does
- * not sync, so its figure leaves the disk's write-back out.
+ * decompress on the codec threads, overlapped, with the threads' own CPU time beside the wall
+ * time; write, write-back, final sync and idle waiting on the writing side), the CPU and
+ * run-queue time of each group of its threads (thread-stats.ts: a stage far longer than its
+ * CPU is either I/O or waiting for a core) and the event-loop delay. The pipeline's stages are
+ * timed one at a time once, as the reference: curl of every chunk into one file, zstd -d of it
+ * to /dev/null, tar -x of the whole tar. The engine's import ends with an fsync of every file
+ * (crash safety); the pipeline's tar does not sync, so its figure leaves the disk's write-back
+ * out.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
