@@ -56,6 +56,8 @@ type CartridgeFigures = Awaited<ReturnType<typeof cartridgeStats>>;
 
 /** Images read at once by status() when their figures are not kept. */
 const STATS_PARALLEL = 16;
+/** Cartridge directories remembered by label; far above any appliance's cartridge count. */
+const MAX_KEPT_DIRS = 100_000;
 
 /** fn over items, at most `limit` at a time, results in item order. */
 async function mapLimited<T, R>(
@@ -137,14 +139,33 @@ export class DataPlane {
     this.stats.delete(dir);
   }
 
+  /** A cartridge's directory, joined once per label rather than once per status pass. */
+  private dirOf(config: EmulatorLibraryConfig, label: string): string {
+    const key = `${config.media_dir}\0${label}`;
+    let dir = this.dirs.get(key);
+    if (dir === undefined) {
+      dir = cartridgeDir(config.media_dir, label);
+      if (this.dirs.size >= MAX_KEPT_DIRS) this.dirs.clear();
+      this.dirs.set(key, dir);
+    }
+    return dir;
+  }
+
+  private readonly dirs = new Map<string, string>();
+
   async status(): Promise<EmuLibrary[]> {
     const out: EmuLibrary[] = [];
     for (const { config, inventory } of this.libraries.values()) {
       const list = inventory.cartridges();
-      const figures = await mapLimited(list, STATS_PARALLEL, async ({ label, at }) => {
-        const dir = cartridgeDir(config.media_dir, label);
-        const kept = at.kind === 'drive' ? undefined : this.stats.get(dir);
-        if (kept) return kept;
+      // Polled every second by the nodeagent: figures kept from an earlier pass are taken
+      // synchronously, and only the rest (a cartridge in a drive, one not seen yet) is read.
+      const figures = list.map(({ label, at }) =>
+        at.kind === 'drive' ? undefined : this.stats.get(this.dirOf(config, label)),
+      );
+      const missing = list.flatMap((c, i) => (figures[i] ? [] : [i]));
+      await mapLimited(missing, STATS_PARALLEL, async (i) => {
+        const { label, at } = list[i]!;
+        const dir = this.dirOf(config, label);
         const fresh = await cartridgeStats(dir).catch((err: unknown) => {
           // A slot whose image vanished still shows, empty, so the operator sees it.
           if (isMediaError(err, 'not_found'))
@@ -153,7 +174,7 @@ export class DataPlane {
         });
         if (at.kind === 'drive') this.stats.delete(dir);
         else this.stats.set(dir, fresh);
-        return fresh;
+        figures[i] = fresh;
       });
       const cartridges: EmuLibrary['cartridges'] = list.map(({ label, at }, i) => ({
         label,
