@@ -13,17 +13,21 @@
  * with issue 19's targets (export >= 1.2 x, import >= 1.0 x the pipeline, API p99 <= 20 ms).
  *
  * Where import time goes: the engine reports its stages (ImportStages: download, verify,
- * decompress on the codec threads, overlapped; write, final sync and idle waiting on the
- * writing side), and the pipeline's stages are timed one at a time once, as the reference:
- * curl of every chunk into one file, zstd -d of it to /dev/null, tar -x of the whole tar. The
- * engine's import ends with an fsync of every file (crash safety); the pipeline's tar does
- * not sync, so its figure leaves the disk's write-back out.
+ * decompress on the codec threads, overlapped, with the threads' own CPU time beside the wall
+ * time; write, write-back, final sync and idle waiting on the writing side), the CPU and
+ * run-queue time of each group of its threads (thread-stats.ts: a stage far longer than its
+ * CPU is either I/O or waiting for a core) and the event-loop delay. The pipeline's stages are
+ * timed one at a time once, as the reference: curl of every chunk into one file, zstd -d of it
+ * to /dev/null, tar -x of the whole tar. The engine's import ends with an fsync of every file
+ * (crash safety); the pipeline's tar does not sync, so its figure leaves the disk's write-back
+ * out.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import Fastify from 'fastify';
 import {
@@ -40,6 +44,7 @@ import {
   type TestRgw,
 } from '@vtl/offsite';
 import { backupLikeData } from '../src/testing/cartridge-fixture.js';
+import { formatThreads, threadDelta, threadSnapshot, type ThreadSnapshot } from './thread-stats.js';
 
 const run = promisify(execFile);
 const MiB = 1024 * 1024;
@@ -90,9 +95,16 @@ async function makeCartridge(dir: string): Promise<void> {
  * answers the latencies and the CPU seconds the probe thread itself used (Linux: its
  * /proc/thread-self/stat), which the engine's CPU figure leaves out.
  */
-function startLatencyProbe(url: string): { stop(): Promise<{ lat: number[]; cpu: number }> } {
+function startLatencyProbe(url: string): {
+  tid: Promise<number>;
+  stop(): Promise<{ lat: number[]; cpu: number }>;
+} {
   const worker = new Worker(
     `const { parentPort } = require('node:worker_threads');
+     try {
+       const st = require('node:fs').readFileSync('/proc/thread-self/stat', 'utf8');
+       parentPort.postMessage({ tid: Number(st.slice(0, st.indexOf(' '))) });
+     } catch { parentPort.postMessage({ tid: 0 }); }
      let running = true;
      const lat = [];
      parentPort.on('message', () => { running = false; });
@@ -113,7 +125,11 @@ function startLatencyProbe(url: string): { stop(): Promise<{ lat: number[]; cpu:
      })();`,
     { eval: true },
   );
+  const tid = new Promise<number>((resolve) =>
+    worker.once('message', (m: { tid: number }) => resolve(m.tid)),
+  );
   return {
+    tid,
     stop: () =>
       new Promise((resolve) => {
         worker.once('message', (r: { lat: number[]; cpu: number }) => {
@@ -132,7 +148,11 @@ interface Timing {
   exportCpu: number;
   importCpu: number;
   latency?: { export: number[]; import: number[] };
+  /** Event-loop delay (ms) of the engine's thread: p99 and max, during export and import. */
+  loopDelay?: { export: [number, number]; import: [number, number] };
   stages?: ImportStages;
+  /** CPU and run-queue time of the engine's threads during the import. */
+  importThreads?: ThreadSnapshot;
 }
 
 const TARGETS = { export: 1.2, import: 1.0, p99Ms: 20 };
@@ -153,6 +173,8 @@ async function engineRound(
     generation: '20260101T000000Z',
   };
   let probe = startLatencyProbe(pingUrl);
+  let loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
   let cpu0 = process.cpuUsage();
   let t0 = performance.now();
   await exportCartridge({
@@ -165,16 +187,25 @@ async function engineRound(
     onChunk: async () => {},
   });
   const exportMs = performance.now() - t0;
+  loop.disable();
+  const exportLoop: [number, number] = [loop.percentile(99) / 1e6, loop.max / 1e6];
   const exportProbe = await probe.stop();
   const exportCpu = cpuSeconds(process.cpuUsage(cpu0)) - exportProbe.cpu;
   const exportLat = exportProbe.lat;
   const dest = join(work, `engine-import-${round}`);
   probe = startLatencyProbe(pingUrl);
+  const probeTid = new Set([await probe.tid]);
+  loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
   const stages = noStages();
+  const threads0 = threadSnapshot(probeTid);
   cpu0 = process.cpuUsage();
   t0 = performance.now();
   await importCartridge({ remote, ref, dir: dest, codec, stages });
   const importMs = performance.now() - t0;
+  const importThreads = threadDelta(threads0, threadSnapshot(probeTid));
+  loop.disable();
+  const importLoop: [number, number] = [loop.percentile(99) / 1e6, loop.max / 1e6];
   const importProbe = await probe.stop();
   const importCpu = cpuSeconds(process.cpuUsage(cpu0)) - importProbe.cpu;
   const importLat = importProbe.lat;
@@ -187,7 +218,9 @@ async function engineRound(
     exportCpu,
     importCpu,
     latency: { export: exportLat, import: importLat },
+    loopDelay: { export: exportLoop, import: importLoop },
     stages,
+    importThreads,
   };
 }
 
@@ -280,13 +313,18 @@ async function timedCpu(script: string, env: NodeJS.ProcessEnv): Promise<number>
   return m ? Number(m[1]) + Number(m[2]) : NaN;
 }
 
-/** Seconds per stage; the codec threads' stages overlap each other and the writing side. */
+/**
+ * Seconds per stage. The writing side's stages add up to the wall time; the codec threads'
+ * (download, verify, decompress: summed over chunks) overlap each other and the writing side,
+ * and their CPU seconds beside the wall seconds tell work from waiting for a core.
+ */
 function formatStages(st: ImportStages | undefined, wallMs: number): string {
   if (!st) return '-';
   const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
   return (
-    `wall ${s(wallMs)} = write ${s(st.writeMs)} + final sync ${s(st.syncMs)} + waiting for chunks ${s(st.waitMs)}; ` +
-    `codec threads, overlapped: download ${s(st.downloadMs)}, verify ${s(st.verifyMs)}, decompress ${s(st.decompressMs)}`
+    `wall ${s(wallMs)} = write ${s(st.writeMs)} + final sync ${s(st.syncMs)} + waiting for chunks ${s(st.waitMs)} ` +
+    `(write-back behind it: ${s(st.writebackMs)}); codec threads, overlapped: download ${s(st.downloadMs)}, ` +
+    `verify ${s(st.verifyMs)} (CPU ${s(st.verifyCpuMs)}), decompress ${s(st.decompressMs)} (CPU ${s(st.decompressCpuMs)})`
   );
 }
 
@@ -327,6 +365,12 @@ async function main(): Promise<void> {
           `import engine ${perGib(a.importCpu)}, pipeline ${perGib(b.importCpu)}`,
       );
       console.log(`  engine import stages: ${formatStages(a.stages, a.importMs)}`);
+      if (a.importThreads) console.log(`  engine import threads: ${formatThreads(a.importThreads)}`);
+      if (a.loopDelay)
+        console.log(
+          `  event-loop delay p99 / max: export ${a.loopDelay.export.map((x) => x.toFixed(1)).join(' / ')} ms, ` +
+            `import ${a.loopDelay.import.map((x) => x.toFixed(1)).join(' / ')} ms`,
+        );
     }
     const exportRatio = median(engine.map((a, i) => (pipeline[i] as Timing).exportMs / a.exportMs));
     const importRatio = median(engine.map((a, i) => (pipeline[i] as Timing).importMs / a.importMs));

@@ -32,7 +32,7 @@ export {
   type ScannedGeneration,
   type BucketScan,
 } from './catalog.js';
-export { CodecPool, DEFAULT_CODEC_NICE } from './codec/codec-pool.js';
+export { CodecPool, DEFAULT_CODEC_NICE, DEFAULT_IMPORT_NICE } from './codec/codec-pool.js';
 export { DEFAULT_CHUNK_BYTES } from './chunk-math.js';
 export { exportCartridge, type ExportOptions, type TransferProgress } from './export.js';
 export { verifyGeneration, type VerifyOptions } from './verify.js';

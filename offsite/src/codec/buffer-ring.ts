@@ -14,6 +14,14 @@ export class BufferRing {
     readonly bytes: number,
   ) {}
 
+  /** A ring of buffers made by the caller (e.g. aligned for O_DIRECT), all free. */
+  static of(buffers: Uint8Array[]): BufferRing {
+    const ring = new BufferRing(buffers.length, Math.min(...buffers.map((b) => b.length)));
+    ring.free.push(...buffers);
+    ring.made = buffers.length;
+    return ring;
+  }
+
   /** A free buffer of `bytes` bytes; waits (first come, first served) when all are in use. */
   acquire(): Promise<Uint8Array> {
     const buf = this.free.pop();

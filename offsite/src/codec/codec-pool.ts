@@ -8,9 +8,15 @@ import type { CodecReply, CodecRequest } from './messages.js';
 /** Both src/codec (tests) and dist/codec resolve to the built worker. */
 const WORKER_FILE = join(import.meta.dirname, '../../dist/codec/codec-worker.js');
 
-/** Codec threads yield to the event loop when cores are short; see codec-worker.ts. */
 /** Codec threads yield to the data plane by default (the nodeagent's VTL_CODEC_NICE sets it). */
 export const DEFAULT_CODEC_NICE = 5;
+/**
+ * Imports' downloads (fetch: SHA-256 and zstd -d as the bytes arrive) run at normal priority:
+ * at nice 5 on a busy machine they got a third of a core's share and spent eight times their
+ * CPU time waiting for one (docs/performance.md, Offsite), while their CPU per byte is a
+ * fraction of compression's. Compression and check-only unpacks keep `nice`.
+ */
+export const DEFAULT_IMPORT_NICE = 0;
 
 type Compute = Exclude<CodecRequest, { op: 'download' } | { op: 'fetch' } | { op: 'cancel' }>;
 type Transfer = Extract<CodecRequest, { op: 'download' } | { op: 'fetch' }>;
@@ -56,16 +62,20 @@ export class CodecPool {
   readonly level: number;
   /** Nice value of the codec threads on Linux (default DEFAULT_CODEC_NICE; the nodeagent passes VTL_CODEC_NICE); 0: normal priority. */
   readonly nice: number;
+  /** Nice value of a thread while it runs only downloads (default DEFAULT_IMPORT_NICE). */
+  readonly importNice: number;
   private readonly slots: Slot[] = [];
   private readonly queue: Task[] = [];
   private nextId = 1;
   private nextDownload = 0;
   private closed = false;
 
-  constructor(opts: { threads?: number; level?: number; nice?: number } = {}) {
+  constructor(opts: { threads?: number; level?: number; nice?: number; importNice?: number } = {}) {
     this.threads = Math.max(1, opts.threads ?? availableParallelism());
     this.level = opts.level ?? 3;
     this.nice = opts.nice ?? DEFAULT_CODEC_NICE;
+    // Never above `nice`: a pool asked to run at normal priority runs so throughout.
+    this.importNice = Math.min(opts.importNice ?? DEFAULT_IMPORT_NICE, this.nice);
   }
 
   /** zstd of `raw` into `out` (at least compressBound(raw.length) long) and its SHA-256. */
@@ -201,7 +211,7 @@ export class CodecPool {
   private spawn(): Slot | undefined {
     if (this.slots.length >= this.threads) return undefined;
     const slot: Slot = {
-      worker: new Worker(WORKER_FILE, { workerData: { nice: this.nice } }),
+      worker: new Worker(WORKER_FILE, { workerData: { nice: this.nice, importNice: this.importNice } }),
       busy: undefined,
       downloads: new Map(),
     };

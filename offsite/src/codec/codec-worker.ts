@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readlinkSync } from 'node:fs';
-import { setPriority } from 'node:os';
+import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import binding from 'zstd-napi/binding.js';
 import { cancelDownload, download, intoBuffer } from './http-download.js';
@@ -12,21 +12,48 @@ import { ZERO_BLOCK, type CodecReply, type CodecRequest } from './messages.js';
  * the process never spends more than a message post on them.
  */
 
-/**
- * Lowers this thread's scheduling priority (Linux: a thread has its own nice value, found by
- * its id in /proc/thread-self), so the event loop and the emulator win the CPU over bulk
- * compression when cores are short.
- */
-function lowerPriority(nice: number): void {
-  if (!nice) return;
+/** This thread's kernel id (Linux: a thread has its own nice value), or 0 elsewhere. */
+const tid = (() => {
   try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    if (Number.isInteger(tid) && tid > 0) setPriority(tid, nice);
+    const id = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    return Number.isInteger(id) && id > 0 ? id : 0;
   } catch {
-    // Not Linux, or not permitted: run at normal priority.
+    return 0;
+  }
+})();
+const data = (workerData ?? {}) as { nice?: number; importNice?: number };
+/** Nice value while compressing or checking (bulk CPU): the event loop and the emulator win. */
+const computeNice = data.nice ?? 0;
+/**
+ * Nice value while only imports' downloads run here: they are mostly waiting on sockets, and
+ * their hashing and decompression cost a fraction of compression's CPU per byte.
+ */
+const importNice = data.importNice ?? computeNice;
+let currentNice = (() => {
+  try {
+    return tid ? getPriority(tid) : 0;
+  } catch {
+    return 0;
+  }
+})();
+/** Transfers (download, fetch) running on this thread. */
+let transfers = 0;
+
+/**
+ * Sets this thread's scheduling priority. Lowering is always allowed; raising it again needs
+ * CAP_SYS_NICE (the appliance runs as root), so without it the thread keeps the lower priority
+ * once it has compressed, as before.
+ */
+function setNice(nice: number): void {
+  if (nice === currentNice || !tid) return;
+  try {
+    setPriority(tid, nice);
+    currentNice = nice;
+  } catch {
+    // Not permitted: keep the current priority.
   }
 }
-lowerPriority((workerData as { nice?: number } | undefined)?.nice ?? 0);
+setNice(importNice);
 
 const compressors = new Map<number, binding.CCtx>();
 const decompressor = new binding.DCtx();
@@ -107,18 +134,25 @@ function handle(msg: ComputeRequest): CodecReply {
   }
 }
 
+/** Counts a transfer running until `done` settles, at the import priority meanwhile. */
+function transfer<T>(done: Promise<T>): Promise<T> {
+  transfers++;
+  setNice(importNice);
+  return done.finally(() => transfers--);
+}
+
 parentPort?.on('message', (msg: CodecRequest) => {
   if (msg.op === 'download') {
     // I/O, not CPU: runs alongside compute tasks on this thread's event loop.
-    void download(msg.id, msg.url, msg.headers, intoBuffer(msg.into), msg.idleTimeoutMs).then((result) =>
-      parentPort?.postMessage({ id: msg.id, ok: 'download', result } satisfies CodecReply),
+    void transfer(download(msg.id, msg.url, msg.headers, intoBuffer(msg.into), msg.idleTimeoutMs)).then(
+      (result) => parentPort?.postMessage({ id: msg.id, ok: 'download', result } satisfies CodecReply),
     );
     return;
   }
   if (msg.op === 'fetch') {
     // Network and CPU interleaved: each piece is hashed and decompressed as it arrives.
     const sink = new StreamUnpack(msg.raw, msg);
-    void download(msg.id, msg.url, msg.headers, sink, msg.idleTimeoutMs).then((result) => {
+    void transfer(download(msg.id, msg.url, msg.headers, sink, msg.idleTimeoutMs)).then((result) => {
       if (!result.ok) {
         sink.release();
         parentPort?.postMessage({ id: msg.id, ok: 'download', result } satisfies CodecReply);
@@ -140,10 +174,13 @@ parentPort?.on('message', (msg: CodecRequest) => {
     return;
   }
   let reply: CodecReply;
+  setNice(computeNice);
   try {
     reply = handle(msg);
   } catch (err) {
     reply = { id: msg.id, ok: false, message: (err as Error).message };
   }
+  // Downloads interleaved with this task go on at their own priority.
+  if (transfers > 0) setNice(importNice);
   parentPort?.postMessage(reply);
 });

@@ -40,10 +40,15 @@ export type CodecRequest =
     }
   | { id: number; op: 'cancel'; target: number };
 
-/** Milliseconds a codec thread spent on one chunk's checks and decompression. */
+/**
+ * Milliseconds a codec thread spent on one chunk's checks and decompression: wall time, and
+ * the thread's own CPU time in it (the difference is the thread waiting for a core).
+ */
 export interface StageTimes {
   verifyMs: number;
   decompressMs: number;
+  verifyCpuMs: number;
+  decompressCpuMs: number;
 }
 
 export type CodecReply =
