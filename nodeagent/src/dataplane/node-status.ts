@@ -9,10 +9,11 @@ import {
   type ObservedCartridge,
   type ObservedLibrary,
 } from '@vtl/api';
-import type { EmuLibrary, EmulatorClient } from '@vtl/emulator';
+import type { EmuLibrary } from '@vtl/emulator';
 import type { Lease, Store } from '@vtl/store';
 import type { Logger } from 'pino';
 import type { EmulatorSupervisor } from './emulator-supervisor.js';
+import { EmulatorStatusFollower } from './emulator-status.js';
 
 /** Live figures are polled this often; a record is written only when something in it changed. */
 export const NODE_STATUS_INTERVAL_MS = 1_000;
@@ -95,9 +96,7 @@ export class NodeStatusPublisher {
   libraries: EmuLibrary[] = [];
   /** Their library records (keys.nodeLibraryStatus) and JSON, rebuilt only when they changed. */
   private libraryRecords = new Map<string, LibraryRecord>();
-  /** The emulator client `libraries` came from, and its tag for them (see EmulatorClient.status). */
-  private seenFrom: EmulatorClient | undefined;
-  private seenTag: string | undefined;
+  private readonly follower = new EmulatorStatusFollower();
   /** The fabric reconciler's latest report (FC target, registry apply), published with the rest. */
   fabric: NodeFabricStatus | undefined;
   /** When the heartbeat was last written (Date.now()); 0 to write it on the next pass. */
@@ -153,16 +152,13 @@ export class NodeStatusPublisher {
       this.primed = true;
     }
     const emulator = this.opts.supervisor.emulator;
-    const since = emulator === this.seenFrom ? this.seenTag : undefined;
     const seen = emulator
-      ? await emulator.status(since === undefined ? undefined : { since })
-      : { libraries: [], iscsi_sessions: 0 };
-    if (!seen.unchanged || this.seenFrom !== emulator) {
+      ? await this.follower.read(emulator)
+      : { libraries: [], iscsi_sessions: 0, fresh: true };
+    if (seen.fresh) {
       this.libraries = seen.libraries;
       this.libraryRecords = libraryRecords(this.opts.node, seen.libraries);
     }
-    this.seenFrom = emulator;
-    this.seenTag = seen.tag;
     const want = this.libraryRecords;
     const { node } = splitNodeStatus({
       node: this.opts.node,
