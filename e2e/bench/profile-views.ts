@@ -1,9 +1,10 @@
 /**
  * Profiling aid for the control-plane benchmark (not a benchmark itself): starts the appliance
  * with cpu-profile.mjs preloaded (--cpu-prof is not allowed in NODE_OPTIONS), loads one 400-slot
- * library, and profiles the apiserver (PROF_ONLY names another process) while the views in
+ * library (PROFILE_LIBRARIES of them, one pool each), and profiles the apiserver (PROF_ONLY names another process) while the views in
  * PROFILE_VIEWS take the benchmark's load; the .cpuprofile lands in PROFILE_DIR (Chrome DevTools
- * or speedscope read it). `vite-node e2e/bench/profile-views.ts`.
+ * or speedscope read it). PROFILE_HOLD=1 keeps the appliance up afterwards until PROFILE_DIR/release
+ * appears (its port and token in PROFILE_DIR/held.json). `vite-node e2e/bench/profile-views.ts`.
  */
 import autocannon from 'autocannon';
 import { waitFor } from '@vtl/reconcile';
@@ -21,30 +22,35 @@ const app = await Appliance.start({
   },
 });
 try {
-  const pool = (await app.api.get('/api/pools')).body[0];
-  const lib = await app.api.post('/api/libraries', {
-    name: 'prof-0',
-    product: '03584L32',
-    drive_product: 'ULT3580-TD8',
-    num_drives: 12,
-    num_slots: 400,
-    num_map: 4,
-    label_prefix: 'PAA',
-    pool_id: pool.id,
-  });
-  const applied = await app.api.post('/api/libraries/apply', { confirm: 'apply' });
-  const minted = await app.api.post('/api/cartridges', { library: lib.body.library, count: 400 });
-  console.log(
-    'declare',
-    lib.status,
-    'apply',
-    applied.status,
-    'mint',
-    minted.status,
-    minted.text.slice(0, 200),
-  );
-  await waitFor(async () => (await app.api.get('/api/cartridges')).body.length === 400, {
-    timeoutMs: 60_000,
+  const libraries = Number(process.env.PROFILE_LIBRARIES) || 1;
+  for (let n = 0; n < libraries; n++) {
+    const pool =
+      n === 0
+        ? (await app.api.get('/api/pools')).body[0]
+        : (await app.api.post('/api/pools', { name: `prof-${n}`, path: `${app.stateDir}/pools/prof-${n}` }))
+            .body;
+    await waitFor(
+      async () =>
+        (await app.api.get('/api/pools')).body.find((p: { id: number }) => p.id === pool.id)?.state ===
+        'active',
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
+    const lib = await app.api.post('/api/libraries', {
+      name: `prof-${n}`,
+      product: '03584L32',
+      drive_product: 'ULT3580-TD8',
+      num_drives: 12,
+      num_slots: 400,
+      num_map: 4,
+      label_prefix: `P${String.fromCharCode(65 + Math.floor(n / 26))}${String.fromCharCode(65 + (n % 26))}`,
+      pool_id: pool.id,
+    });
+    const applied = await app.api.post('/api/libraries/apply', { confirm: 'apply' });
+    const minted = await app.api.post('/api/cartridges', { library: lib.body.library, count: 400 });
+    console.log('library', n, 'declare', lib.status, 'apply', applied.status, 'mint', minted.status);
+  }
+  await waitFor(async () => (await app.api.get('/api/cartridges')).body.length === 400 * libraries, {
+    timeoutMs: 120_000,
   });
   const fs = await import('node:fs/promises');
   await fs.mkdir(dir, { recursive: true });
@@ -60,6 +66,15 @@ try {
   }
   await fs.writeFile(`${dir}/stop`, '');
   await new Promise((r) => setTimeout(r, 2000));
+  if (process.env.PROFILE_HOLD) {
+    // For poking at the loaded appliance by hand: it stays up until PROFILE_DIR/release appears.
+    await fs.writeFile(
+      `${dir}/held.json`,
+      JSON.stringify({ port: app.ports.https, token: app.api.token, state: app.stateDir }),
+    );
+    while (!(await fs.stat(`${dir}/release`).catch(() => undefined)))
+      await new Promise((r) => setTimeout(r, 500));
+  }
 } finally {
   await app.destroy();
 }

@@ -57,6 +57,8 @@ type CartridgeFigures = Awaited<ReturnType<typeof cartridgeStats>>;
 
 /** Images read at once by status() when their figures are not kept. */
 const STATS_PARALLEL = 16;
+/** Cartridge directories remembered by label; far above any appliance's cartridge count. */
+const MAX_KEPT_DIRS = 100_000;
 
 /** fn over items, at most `limit` at a time, results in item order. */
 async function mapLimited<T, R>(
@@ -152,6 +154,20 @@ export class DataPlane {
   private statusGeneration = 0;
   private lastParts: EmuLibrary[] = [];
 
+  /** A cartridge's directory, joined once per label rather than once per status pass. */
+  private dirOf(config: EmulatorLibraryConfig, label: string): string {
+    const key = `${config.media_dir}\0${label}`;
+    let dir = this.dirs.get(key);
+    if (dir === undefined) {
+      dir = cartridgeDir(config.media_dir, label);
+      if (this.dirs.size >= MAX_KEPT_DIRS) this.dirs.clear();
+      this.dirs.set(key, dir);
+    }
+    return dir;
+  }
+
+  private readonly dirs = new Map<string, string>();
+
   async status(): Promise<EmuLibrary[]> {
     return (await this.statusTagged()).libraries;
   }
@@ -185,18 +201,22 @@ export class DataPlane {
     const changer = this.transport?.changerName?.(config.id) ?? defaultChangerName(this.config.node, config);
     const inDrives = new Map<string, CartridgeFigures>();
     for (const d of drives)
-      if (d.loaded)
-        inDrives.set(d.loaded, await this.figures(cartridgeDir(config.media_dir, d.loaded), true));
+      if (d.loaded) inDrives.set(d.loaded, await this.figures(this.dirOf(config, d.loaded), true));
     const key = JSON.stringify([inventory.revision, this.statsEpoch, changer, drives, [...inDrives]]);
     const kept = this.parts.get(runtime);
     if (kept?.key === key) return kept.part;
 
     const list = inventory.cartridges();
-    const figures = await mapLimited(list, STATS_PARALLEL, async ({ label, at }) =>
-      at.kind === 'drive'
-        ? (inDrives.get(label) ?? this.figures(cartridgeDir(config.media_dir, label), true))
-        : this.figures(cartridgeDir(config.media_dir, label), false),
+    // Figures kept from an earlier pass are taken synchronously, those of the cartridges in the
+    // drives come from above, and only the rest (a cartridge not seen yet) is read.
+    const figures = list.map(({ label, at }) =>
+      at.kind === 'drive' ? inDrives.get(label) : this.stats.get(this.dirOf(config, label)),
     );
+    const missing = list.flatMap((c, i) => (figures[i] ? [] : [i]));
+    await mapLimited(missing, STATS_PARALLEL, async (i) => {
+      const { label, at } = list[i]!;
+      figures[i] = await this.figures(this.dirOf(config, label), at.kind === 'drive');
+    });
     const part: EmuLibrary = {
       id: config.id,
       serial: config.serial,

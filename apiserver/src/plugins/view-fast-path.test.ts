@@ -83,4 +83,18 @@ describe('the cached views answered before Fastify', () => {
     expect((await t.call('DELETE', `/api/apikeys/${created.json().id}`)).statusCode).toBe(200);
     expect((await get('/api/targets', `Bearer ${created.json().key}`)).status).toBe(401);
   });
+
+  it('forgets a remembered key once API keys are switched off', async () => {
+    expect((await t.call('PUT', '/api/settings', { 'apikeys.enabled': '1' })).statusCode).toBe(200);
+    const created = await t.call('POST', '/api/apikeys', { name: 'poller', role: 'read-only' });
+    const key = `Bearer ${created.json().key}`;
+    // Remembered by the fast path after the first answer; the second comes from that memory.
+    const before = fastPathAnswers(t.app);
+    for (let i = 0; i < 2; i++) expect((await get('/api/library', key)).status).toBe(200);
+    expect(fastPathAnswers(t.app)).toBe(before + 2);
+    expect((await t.call('PUT', '/api/settings', { 'apikeys.enabled': '0' })).statusCode).toBe(200);
+    const after = await get('/api/library', key);
+    expect(after.status).toBe(401);
+    expect(JSON.parse(after.text).error.message).toMatch(/apikeys.enabled/);
+  });
 });

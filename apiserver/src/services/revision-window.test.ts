@@ -64,34 +64,49 @@ describe('RevisionWindow', () => {
   it('reads ahead under a steady load, so requests do not wait at the window edge', async () => {
     const s = fakeStore();
     const first = s.window.revision(s.now());
+    s.tick(10); // a slow store: the read takes 10 ms
     await s.answer('7');
     await first;
-    s.tick(5); // inside a quarter window: answered at once, no read sent
+    s.tick(5); // well inside the window: answered at once, no read sent
     expect(await s.window.revision(s.now())).toBe('7');
     expect(s.pending).toHaveLength(0);
-    s.tick(25); // past a quarter window: answered at once, and the next read is sent
+    s.tick(10); // 25 ms after the read began, three slowest reads (30 ms) before the edge
     expect(await s.window.revision(s.now())).toBe('7');
     expect(s.pending).toHaveLength(1);
     await s.answer('8');
-    s.tick(40); // 70 ms after the first read, 40 after the read-ahead
+    s.tick(40); // 65 ms after the first read, 40 after the read-ahead
     expect(await s.window.revision(s.now())).toBe('8');
+  });
+
+  it('reads ahead late in the window when the store answers fast', async () => {
+    const s = fakeStore();
+    const first = s.window.revision(s.now());
+    s.tick(1);
+    await s.answer('7');
+    await first;
+    s.tick(30); // 31 ms after the read began: nothing sent yet, the read answered in 1 ms
+    expect(await s.window.revision(s.now())).toBe('7');
+    expect(s.pending).toHaveLength(0);
+    s.tick(16); // 47 ms: three slowest reads before the edge
+    expect(await s.window.revision(s.now())).toBe('7');
+    expect(s.pending).toHaveLength(1);
   });
 
   it('keeps reading ahead while a slow read is in flight, two at most', async () => {
     const s = fakeStore();
     const first = s.window.revision(s.now());
+    s.tick(20); // a loaded store: 20 ms per read, so reads go ahead every quarter window
     await s.answer('7');
     await first;
-    s.tick(15);
-    await s.window.revision(s.now()); // read-ahead 1
-    s.tick(15);
+    await s.window.revision(s.now()); // 20 ms after the read began: read-ahead 1
+    s.tick(13);
     await s.window.revision(s.now()); // read-ahead 2, the first still in flight
-    s.tick(15);
-    await s.window.revision(s.now()); // two in flight: no third
+    s.tick(13);
+    await s.window.revision(s.now()); // due again, but two are in flight: no third
     expect(s.pending).toHaveLength(2);
     await s.answer('8');
     await s.answer('9');
-    s.tick(20); // 65 ms after the first read, 35 after the second read-ahead
+    s.tick(20); // 66 ms after the first read, 33 after the second read-ahead
     expect(await s.window.revision(s.now())).toBe('9');
   });
 

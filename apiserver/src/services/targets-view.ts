@@ -109,13 +109,19 @@ export function targetsView(
   return view;
 }
 
-/** GET /api/targets as bytes, serialized through its schema once per change of the records. */
+/**
+ * GET /api/targets as bytes, serialized through its schema once per change of what it shows:
+ * the node records (fabric, data plane), the initiator registry and the libraries. Cartridge
+ * and per-library records, which change all through a busy day, are not read.
+ */
 export function targetsBytes(views: ViewCache): Buffer {
-  return views.memo('targets-bytes', () => {
-    const s = views.snapshot();
-    const ids = s.libraries.filter((l) => !l.deleting).map((l) => l.id);
+  return views.part('targets-bytes', views.targetsFingerprint(), () => {
+    const ids = views
+      .libraryRecords()
+      .filter((l) => !l.deleting)
+      .map((l) => l.id);
     return Buffer.from(
-      JSON.stringify(TargetsViewSchema.parse(targetsView(views.initiators(), s.nodes, ids))),
+      JSON.stringify(TargetsViewSchema.parse(targetsView(views.initiators(), views.nodeRecords(), ids))),
     );
   });
 }

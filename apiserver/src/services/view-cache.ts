@@ -11,6 +11,7 @@ import {
   LibraryStatus,
   NodeLibraryStatus,
   NodeRecord,
+  type NodeStatus,
   assembleNodeStatus,
   PoolSpec,
   PoolStatus,
@@ -187,6 +188,32 @@ export class ViewCache {
           outcome: value.outcome,
           last_poll_at: value.last_poll_at,
         })),
+    );
+  }
+
+  /** Every node's record (data plane, fabric) without its libraries: what the targets view reads. */
+  nodeRecords(): NodeStatus[] {
+    return this.memo('node-records', () =>
+      assembleNodeStatus(
+        [...this.cache.items<NodeRecord>(PREFIXES.nodes.prefix).values()].map((i) => i.value),
+        [],
+      ),
+    );
+  }
+
+  /** The declared libraries, unsorted. */
+  libraryRecords(): LibrarySpec[] {
+    return this.memo('library-records', () =>
+      [...this.cache.items<LibrarySpec>(PREFIXES.libraries.prefix).values()].map((i) => i.value),
+    );
+  }
+
+  /** What the targets view depends on: node records, initiators and libraries, by revision. */
+  targetsFingerprint(): string {
+    return this.memo('targets-fingerprint', () =>
+      [PREFIXES.nodes.prefix, PREFIXES.initiators.prefix, PREFIXES.libraries.prefix]
+        .map((p) => [...this.cache.items(p).values()].map((i) => i.modRevision).join(','))
+        .join('|'),
     );
   }
 

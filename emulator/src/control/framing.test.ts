@@ -1,41 +1,47 @@
 import { describe, expect, it } from 'vitest';
-import { LineReader, MAX_LINE_BYTES, encodeLine } from './framing.js';
+import { LineReader, MAX_LINE_BYTES } from './framing.js';
 
-function reader() {
+const reader = () => {
   const lines: string[] = [];
   let overflows = 0;
   const r = new LineReader(
-    (line) => lines.push(line),
+    (l) => lines.push(l),
     () => overflows++,
   );
   return { r, lines, overflows: () => overflows };
-}
+};
 
-describe('LineReader', () => {
-  it('joins a line that arrives in many chunks and splits chunks holding several lines', () => {
+describe('the control socket line reader', () => {
+  it('splits lines across and within chunks, skipping blank ones', () => {
     const { r, lines } = reader();
-    const big = encodeLine({ libraries: Array.from({ length: 5_000 }, (_, i) => ({ label: `L${i}` })) });
-    const bytes = Buffer.from(encodeLine({ a: 1 }) + big + encodeLine({ b: 2 }) + '{"c":');
-    for (let i = 0; i < bytes.length; i += 4096) r.push(bytes.subarray(i, i + 4096));
-    expect(lines.map((l) => JSON.parse(l))).toEqual([{ a: 1 }, JSON.parse(big), { b: 2 }]);
-    r.push('3}\n\n  \n');
-    expect(lines.at(-1)).toBe('{"c":3}');
-    expect(lines).toHaveLength(4);
+    r.push(Buffer.from('{"a":1}\n{"b"'));
+    r.push(Buffer.from(':2}\n\n  \n{"c":3}'));
+    expect(lines).toEqual(['{"a":1}', '{"b":2}']);
+    r.push('\n');
+    expect(lines).toEqual(['{"a":1}', '{"b":2}', '{"c":3}']);
   });
 
-  it('keeps a multi-byte character split between two chunks whole', () => {
+  it('keeps a multi-byte character split between two chunks', () => {
     const { r, lines } = reader();
-    const bytes = Buffer.from(encodeLine({ detail: 'bande née à Zürich — ✓' }));
-    const cut = bytes.indexOf(Buffer.from('é')) + 1; // between the two bytes of é
+    const bytes = Buffer.from('{"label":"É"}\n');
+    const cut = bytes.indexOf(0xc3) + 1; // inside the two bytes of É
     r.push(bytes.subarray(0, cut));
     r.push(bytes.subarray(cut));
-    expect(JSON.parse(lines[0]!)).toEqual({ detail: 'bande née à Zürich — ✓' });
+    expect(lines).toEqual(['{"label":"É"}']);
   });
 
-  it('reports a line over the limit once and starts afresh', () => {
+  it('reads a long line arriving in many small chunks as one line', () => {
+    const { r, lines } = reader();
+    const line = JSON.stringify({ cartridges: Array.from({ length: 5000 }, (_, i) => `L${i}`) });
+    const bytes = Buffer.from(`${line}\n`);
+    for (let i = 0; i < bytes.length; i += 1000) r.push(bytes.subarray(i, i + 1000));
+    expect(lines).toEqual([line]);
+  });
+
+  it('reports a line past the limit once and starts over', () => {
     const { r, lines, overflows } = reader();
     const chunk = Buffer.alloc(1024 * 1024, 0x61);
-    for (let i = 0; i <= MAX_LINE_BYTES / chunk.length; i++) r.push(chunk);
+    for (let sent = 0; sent <= MAX_LINE_BYTES; sent += chunk.length) r.push(chunk);
     expect(overflows()).toBe(1);
     r.push('{"ok":true}\n');
     expect(lines).toEqual(['{"ok":true}']);

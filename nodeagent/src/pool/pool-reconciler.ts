@@ -5,8 +5,18 @@ import { Requeue, startController, watchInto, type ReconcileResult } from '@vtl/
 import type { Logger } from 'pino';
 import { directoryPoolFigures } from './pool-figures.js';
 
-/** Figures are refreshed this often; the status record is written only when they change. */
+/**
+ * Figures are refreshed every 5 s, or less often when walks are long: a walk stats every file
+ * of every cartridge (a full 16 × 400-cartridge appliance: 24,000 files), so the pause after a
+ * pool's walk is 100 × its duration × the node's pools, up to a minute, which keeps all the
+ * node's walks together near 1 % of a core. The status record is written only when the
+ * figures change.
+ */
 const POOL_REFRESH_MS = Requeue.poll;
+const POOL_REFRESH_MAX_MS = 60_000;
+const WALK_SHARE = 100;
+export const refreshAfter = (walkMs: number, pools: number) =>
+  Math.min(POOL_REFRESH_MAX_MS, Math.max(POOL_REFRESH_MS, Math.round(walkMs * WALK_SHARE * pools)));
 /** pool_stats events (§6.2) at most this often per pool, and only when the figures changed. */
 const POOL_STATS_EVERY_MS = 60_000;
 
@@ -24,6 +34,8 @@ export async function startPoolReconciler(opts: {
   const published = new Map<number, PoolStatus>();
   const journal = new EventJournal(store);
   const statsAt = new Map<number, { at: number; figures: PoolFigures }>();
+  /** This node's pools, which share the walks' budget. */
+  const walked = new Set<string>();
 
   /** The periodic capacity and dedup figures of §6.2, throttled so they cannot flood the journal. */
   async function emitStats(pool: PoolSpec, figures: PoolFigures | undefined) {
@@ -49,8 +61,13 @@ export async function startPoolReconciler(opts: {
   async function reconcile(key: string): Promise<ReconcileResult> {
     const pool = (await store.get(key, PoolSpec))?.value;
     const statusKey = keys.poolStatus.one(Number.parseInt(key.slice(keys.pools.prefix.length), 10));
-    if (!pool || pool.node !== node) return;
+    if (!pool || pool.node !== node) {
+      walked.delete(key);
+      return;
+    }
+    walked.add(key);
     let status: PoolStatus;
+    const walkStarted = performance.now();
     try {
       await fs.mkdir(pool.path, { recursive: true });
       status = {
@@ -81,7 +98,7 @@ export async function startPoolReconciler(opts: {
     await emitStats(pool, status.figures).catch((err) =>
       opts.logger.warn({ err }, 'pool_stats not recorded'),
     );
-    return { requeueAfterMs: POOL_REFRESH_MS };
+    return { requeueAfterMs: refreshAfter(performance.now() - walkStarted, walked.size) };
   }
 
   const controller = startController<string>({ name: 'pools', logger: opts.logger, reconcile });
@@ -89,8 +106,6 @@ export async function startPoolReconciler(opts: {
     !pool || pool.node === node ? key : undefined,
   );
   return {
-    /** Re-reads figures now (after cartridge data changed). */
-    refresh: () => informer.items().forEach((_v, key) => controller.queue.add(key)),
     /** Writes every pool status again: they vanished with a lost lease. */
     republish: () => {
       published.clear();
