@@ -289,6 +289,24 @@ describe('control socket', () => {
     expect(again.libraries[0]!.cartridges[0]).toMatchObject({ label: 'AAA001L8', stub: true });
   });
 
+  it('stops within its grace while a client keeps its connection open and reads nothing', async () => {
+    const emu = await start();
+    // A raw client that never ends its side and stops reading: only cutting it off ends it.
+    const raw = createConnection({ path: config().socket, allowHalfOpen: true });
+    await new Promise((resolve) => raw.once('connect', resolve));
+    raw.pause();
+    const cut = new Promise((resolve) => {
+      raw.once('end', resolve);
+      raw.once('close', resolve);
+    });
+    const started = Date.now();
+    await emu.stop();
+    expect(Date.now() - started).toBeLessThan(2_500);
+    raw.resume(); // reading again, it finds its connection cut
+    await cut;
+    raw.destroy();
+  });
+
   it('reconnects by itself after the emulator restarts, failing calls made meanwhile', async () => {
     const first = await start();
     const c = await connect();

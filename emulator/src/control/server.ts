@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { chmod, mkdir, rm } from 'node:fs/promises';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
@@ -63,18 +64,31 @@ export class ControlServer {
     for (const socket of this.clients) if (socket.writable) socket.write(line);
   }
 
+  /**
+   * Stops listening and lets clients read their last replies for a grace period; then every
+   * connection still open is cut and close() returns, whether or not the server has counted its
+   * last connection closed. A CI run left an emulator alive for good after "emulator stopping":
+   * its listener closed, one accepted control connection open but no longer polled by Node, so
+   * the server's close callback never came and the process never exited.
+   */
   async close(): Promise<void> {
+    this.closing = true;
     this.unsubscribe();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    for (const socket of this.clients) {
-      socket.end();
-      setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
-    }
-    await closed;
+    for (const socket of this.clients) socket.end();
+    await Promise.race([closed, delay(CLOSE_GRACE_MS)]);
+    for (const socket of this.clients) socket.destroy();
+    await Promise.race([closed, delay(CLOSE_GRACE_MS)]);
     await rm(this.opts.socketPath, { force: true });
   }
 
+  private closing = false;
+
   private accept(socket: Socket): void {
+    if (this.closing) {
+      socket.destroy();
+      return;
+    }
     this.clients.add(socket);
     const log = this.opts.logger;
     const reader = new LineReader(
