@@ -11,6 +11,7 @@
 import { performance } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import vm from 'node:vm';
+import { trimMalloc } from './malloc-trim.js';
 
 /** How often the event loop's utilisation is sampled. */
 const CHECK_MS = 2_000;
@@ -74,8 +75,10 @@ export function startIdleGc(): void {
     if (utilization >= BUSY || growth > GROWTH_BYTES || grownResident) busySince = true;
     const quietEnough = utilization <= IDLE || (grownResident && utilization <= QUIET);
     if (!busySince || !quietEnough) return;
-    // A full collection; the pages it empties go back to the system.
+    // A full collection; the pages it empties go back to the system, and so do the free pages
+    // of the malloc arenas (the native memory the burst used: buffers, requests).
     collectAll(gc);
+    trimMalloc();
     busySince = false;
     heapAfterGc = process.memoryUsage().heapTotal;
     rssAfterGc = process.memoryUsage.rss();

@@ -108,8 +108,12 @@ export class EmulatorClient {
   hello(): Promise<HelloResult> {
     return this.call('hello', undefined) as Promise<HelloResult>;
   }
-  status(): Promise<StatusResult> {
-    return this.call('status', undefined) as Promise<StatusResult>;
+  /**
+   * Every library's status; with `since` (a tag from an earlier answer), `unchanged` and no
+   * libraries while nothing changed since that answer.
+   */
+  status(params?: { since?: string }): Promise<StatusResult> {
+    return this.call('status', params) as Promise<StatusResult>;
   }
   mint(params: ParamsOf<'mint'>): Promise<MintResult> {
     return this.call('mint', params) as Promise<MintResult>;

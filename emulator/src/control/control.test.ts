@@ -244,6 +244,51 @@ describe('control socket', () => {
     expect((await (await connect()).hello()).generation).toBe(7);
   });
 
+  it('answers a status asked since its tag as unchanged until something it shows changes', async () => {
+    const first = await start();
+    const c = await connect();
+    await c.mint({ library: 1, label: 'AAA001L8', slot: 3 });
+    const minted = await c.status();
+    expect(minted.tag).toEqual(expect.any(String));
+    expect(minted.unchanged).toBeUndefined();
+    // Nothing changed: no libraries sent again, the same tag.
+    expect(await c.status({ since: minted.tag! })).toMatchObject({
+      libraries: [],
+      unchanged: true,
+      tag: minted.tag,
+    });
+    expect(await c.status()).toEqual(minted);
+
+    // A load moves the cartridge and sets the drive: a new tag with the new status.
+    await c.load({ library: 1, drive: 1, label: 'AAA001L8' });
+    const loaded = await c.status({ since: minted.tag! });
+    expect(loaded.unchanged).toBeUndefined();
+    expect(loaded.tag).not.toBe(minted.tag);
+    expect(loaded.libraries[0]!.drives[1]!.loaded).toBe('AAA001L8');
+    expect(loaded.libraries[0]!.cartridges[0]).toMatchObject({ label: 'AAA001L8', location: 'drive:1' });
+    expect((await c.status({ since: loaded.tag! })).unchanged).toBe(true);
+
+    // The drive's quiet window passing changes nothing shown; an unload and an eviction (an
+    // image rewritten outside a drive, its kept figures dropped) each do.
+    clock += 15_000;
+    expect((await c.status({ since: loaded.tag! })).unchanged).toBe(true);
+    await c.unload({ library: 1, drive: 1 });
+    const unloaded = await c.status({ since: loaded.tag! });
+    expect(unloaded.libraries[0]!.cartridges[0]).toMatchObject({ location: 'slot:3', stub: false });
+    await c.evict({ library: 1, label: 'AAA001L8' });
+    const evicted = await c.status({ since: unloaded.tag! });
+    expect(evicted.unchanged).toBeUndefined();
+    expect(evicted.libraries[0]!.cartridges[0]).toMatchObject({ label: 'AAA001L8', stub: true });
+
+    // Another emulator process never matches a tag of this one, even with the same libraries.
+    await first.stop();
+    await start();
+    await until(() => (c.connected ? true : undefined));
+    const again = await c.status({ since: evicted.tag! });
+    expect(again.unchanged).toBeUndefined();
+    expect(again.libraries[0]!.cartridges[0]).toMatchObject({ label: 'AAA001L8', stub: true });
+  });
+
   it('stops within its grace while a client keeps its connection open and reads nothing', async () => {
     const emu = await start();
     // A raw client that never ends its side and stops reading: only cutting it off ends it.

@@ -71,11 +71,19 @@ export function createHandlers(dp: DataPlane, requestShutdown: () => void): Hand
   };
   return {
     hello: async (): Promise<HelloResult> => dp.hello(),
-    status: async (): Promise<StatusResult> => ({
-      libraries: await dp.status(),
-      iscsi_sessions: dp.transport?.sessions?.() ?? 0,
-      iscsi_logins: dp.transport?.logins?.() ?? [],
-    }),
+    status: async (p): Promise<StatusResult> => {
+      const since = typeof p === 'object' && p !== null ? (p as { since?: unknown }).since : undefined;
+      const { libraries, tag } = await dp.statusTagged();
+      // The nodeagent asks every second; an idle one gets a few bytes back, not every cartridge.
+      const unchanged = since === tag;
+      return {
+        libraries: unchanged ? [] : libraries,
+        tag,
+        ...(unchanged ? { unchanged } : {}),
+        iscsi_sessions: dp.transport?.sessions?.() ?? 0,
+        iscsi_logins: dp.transport?.logins?.() ?? [],
+      };
+    },
     mint: async (p): Promise<MintResult> => mint(dp, int(p, 'library'), str(p, 'label'), int(p, 'slot')),
     mint_batch: async (p): Promise<MintBatchResult> => {
       const list = field(p, 'items');

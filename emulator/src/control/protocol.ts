@@ -74,7 +74,7 @@ export interface EmuEvent {
 
 export type Request =
   | { id: number; method: 'hello' } // → { pid, generation, started_at, iscsi_portal }
-  | { id: number; method: 'status' } // → { libraries: EmuLibrary[] }
+  | { id: number; method: 'status'; params?: { since?: string } } // → StatusResult; `since`: the tag of a status the caller holds, answered `unchanged` (no libraries) while it still holds
   | { id: number; method: 'set_access'; params: { initiators: InitiatorAccess[] } } // → SetAccessResult; replaces the iSCSI initiator registry live
   | { id: number; method: 'mint'; params: { library: number; label: string; slot: number } } // → { label, slot }; creates the VOL1 image and places it; idempotent if that label already sits in that slot
   | {
@@ -111,7 +111,16 @@ export interface HelloResult {
   iscsi_portal: string;
 }
 export interface StatusResult {
+  /** Empty when `unchanged`. */
   libraries: EmuLibrary[];
+  /**
+   * Changes whenever `libraries` does (and differs between two emulator processes): a caller
+   * that passes it back as `since` gets `unchanged` instead of the same libraries again.
+   * Absent from emulators older than it.
+   */
+  tag?: string;
+  /** The libraries are those of the status tagged `since` (and so not sent again). */
+  unchanged?: boolean;
   /** Logged-in iSCSI sessions (normal sessions, every initiator). */
   iscsi_sessions: number;
   /** Initiator names with a normal iSCSI session now. */
@@ -145,5 +154,7 @@ export interface SetAccessResult {
 }
 
 export type Method = Request['method'];
-export type ParamsOf<M extends Method> =
-  Extract<Request, { method: M }> extends { params: infer P } ? P : undefined;
+type RequestOf<M extends Method> = Extract<Request, { method: M }>;
+export type ParamsOf<M extends Method> = 'params' extends keyof RequestOf<M>
+  ? RequestOf<M>['params']
+  : undefined;

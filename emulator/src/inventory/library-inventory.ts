@@ -78,6 +78,8 @@ export class LibraryInventory {
   private hooks: DriveMediaHooks;
   /** Cartridges an offsite job holds (label → holder): no move into a drive until released. */
   private readonly holds = new Map<string, string>();
+  /** Bumped on every committed change of where cartridges are (see `revision`). */
+  private commits = 0;
 
   private constructor(
     readonly geometry: LibraryGeometry,
@@ -103,6 +105,14 @@ export class LibraryInventory {
 
   get id(): number {
     return this.geometry.id;
+  }
+
+  /**
+   * Changes whenever slots(), cartridges() or the drives' loaded media change (every commit),
+   * so a reader can keep what it built from them until then (DataPlane.status).
+   */
+  get revision(): number {
+    return this.commits;
   }
 
   /** Installs the drive model's hooks (the transport starts after the inventory opens). */
@@ -409,6 +419,7 @@ export class LibraryInventory {
   private async commit(next: InventoryState): Promise<void> {
     await saveInventory(this.geometry, next);
     this.state = next;
+    this.commits++;
   }
 
   private cell(ref: ElementRef): string | undefined {

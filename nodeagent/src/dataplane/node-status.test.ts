@@ -129,6 +129,44 @@ describe('the node status publisher', () => {
     expect(await revisions()).toEqual(after);
   });
 
+  it('asks the emulator for what changed since its last answer and keeps what it saw while nothing did', async () => {
+    const client = supervisor.emulator!;
+    const answers: Awaited<ReturnType<typeof client.status>>[] = [];
+    const status = client.status.bind(client);
+    client.status = async (params) => {
+      const answer = await status(params);
+      answers.push(answer);
+      return answer;
+    };
+    try {
+      await publisher.publish();
+      const seen = publisher.libraries;
+      const records = await revisions();
+      // Idle: the emulator sends no libraries and the publisher keeps (and writes) nothing new.
+      await publisher.publish();
+      expect(answers.at(-1)).toMatchObject({ unchanged: true, libraries: [] });
+      expect(publisher.libraries).toBe(seen);
+      expect(await revisions()).toEqual(records);
+
+      await client.mint({ library: 2, label: 'AA2001L8', slot: 1 });
+      await publisher.publish();
+      expect(answers.at(-1)!.unchanged).toBeUndefined();
+      expect(publisher.libraries.find((l) => l.id === 2)!.cartridges.map((c) => c.label)).toEqual([
+        'AA2001L8',
+      ]);
+      const after = await revisions();
+      expect(after.libs[2]).not.toBe(records.libs[2]);
+      expect(after.libs[1]).toBe(records.libs[1]);
+      const [published] = await listNodeStatus(t.stores[0]!);
+      expect(published!.cartridges.map((c) => [c.label, c.library])).toEqual([
+        ['AA1001L8', 1],
+        ['AA2001L8', 2],
+      ]);
+    } finally {
+      client.status = status;
+    }
+  });
+
   it('deletes the record of a library the emulator no longer serves, with the new generation', async () => {
     await supervisor.ensure(want(2, [1]));
     await publisher.publish();

@@ -5,7 +5,7 @@ import {
   type Drive,
   type NodeFabricStatus,
   type NodeHeartbeat,
-  type NodeStatus,
+  type NodeLibraryStatus,
   type ObservedCartridge,
   type ObservedLibrary,
 } from '@vtl/api';
@@ -13,6 +13,7 @@ import type { EmuLibrary } from '@vtl/emulator';
 import type { Lease, Store } from '@vtl/store';
 import type { Logger } from 'pino';
 import type { EmulatorSupervisor } from './emulator-supervisor.js';
+import { EmulatorStatusFollower } from './emulator-status.js';
 
 /** Live figures are polled this often; a record is written only when something in it changed. */
 export const NODE_STATUS_INTERVAL_MS = 1_000;
@@ -60,6 +61,24 @@ function observe(lib: EmuLibrary): { library: ObservedLibrary; cartridges: Obser
   };
 }
 
+interface LibraryRecord {
+  value: unknown;
+  text: string;
+}
+
+/**
+ * The records of the emulator's libraries by key (as splitNodeStatus makes them), each with
+ * the JSON it is compared by.
+ */
+function libraryRecords(node: string, seen: EmuLibrary[]): Map<string, LibraryRecord> {
+  return new Map(
+    seen.map(observe).map(({ library, cartridges }) => {
+      const record: NodeLibraryStatus = { node, id: library.id, library, cartridges };
+      return [keys.nodeLibraryStatus.one(node, library.id), { value: record, text: JSON.stringify(record) }];
+    }),
+  );
+}
+
 /**
  * Publishes this node's leased status: a small node record (data plane, fabric) and one record
  * per served library, each rewritten only when it changed, so a mint batch in one library
@@ -75,6 +94,9 @@ export class NodeStatusPublisher {
   private queued: Promise<void> | undefined;
   /** The emulator's libraries as last seen, for the reconcilers of this node. */
   libraries: EmuLibrary[] = [];
+  /** Their library records (keys.nodeLibraryStatus) and JSON, rebuilt only when they changed. */
+  private libraryRecords = new Map<string, LibraryRecord>();
+  private readonly follower = new EmulatorStatusFollower();
   /** The fabric reconciler's latest report (FC target, registry apply), published with the rest. */
   fabric: NodeFabricStatus | undefined;
   /** When the heartbeat was last written (Date.now()); 0 to write it on the next pass. */
@@ -130,23 +152,22 @@ export class NodeStatusPublisher {
       this.primed = true;
     }
     const emulator = this.opts.supervisor.emulator;
-    const seen = emulator ? await emulator.status() : { libraries: [], iscsi_sessions: 0 };
-    this.libraries = seen.libraries;
-    const observed = this.libraries.map(observe);
-    const status: NodeStatus = {
+    const seen = emulator
+      ? await this.follower.read(emulator)
+      : { libraries: [], iscsi_sessions: 0, fresh: true };
+    if (seen.fresh) {
+      this.libraries = seen.libraries;
+      this.libraryRecords = libraryRecords(this.opts.node, seen.libraries);
+    }
+    const want = this.libraryRecords;
+    const { node } = splitNodeStatus({
       node: this.opts.node,
       updated_at: '',
       dataplane: { ...this.opts.supervisor.status, iscsi_sessions: seen.iscsi_sessions },
-      libraries: observed.map((s) => s.library),
-      cartridges: observed.flatMap((s) => s.cartridges),
+      libraries: [],
+      cartridges: [],
       ...(this.fabric ? { fabric: this.fabric } : {}),
-    };
-    const { node, libraries } = splitNodeStatus(status);
-    const want = new Map<string, { value: unknown; text: string }>();
-    for (const l of libraries) {
-      const text = JSON.stringify(l);
-      want.set(keys.nodeLibraryStatus.one(this.opts.node, l.id), { value: l, text });
-    }
+    });
     const nodeText = JSON.stringify(node);
     const nodeKey = keys.nodeStatus.one(this.opts.node);
     const stale = [...this.written.keys()].filter((k) => k !== nodeKey && !want.has(k));

@@ -5,6 +5,7 @@ import type { EventJournal, Informer, Store } from '@vtl/store';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { EmulatorSupervisor } from '../dataplane/emulator-supervisor.js';
+import { EmulatorStatusFollower } from '../dataplane/emulator-status.js';
 import type { LioFcDriver } from './lio-driver.js';
 import { fcPlan } from './fc-plan.js';
 import { iscsiAccessList, readChapSecrets } from './iscsi-access-list.js';
@@ -53,6 +54,7 @@ export async function startFabricReconciler(opts: {
   let builtGeneration = -1;
   let pushed = '';
   let lastState = '';
+  const follower = new EmulatorStatusFollower();
 
   const pass = async () => {
     // The list's revision covers every registry and settings write this pass can see.
@@ -61,7 +63,7 @@ export async function startFabricReconciler(opts: {
     const secrets = await readChapSecrets(store);
     const settings = (await store.get(keys.settings, Settings))?.value ?? {};
     const emulator = supervisor.emulator;
-    const seen = emulator ? await emulator.status() : undefined;
+    const seen = emulator ? await follower.read(emulator) : undefined;
     const luns = lunTable(seen?.libraries ?? []);
     const served = [...new Set(luns.map((l) => l.library))];
     const initiators = records.items.map((i) => i.value);
