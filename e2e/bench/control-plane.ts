@@ -13,6 +13,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import autocannon from 'autocannon';
 import { waitFor } from '@vtl/reconcile';
+import { declareFullLibrary } from './full-library.js';
 import { Appliance } from '../src/harness/appliance.js';
 import { idleRss, type IdleMemory } from './idle-memory.js';
 
@@ -134,21 +135,6 @@ async function views(app: Appliance, label: string): Promise<void> {
   }
 }
 
-async function declare(app: Appliance, poolId: number, n: number): Promise<number> {
-  const res = await app.api.post('/api/libraries', {
-    name: `bench-${n}`,
-    product: '03584L32',
-    drive_product: 'ULT3580-TD8',
-    num_drives: 12,
-    num_slots: 400,
-    num_map: 4,
-    label_prefix: `B${String.fromCharCode(65 + Math.floor(n / 26))}${String.fromCharCode(65 + (n % 26))}`,
-    pool_id: poolId,
-  });
-  if (res.status !== 201) throw new Error(`declare answered ${res.status}: ${res.text}`);
-  return res.body.library;
-}
-
 async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
   const started = performance.now();
   const value = await fn();
@@ -245,7 +231,7 @@ async function sixteen(app: Appliance, lib1: number): Promise<void> {
     { timeoutMs: 120_000, intervalMs: 500 },
   );
   const pools = (await app.api.get('/api/pools')).body.filter((p: any) => p.library === null);
-  for (const [i, pool] of pools.entries()) libs.push(await declare(app, pool.id, i + 1));
+  for (const [i, pool] of pools.entries()) libs.push(await declareFullLibrary(app, pool.id, i + 1));
   const apply16 = await apply(app);
   row(
     'apply of 16 libraries × 12 drives × 400 slots',
@@ -275,7 +261,7 @@ async function main(): Promise<void> {
   try {
     // One 400-slot library with 12 drives.
     const first = (await app.api.get('/api/pools')).body[0];
-    const lib1 = await declare(app, first.id, 0);
+    const lib1 = await declareFullLibrary(app, first.id, 0);
     const apply1 = await apply(app);
     const mint1 = await mint(app, lib1);
     row(

@@ -10,6 +10,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { waitFor } from '@vtl/reconcile';
 import { Appliance } from '../src/harness/appliance.js';
+import { declareFullLibrary } from './full-library.js';
 import { idleRss, type IdleMemory } from './idle-memory.js';
 
 process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
@@ -51,18 +52,7 @@ async function main(): Promise<void> {
     const pools = (await app.api.get('/api/pools')).body;
     const libs: number[] = [];
     for (const [n, pool] of pools.entries()) {
-      const res = await app.api.post('/api/libraries', {
-        name: `bench-${n}`,
-        product: '03584L32',
-        drive_product: 'ULT3580-TD8',
-        num_drives: 12,
-        num_slots: 400,
-        num_map: 4,
-        label_prefix: `B${String.fromCharCode(65 + Math.floor(n / 26))}${String.fromCharCode(65 + (n % 26))}`,
-        pool_id: pool.id,
-      });
-      if (res.status !== 201) throw new Error(`declare answered ${res.status}: ${res.text}`);
-      libs.push(res.body.library);
+      libs.push(await declareFullLibrary(app, pool.id, n));
     }
     let t = performance.now();
     await app.apply();

@@ -9,6 +9,7 @@
 import autocannon from 'autocannon';
 import { waitFor } from '@vtl/reconcile';
 import { Appliance } from '../src/harness/appliance.js';
+import { declareFullLibrary } from './full-library.js';
 
 process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
 const dir = process.env.PROFILE_DIR ?? '/tmp/vtl-prof';
@@ -35,19 +36,10 @@ try {
         'active',
       { timeoutMs: 60_000, intervalMs: 200 },
     );
-    const lib = await app.api.post('/api/libraries', {
-      name: `prof-${n}`,
-      product: '03584L32',
-      drive_product: 'ULT3580-TD8',
-      num_drives: 12,
-      num_slots: 400,
-      num_map: 4,
-      label_prefix: `P${String.fromCharCode(65 + Math.floor(n / 26))}${String.fromCharCode(65 + (n % 26))}`,
-      pool_id: pool.id,
-    });
+    const library = await declareFullLibrary(app, pool.id, n, 'prof');
     const applied = await app.api.post('/api/libraries/apply', { confirm: 'apply' });
-    const minted = await app.api.post('/api/cartridges', { library: lib.body.library, count: 400 });
-    console.log('library', n, 'declare', lib.status, 'apply', applied.status, 'mint', minted.status);
+    const minted = await app.api.post('/api/cartridges', { library, count: 400 });
+    console.log('library', n, 'apply', applied.status, 'mint', minted.status);
   }
   await waitFor(async () => (await app.api.get('/api/cartridges')).body.length === 400 * libraries, {
     timeoutMs: 120_000,
