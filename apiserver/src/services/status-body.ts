@@ -37,29 +37,22 @@ export function cartridgesJson(views: ViewCache): string {
 }
 
 /**
- * GET /api/status as bytes: everything but `updated_at` is kept serialized between changes,
- * each library apart, so a read costs a string concatenation and a change costs the parts it
- * touched.
+ * Everything of GET /api/status after `updated_at`, serialized: each library's part and the
+ * cartridge list are kept between changes (a change costs the parts it touched); the whole is
+ * built only when statusBytes encodes it, and not kept as a string beside those bytes.
  */
-export function statusBody(views: ViewCache): string {
-  return `{"updated_at":${JSON.stringify(isoNow())},${statusRest(views)}`;
-}
-
-/** Everything of GET /api/status after `updated_at`, serialized between changes. */
 function statusRest(views: ViewCache): string {
-  return views.memo('status-rest', () => {
-    const s = views.snapshot();
-    const fc = fcFabric(s);
-    const libraries = s.libraries.filter((l) => !l.deleting).map((lib) => libraryFragment(views, lib));
-    return (
-      `"libraries":[${libraries.join(',')}],` +
-      `"pools":${JSON.stringify(z.array(PoolFigures).parse(poolFigures(s)))},` +
-      `"fc":${JSON.stringify(StatusView.shape.fc.parse(fc.status))},` +
-      `"cartridges":${cartridgesJson(views)},` +
-      `"fabrics":${JSON.stringify(StatusView.shape.fabrics.parse({ fc: fc.fabric, iscsi: iscsiFabric(s) }))},` +
-      `"gitops":${JSON.stringify(views.gitopsStatus())}}`
-    );
-  });
+  const s = views.snapshot();
+  const fc = fcFabric(s);
+  const libraries = s.libraries.filter((l) => !l.deleting).map((lib) => libraryFragment(views, lib));
+  return (
+    `"libraries":[${libraries.join(',')}],` +
+    `"pools":${JSON.stringify(z.array(PoolFigures).parse(poolFigures(s)))},` +
+    `"fc":${JSON.stringify(StatusView.shape.fc.parse(fc.status))},` +
+    `"cartridges":${cartridgesJson(views)},` +
+    `"fabrics":${JSON.stringify(StatusView.shape.fabrics.parse({ fc: fc.fabric, iscsi: iscsiFabric(s) }))},` +
+    `"gitops":${JSON.stringify(views.gitopsStatus())}}`
+  );
 }
 
 /**
@@ -76,19 +69,20 @@ export function asBytes(views: ViewCache, name: string, json: () => string): Buf
   return views.memo(`${name}-bytes`, () => Buffer.from(json()));
 }
 
-/** GET /api/library (the older, smaller shape), serialized between changes. */
+/**
+ * GET /api/library (the older, smaller shape), serialized: each library's part is kept between
+ * changes; the whole is built for asBytes, which keeps it encoded.
+ */
 export function legacyLibraryBody(views: ViewCache): string {
-  return views.memo('legacy-library', () => {
-    const s = views.snapshot();
-    const libraries = s.libraries
-      .filter((l) => !l.deleting)
-      .map((lib) =>
-        views.part(`legacy-library-${lib.id}`, views.libraryFingerprint(lib), () => {
-          const { library, drives, slots } = liveLibrary(s, lib);
-          const { name: _name, ...rest } = library;
-          return JSON.stringify(LegacyEntry.parse({ library: rest, drives, slots }));
-        }),
-      );
-    return `{"libraries":[${libraries.join(',')}]}`;
-  });
+  const s = views.snapshot();
+  const libraries = s.libraries
+    .filter((l) => !l.deleting)
+    .map((lib) =>
+      views.part(`legacy-library-${lib.id}`, views.libraryFingerprint(lib), () => {
+        const { library, drives, slots } = liveLibrary(s, lib);
+        const { name: _name, ...rest } = library;
+        return JSON.stringify(LegacyEntry.parse({ library: rest, drives, slots }));
+      }),
+    );
+  return `{"libraries":[${libraries.join(',')}]}`;
 }
