@@ -1,8 +1,7 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { modulesLoadedBy } from '@vtl/store/testing';
 
 /**
  * The apiserver validates, records desired state and operations, and composes views: it talks to
@@ -91,37 +90,13 @@ describe('the apiserver talks to etcd only', () => {
   });
 
   it('loading the built apiserver loads no S3 client, offsite engine or emulator module', async () => {
-    // A resolve hook records every module the built app graph loads, transitively (a workspace
-    // package the apiserver imports must not pull S3 in either). registerHooks runs it on the
-    // loading thread, so the list is complete when the last import returns and is printed once.
-    // Every built module but the entry scripts (server.js starts the process, openapi-snapshot.js
-    // writes a file): what server.js imports is among them.
-    const modules = (await fs.readdir(path.join(pkgDir, 'dist'), { recursive: true }))
-      .filter((f) => f.endsWith('.js') && !f.endsWith('.test.js') && !f.startsWith('test'))
-      .filter((f) => !['server.js', 'openapi-snapshot.js'].includes(f))
-      .map((f) => path.join(pkgDir, 'dist', f));
-    const script = `
-      import { registerHooks } from 'node:module';
-      const urls = [];
-      registerHooks({
-        resolve(specifier, context, next) {
-          const r = next(specifier, context);
-          urls.push(r.url);
-          return r;
-        },
-      });
-      for (const m of ${JSON.stringify(modules)}) await import(m);
-      process.stdout.write(urls.join('\\n') + '\\n');
-    `;
-    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], {
-      cwd: pkgDir,
-      timeout: 60_000,
-      maxBuffer: 64 << 20,
-    });
-    const loaded = stdout.split('\n').filter((l) => l.startsWith('file:') || l.startsWith('node:'));
+    // Every module the built app graph loads, transitively (a workspace package the apiserver
+    // imports must not pull S3 in either): every built module but the entry scripts (server.js
+    // starts the process, openapi-snapshot.js writes a file); what server.js imports is among them.
+    const loaded = await modulesLoadedBy(pkgDir, ['server.js', 'openapi-snapshot.js']);
     expect(loaded.some((u) => u.includes('/apiserver/dist/routes/remotes.js'))).toBe(true);
     const bad = loaded.filter((u) =>
-      /\/node_modules\/@aws-sdk\/|\/offsite\/dist\/|\/emulator\/dist\//.test(u.replace(/\\/g, '/')),
+      /\/node_modules\/@aws-sdk\/|\/offsite\/dist\/|\/emulator\/dist\//.test(u),
     );
     expect(bad).toEqual([]);
   }, 90_000);

@@ -1,7 +1,8 @@
 import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_TCP_CONGESTION, isCongestionControlName } from '@vtl/emulator';
-import { DEFAULT_CODEC_NICE } from '@vtl/offsite';
+// The codec's module alone: the package index would load the S3 client at start.
+import { DEFAULT_CODEC_NICE } from '@vtl/offsite/dist/codec/codec-pool.js';
 import { LIO_FABRICS, type LioFabricName } from './fabric/lio-fabric.js';
 import type { LioDriverOptions } from './fabric/lio-driver.js';
 import { storeDeadlineFromEnv, storeSettingsFromEnv, type StoreTls } from '@vtl/store';

@@ -12,12 +12,12 @@ import {
   keys,
   randomDriveSerial,
 } from '@vtl/api';
-import { readTopology, remoteConnection, scanBucket } from '@vtl/offsite';
 import { watchOpUntilFinished, type OpHandler } from '@vtl/reconcile';
 import { checkRecoverPreconditions, loadSnapshot, type EventJournal, type Store } from '@vtl/store';
 import { createJob, nodeOfLibrary } from '@vtl/domain';
 import { catalogEntries, putCatalogEntries } from './catalog-rows.js';
 import { deadlineOf, remoteCall } from './remote-call.js';
+import { loadOffsite } from './offsite-module.js';
 
 /** Where a recovery has got to, kept on its op record (see Op.progress). */
 interface Progress {
@@ -77,6 +77,7 @@ export function recoverOp(store: Store, journal: EventJournal): OpHandler {
 
     async function declare(): Promise<Progress> {
       const { pool } = await checkRecoverPreconditions(store, body);
+      const { remoteConnection, readTopology } = await loadOffsite();
       const conn = await remoteConnection(store, body.remote_id);
       const topology = await remoteCall('Reading the library from the bucket', conn, deadlineMs, (signal) =>
         readTopology(conn, body.system_name, body.library_serial, signal),
@@ -184,6 +185,7 @@ export function recoverOp(store: Store, journal: EventJournal): OpHandler {
      * recovery queued before a restart is found again, not queued twice.
      */
     async function queueImports(lib: LibrarySpec): Promise<number[]> {
+      const { remoteConnection, readTopology, scanBucket } = await loadOffsite();
       const conn = await remoteConnection(store, body.remote_id);
       const [topology, scan] = await remoteCall(
         'Reading the library from the bucket',

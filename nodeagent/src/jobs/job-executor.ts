@@ -8,7 +8,7 @@ import type { JobStepContext, StepResult } from './job-context.js';
 import { quiesce, upload } from './export-job.js';
 import { downloadAndSwapIn, verifyAndEvict } from './evict-import-jobs.js';
 import { updateJob } from '@vtl/domain';
-import { offsiteCode, offsiteEngine, type Codec } from './offsite.js';
+import { offsiteCode, offsiteEngine, type Codec, type OffsiteEngine } from './offsite.js';
 import { isStoreBlip } from './store-blip.js';
 
 const STEPS: Partial<Record<JobState, (ctx: JobStepContext) => Promise<StepResult>>> = {
@@ -63,8 +63,8 @@ export async function startJobExecutor(opts: {
   const abort = new AbortController();
   const running = new Set<number>();
   let codec: Codec | undefined;
-  const engine = offsiteEngine();
-  const codecOf = () => (codec ??= new engine.CodecPool({ nice: opts.codecNice }));
+  let loaded: Promise<OffsiteEngine> | undefined;
+  const engineOf = () => (loaded ??= offsiteEngine());
 
   const controller = startController<string>({
     name: 'job-executor',
@@ -79,6 +79,8 @@ export async function startJobExecutor(opts: {
       if (!library) return { requeueAfterMs: Requeue.slow };
       running.add(id);
       try {
+        const engine = await engineOf();
+        const codecOf = () => (codec ??= new engine.CodecPool({ nice: opts.codecNice }));
         return await step({ ...opts, engine, codec: codecOf, signal: abort.signal, log, job, library });
       } catch (err) {
         if (abort.signal.aborted) return;

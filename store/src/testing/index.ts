@@ -6,3 +6,4 @@
 export { startTcpProxy, type TcpProxy } from '../tcp-proxy.js';
 export { startTestEtcd, startTestStores, type TestEtcd, type TestStores } from '../test-etcd.js';
 export { putTestLibrary, putTestNodeStatus, putTestPool, putTestRemote, testJob } from './records.js';
+export { modulesLoadedBy } from './loaded-modules.js';

@@ -1,0 +1,19 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { modulesLoadedBy } from '@vtl/store/testing';
+
+/**
+ * The offsite engine's package index brings the S3 client, zstd and the codec workers (some
+ * 20-45 MB of a process's private memory: issue 13's idle memory). The nodeagent loads it on its
+ * first offsite job (export, import, evict), not at start.
+ */
+describe('the nodeagent loads the offsite engine only when it first needs it', () => {
+  it('loading every built module but the entry script loads no S3 client and no engine index', async () => {
+    const loaded = await modulesLoadedBy(path.resolve(import.meta.dirname, '..'), ['main.js']);
+    expect(loaded.some((u) => u.includes('/nodeagent/dist/'))).toBe(true);
+    const bad = loaded.filter((u) =>
+      /\/node_modules\/@aws-sdk\/|\/offsite\/dist\/(index|remote)\.js$/.test(u),
+    );
+    expect(bad).toEqual([]);
+  }, 90_000);
+});
