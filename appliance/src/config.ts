@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
-import { storeDeadlineFromEnv, storeSettingsFromEnv, type StoreSettings } from '@vtl/store';
+// The launcher's entry of the store package: the main one loads the etcd client (launcher.ts).
+import { storeDeadlineFromEnv, storeSettingsFromEnv, type StoreSettings } from '@vtl/store/launcher';
 
 /** Single-node appliance settings; every one has a built-in default (README lists them). */
 export interface ApplianceConfig {

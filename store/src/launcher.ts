@@ -6,4 +6,5 @@
 export { startEtcd, type EtcdProcess } from './etcd-process.js';
 export { ensurePki, type PkiIdentity } from './pki.js';
 export { ensureSealingKeyFile } from './sealing.js';
-export type { StoreTls } from './store-tls.js';
+export { storeDeadlineFromEnv } from './deadline-env.js';
+export { storeSettingsFromEnv, type StoreSettings, type StoreTls } from './store-tls.js';
