@@ -6,7 +6,6 @@ import {
   type CallContext,
   type CallOptionsFactory,
 } from 'etcd3';
-import { DEFAULT_STORE_DEADLINE_MS } from './deadline-env.js';
 
 export { DEFAULT_STORE_DEADLINE_MS, storeDeadlineFromEnv } from './deadline-env.js';
 
