@@ -1,8 +1,17 @@
-import { parseAllDocuments } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
 import type { z } from 'zod';
 import type { ManifestFile, PlanError } from './contract.js';
 import { API_VERSION, KINDS, KIND_NAMES, type DeclaredObject, type KindName } from './model/index.js';
 import { ruleProblems } from './refinements.js';
+
+/**
+ * The YAML parser, loaded by the first parse: some 9 MB of a process's memory that the
+ * apiserver and controller of an appliance without GitOps sources never need (issue 13's idle
+ * memory; this package's schemas are imported by both at start). Synchronous, as parsing is.
+ */
+let yaml: typeof Yaml | undefined;
+const loadYaml = () => (yaml ??= createRequire(import.meta.url)('yaml') as typeof Yaml);
 
 /** A declared object and where it was written, for error messages. */
 export interface Located {
@@ -52,7 +61,7 @@ export function parseManifests(files: readonly ManifestFile[]): Parsed {
   const objects: Located[] = [];
   const errors: PlanError[] = [];
   for (const { file, content } of files) {
-    const docs = parseAllDocuments(content, { prettyErrors: false, uniqueKeys: true });
+    const docs = loadYaml().parseAllDocuments(content, { prettyErrors: false, uniqueKeys: true });
     const list = Array.isArray(docs) ? docs : [docs];
     list.forEach((doc, document) => {
       const base = { file, document, kind: '', name: '' };
