@@ -269,34 +269,32 @@ async function writeRun(
   return length;
 }
 
-/** O_DIRECT: writes whole aligned blocks until done or the kernel stops short; returns how many. */
-async function writeDirect(
+/**
+ * Writes until `length` bytes are written or `goOn` (given the total so far and the last count)
+ * says stop; returns how many were written.
+ */
+async function writeLoop(
   handle: FileHandle,
   buf: Buffer,
   at: number,
   length: number,
   position: number,
+  goOn: (done: number, written: number) => boolean = () => true,
 ): Promise<number> {
   let done = 0;
   while (done < length) {
     const { bytesWritten } = await handle.write(buf, at + done, length - done, position + done);
     done += bytesWritten;
-    // A short count that breaks the alignment (or no progress): the page cache does the rest.
-    if (bytesWritten <= 0 || done % DIRECT_ALIGN !== 0) break;
+    if (!goOn(done, bytesWritten)) break;
   }
   return done;
 }
 
-async function writeFully(
-  handle: FileHandle,
-  buf: Buffer,
-  at: number,
-  length: number,
-  position: number,
-): Promise<void> {
-  let done = 0;
-  while (done < length) {
-    const { bytesWritten } = await handle.write(buf, at + done, length - done, position + done);
-    done += bytesWritten;
-  }
-}
+/** O_DIRECT: writes whole aligned blocks until done or the kernel stops short; returns how many. */
+const writeDirect = (handle: FileHandle, buf: Buffer, at: number, length: number, position: number) =>
+  // A short count that breaks the alignment (or no progress): the page cache does the rest.
+  writeLoop(handle, buf, at, length, position, (done, written) => written > 0 && done % DIRECT_ALIGN === 0);
+
+const writeFully = async (handle: FileHandle, buf: Buffer, at: number, length: number, position: number) => {
+  await writeLoop(handle, buf, at, length, position);
+};
