@@ -3,6 +3,7 @@ import { isoNow, notFound } from '@vtl/api';
 import type { Logger } from 'pino';
 import { EventBus } from './events.js';
 import type {
+  EmuEvent,
   EmuLibrary,
   EmulatorConfig,
   EmulatorLibraryConfig,
@@ -89,6 +90,7 @@ export class DataPlane {
   /** Opens every library's inventory; leftovers of interrupted mints and deletes are swept. */
   static async open(config: EmulatorConfig, logger: Logger, opts: DataPlaneOptions = {}): Promise<DataPlane> {
     const dp = new DataPlane(config, logger);
+    dp.bus.subscribe((event) => dp.forgetStatsOfDriveMoves(event));
     for (const lib of config.libraries) {
       const log = logger.child({ library: lib.id });
       const swept = await sweepMediaDir(lib.media_dir);
@@ -139,6 +141,18 @@ export class DataPlane {
   forgetStats(dir: string): void {
     this.stats.delete(dir);
     this.statsEpoch++;
+  }
+
+  /**
+   * A cartridge that leaves a drive was written there, whether or not a status pass saw it
+   * in the drive (a load, a few writes and an unload fit between two passes): its kept
+   * figures go.
+   */
+  private forgetStatsOfDriveMoves(event: EmuEvent): void {
+    const data = event.data as { library?: unknown; from?: unknown } | undefined;
+    if (typeof data?.from !== 'string' || !data.from.startsWith('drive:')) return;
+    const lib = typeof data.library === 'number' ? this.libraries.get(data.library) : undefined;
+    if (lib) this.forgetStats(this.dirOf(lib.config, event.subject));
   }
 
   /** Bumped by forgetStats: a library's kept status part no longer holds. */
@@ -237,13 +251,15 @@ export class DataPlane {
   private async figures(dir: string, inDrive: boolean): Promise<CartridgeFigures> {
     const kept = inDrive ? undefined : this.stats.get(dir);
     if (kept) return kept;
+    // A read that a forgetStats overtook may hold figures from before the change: not kept.
+    const epoch = this.statsEpoch;
     const fresh = await cartridgeStats(dir).catch((err: unknown) => {
       // A slot whose image vanished still shows, empty, so the operator sees it.
       if (isMediaError(err, 'not_found')) return { size_bytes: 0, phys_bytes: 0, modified: '', stub: false };
       throw err;
     });
     if (inDrive) this.stats.delete(dir);
-    else this.stats.set(dir, fresh);
+    else if (epoch === this.statsEpoch) this.stats.set(dir, fresh);
     return fresh;
   }
 }

@@ -1,4 +1,4 @@
-import { readdir, writeFile } from 'node:fs/promises';
+import { appendFile, readdir, writeFile } from 'node:fs/promises';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { VtlError } from '@vtl/api';
@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../emulator.js';
 import { makeTempDir } from '../util/temp-dir.js';
-import { cartridgeDir, readMeta } from '../media/layout.js';
+import { cartridgeDir, partitionFiles, readMeta } from '../media/layout.js';
 import { EmulatorClient } from './client.js';
 import type { EmuEvent, EmulatorConfig } from './protocol.js';
 
@@ -287,6 +287,22 @@ describe('control socket', () => {
     const again = await c.status({ since: evicted.tag! });
     expect(again.unchanged).toBeUndefined();
     expect(again.libraries[0]!.cartridges[0]).toMatchObject({ label: 'AAA001L8', stub: true });
+  });
+
+  it('shows what a drive wrote once the cartridge is back in its slot, though no status saw it loaded', async () => {
+    await start();
+    const c = await connect();
+    await c.mint({ library: 1, label: 'AAA001L8', slot: 3 });
+    const minted = (await c.status()).libraries[0]!.cartridges[0]!;
+    // Load, write and unload between two status passes (a quick backup on a loaded machine).
+    await c.load({ library: 1, drive: 1, label: 'AAA001L8' });
+    const dir = cartridgeDir(config().libraries[0]!.media_dir, 'AAA001L8');
+    await appendFile(join(dir, partitionFiles(0).data), Buffer.alloc(1 << 20, 1));
+    clock += 15_000;
+    await c.unload({ library: 1, drive: 1 });
+    const unloaded = (await c.status()).libraries[0]!.cartridges[0]!;
+    expect(unloaded.location).toBe('slot:3');
+    expect(unloaded.phys_bytes).toBeGreaterThanOrEqual(minted.phys_bytes + (1 << 20));
   });
 
   it('stops within its grace while a client keeps its connection open and reads nothing', async () => {
