@@ -1,10 +1,10 @@
-import { z } from 'zod';
-
 /**
  * Stable error codes. The apiserver maps each to its HTTP status in one place; every
- * process raises these instead of ad-hoc strings.
+ * process raises these instead of ad-hoc strings. This module loads no schema library, so a
+ * process that validates nothing with zod (the launcher, the emulator) can raise and read these
+ * errors without it (error-schema.ts holds the zod schemas of the same codes and body).
  */
-export const ErrorCode = z.enum([
+export const ERROR_CODES = [
   'bad_request',
   'validation_failed',
   'unauthorized',
@@ -26,8 +26,12 @@ export const ErrorCode = z.enum([
   'remote_refused',
   /** An S3 remote did not answer in time (timeout, host or network unreachable). */
   'remote_unreachable',
-]);
-export type ErrorCode = z.infer<typeof ErrorCode>;
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+const KNOWN_CODES: ReadonlySet<string> = new Set(ERROR_CODES);
+export const isErrorCode = (value: unknown): value is ErrorCode =>
+  typeof value === 'string' && KNOWN_CODES.has(value);
 
 export const statusForCode: Record<ErrorCode, number> = {
   bad_request: 400,
@@ -51,15 +55,10 @@ export const statusForCode: Record<ErrorCode, number> = {
   remote_unreachable: 504,
 };
 
-/** The one error body of every 4xx/5xx response (docs/errors.md). */
-export const ErrorBody = z.object({
-  error: z.object({
-    code: ErrorCode,
-    message: z.string(),
-    details: z.record(z.string(), z.unknown()).optional(),
-  }),
-});
-export type ErrorBody = z.infer<typeof ErrorBody>;
+/** The one error body of every 4xx/5xx response (docs/errors.md); its schema: error-schema.ts. */
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; details?: Record<string, unknown> };
+}
 
 /** An error that carries a stable code, a message saying what to do, and optional details. */
 export class VtlError extends Error {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Label, formatLabel, isoNow, normalizeWwpn, randomDriveSerial, randomSerial } from './identifiers.js';
+import { Label } from './label.js';
+import { formatLabel, isoNow, normalizeWwpn, randomDriveSerial, randomSerial } from './identifiers.js';
 
 describe('normalizeWwpn', () => {
   it('accepts the three input forms and returns naa. with lower-case hex', () => {

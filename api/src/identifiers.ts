@@ -1,5 +1,4 @@
 import { randomInt } from 'node:crypto';
-import { z } from 'zod';
 
 /**
  * Cartridge barcode: six A-Z0-9 characters plus an LTO media identifier: L1..L9, LA (LTO-10)
@@ -9,13 +8,6 @@ export const CARTRIDGE_LABEL = /^[A-Z0-9]{6}L[1-9AT-Z]$/;
 export const LABEL_PREFIX = /^[A-Z0-9]{3}$/;
 /** setting system.name and bucket key segment. */
 export const SYSTEM_NAME = /^[a-z0-9][a-z0-9_-]{0,31}$/;
-
-export const Label = z
-  .string()
-  .transform((s) => s.trim().toUpperCase())
-  .pipe(
-    z.string().regex(CARTRIDGE_LABEL, 'label must be six A-Z0-9 characters plus a media suffix such as L8'),
-  );
 
 /** Accepts `naa.`-prefixed, colon-separated, or bare 16 hex digits; returns `naa.<16 lower hex>`. */
 export function normalizeWwpn(input: string): string | undefined {

@@ -1,6 +1,9 @@
 export * from './keys.js';
 export * from './errors.js';
+export { ErrorBody, ErrorCode } from './error-schema.js';
 export * from './identifiers.js';
+export * from './label.js';
+export * from './lto.js';
 export * from './models.js';
 export * from './cartridge-image.js';
 export * from './lun-layout.js';

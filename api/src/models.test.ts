@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CARTRIDGE_LABEL } from './identifiers.js';
-import {
-  MODELS,
-  driveGeneration,
-  findDriveModel,
-  findLibraryVariant,
-  mediaSuffix,
-  parseMediaSuffix,
-} from './models.js';
+import { MODELS, driveGeneration, findDriveModel, findLibraryVariant } from './models.js';
+import { mediaSuffix, parseMediaSuffix } from './lto.js';
 
 describe('models catalog', () => {
   it('offers exactly the two creatable IBM frames with their drive limits', () => {

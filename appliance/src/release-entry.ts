@@ -1,7 +1,8 @@
 import { realpathSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { CURRENT, FACTORY, pointLink } from '@vtl/updater';
+// The releases module alone: the package's index brings the update engine (zod, tar-stream).
+import { CURRENT, FACTORY, pointLink } from '@vtl/updater/dist/releases.js';
 
 /**
  * The launcher's side of updates (docs/updates.md): `<releases>/factory` names the installed

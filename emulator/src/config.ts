@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { LTO_GENERATIONS, VtlError } from '@vtl/api';
+import { LTO_GENERATIONS, VtlError } from '@vtl/api/base';
 import type { EmulatorConfig, EmulatorLibraryConfig } from './control/protocol.js';
 import { DEFAULT_TCP_CONGESTION, isCongestionControlName } from './transport/iscsi/tcp-tuning.js';
 

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { lunOrder, type LunSlot } from '@vtl/api';
+import { lunOrder, type LunSlot } from '@vtl/api/base';
 import type { DataPlane, LibraryRuntime } from './dataplane.js';
 import type { EmulatorLibraryConfig } from './control/protocol.js';
 import type { ScsiDevice } from './scsi/types.js';

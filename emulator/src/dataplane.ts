@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isoNow, notFound } from '@vtl/api';
+import { isoNow, notFound } from '@vtl/api/base';
 import type { Logger } from 'pino';
 import { EventBus } from './events.js';
 import type {

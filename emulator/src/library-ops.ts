@@ -1,6 +1,6 @@
 import { rename } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
-import { CARTRIDGE_LABEL, VtlError, badRequest, mediaSuffix, parseMediaSuffix } from '@vtl/api';
+import { CARTRIDGE_LABEL, VtlError, badRequest, mediaSuffix, parseMediaSuffix } from '@vtl/api/base';
 import { fsyncDir } from './util/atomic-file.js';
 import type { DataPlane, LibraryRuntime } from './dataplane.js';
 import type { MintResult } from './control/protocol.js';

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import path from 'node:path';
-import { ROOT, VtlError } from '@vtl/api';
+import { ROOT, VtlError } from '@vtl/api/base';
 
 /**
  * Secrets sealed at rest, as Kubernetes' aesgcm encryption provider does: every record under

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { VtlError } from '@vtl/api';
+import { VtlError } from '@vtl/api/base';
 
 /** The client certificate a process presents to etcd, and the CA that signed etcd's own. */
 export interface StoreTls {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ErrorBody } from '../errors.js';
+import { ErrorBody } from '../error-schema.js';
 
 /**
  * A maintenance operation or an imperative request (apply, data-plane restart, library delete,

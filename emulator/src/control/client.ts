@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { createConnection, type Socket } from 'node:net';
-import { ErrorCode, VtlError } from '@vtl/api';
+import { VtlError, isErrorCode } from '@vtl/api/base';
 import { LineReader, encodeLine } from './framing.js';
 import type {
   EmuEvent,
@@ -267,8 +267,8 @@ export class EmulatorClient {
     clearTimeout(waiting.timer);
     if (msg.ok) waiting.resolve(msg.result);
     else {
-      const code = ErrorCode.safeParse(msg.error.code);
-      waiting.reject(new VtlError(code.success ? code.data : 'internal', msg.error.message));
+      const code = msg.error.code;
+      waiting.reject(new VtlError(isErrorCode(code) ? code : 'internal', msg.error.message));
     }
   }
 

@@ -1,4 +1,4 @@
-import { badRequest } from '@vtl/api';
+import { badRequest } from '@vtl/api/base';
 import type { DataPlane } from '../dataplane.js';
 import { cartridgeDir } from '../media/layout.js';
 import { evict, mint, mintBatch, placeInIe, remove, returnToSlot, swapIn } from '../library-ops.js';

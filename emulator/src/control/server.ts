@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { chmod, mkdir, rm } from 'node:fs/promises';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
-import { VtlError } from '@vtl/api';
+import { VtlError } from '@vtl/api/base';
 import type { Logger } from 'pino';
 import type { EventBus } from '../events.js';
 import { LineReader, encodeLine } from './framing.js';

@@ -1,4 +1,5 @@
-import { isoNow, type DriveActivity } from '@vtl/api';
+import type { DriveActivity } from '@vtl/api';
+import { isoNow } from '@vtl/api/base';
 
 /** What a drive is doing; not persisted: counters are "since process start" by definition. */
 export interface DriveRuntime {

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { VtlError } from '@vtl/api';
+import { VtlError } from '@vtl/api/base';
 import { isErrno } from '../media/errors.js';
 import { writeFileAtomic } from '../util/atomic-file.js';
 import { formatLocation, parseLocation, storageSlot, type ElementRef } from './elements.js';

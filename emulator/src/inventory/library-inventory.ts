@@ -1,4 +1,5 @@
-import { badRequest, type DriveActivity, type Slot } from '@vtl/api';
+import type { DriveActivity, Slot } from '@vtl/api';
+import { badRequest } from '@vtl/api/base';
 import type { EventSink } from '../events.js';
 import { SerialQueue } from '../util/serial-queue.js';
 import {

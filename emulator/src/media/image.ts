@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { isoNow } from '@vtl/api';
+import { isoNow } from '@vtl/api/base';
 import { fsyncDir } from '../util/atomic-file.js';
 import { isErrno } from './errors.js';
 import { IndexFile, entryEnd } from './index-file.js';

@@ -11,7 +11,7 @@ import {
   partitionFiles,
   type CartridgeMeta,
   type LtoGeneration,
-} from '@vtl/api';
+} from '@vtl/api/base';
 import { writeFileAtomic } from '../util/atomic-file.js';
 import { MediaError, isErrno } from './errors.js';
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isoNow } from '@vtl/api';
+import { isoNow } from '@vtl/api/base';
 import { fsyncDir } from '../util/atomic-file.js';
 import { Cartridge } from './cartridge.js';
 import { MediaError, isErrno } from './errors.js';

@@ -1,4 +1,4 @@
-import { LTO_GENERATIONS } from '@vtl/api';
+import { LTO_GENERATIONS } from '@vtl/api/base';
 
 /** What one LTO generation looks like on the wire (REPORT DENSITY SUPPORT, mode header, MAM). */
 export interface LtoFormat {

@@ -1,4 +1,5 @@
-import { badRequest, type DriveActivity } from '@vtl/api';
+import type { DriveActivity } from '@vtl/api';
+import { badRequest } from '@vtl/api/base';
 import type { Logger } from 'pino';
 import { Asc, PeripheralType } from '../scsi/constants.js';
 import { ScsiDeviceBase } from '../scsi/device-base.js';
