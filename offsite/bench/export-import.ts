@@ -331,10 +331,10 @@ function formatStages(st: ImportStages | undefined, wallMs: number): string {
 async function main(): Promise<void> {
   const work = await mkdtemp(join(tmpdir(), 'vtl-bench-'));
   const rgw = await startTestRgw();
-  // BENCH_CODEC_NICE=0 runs the codec threads at the pipeline's priority (default: the product's).
-  const codec = new CodecPool(
-    process.env.BENCH_CODEC_NICE === undefined ? {} : { nice: Number(process.env.BENCH_CODEC_NICE) },
-  );
+  // BENCH_CODEC_NICE=0 runs the codec threads at the pipeline's priority, BENCH_IMPORT_NICE
+  // sets the imports' downloads' (default: the product's).
+  const nice = (name: string) => (process.env[name] === undefined ? undefined : Number(process.env[name]));
+  const codec = new CodecPool({ nice: nice('BENCH_CODEC_NICE'), importNice: nice('BENCH_IMPORT_NICE') });
   const app = Fastify();
   app.get('/ping', async () => ({ ok: true }));
   const pingUrl = await app.listen({ host: '127.0.0.1', port: 0 });
