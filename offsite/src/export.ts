@@ -44,6 +44,53 @@ export interface ExportOptions {
   chunkBytes?: number;
   signal?: AbortSignal;
   logger?: Logger;
+  /** Where the time goes, added to as the export runs (the benchmark prints it). */
+  stages?: ExportStages;
+}
+
+/**
+ * Where export time goes, in ms summed over chunks. The export loop's own stages (read, the two
+ * waits) add up to about its wall time; a chunk's compress, upload and confirm overlap other
+ * chunks' and add up to more.
+ */
+export interface ExportStages {
+  /** Reading each chunk's tar bytes from the cartridge. */
+  readMs: number;
+  /** The loop waiting for a free raw or compressed buffer (every one held by a chunk in flight). */
+  bufferWaitMs: number;
+  /** The loop waiting for the oldest chunk in flight to be verified (as many in flight as allowed). */
+  settleWaitMs: number;
+  /** From handing a chunk to the codec threads until its compressed bytes and SHA-256 are back. */
+  compressMs: number;
+  /** PUT of each chunk. */
+  uploadMs: number;
+  /** HEAD of each chunk after its PUT. */
+  confirmMs: number;
+}
+
+/** Zeroed stage times to pass as ExportOptions.stages. */
+export const noExportStages = (): ExportStages => ({
+  readMs: 0,
+  bufferWaitMs: 0,
+  settleWaitMs: 0,
+  compressMs: 0,
+  uploadMs: 0,
+  confirmMs: 0,
+});
+
+/** Runs `step`, adding its duration to `stages[stage]` when stages are kept. */
+async function timedStage<T>(
+  stages: ExportStages | undefined,
+  stage: keyof ExportStages,
+  step: () => Promise<T>,
+): Promise<T> {
+  if (!stages) return step();
+  const t0 = performance.now();
+  try {
+    return await step();
+  } finally {
+    stages[stage] += performance.now() - t0;
+  }
 }
 
 /** A chunk on its way: compressed, then uploaded and confirmed. */
@@ -114,8 +161,9 @@ export async function exportCartridge(opts: ExportOptions): Promise<Manifest> {
     const inflight: Pending[] = [];
     const maxInflight = codec.threads + 2;
 
+    const { stages } = opts;
     const settleOldest = async () => {
-      const entry = await (inflight.shift() as Pending);
+      const entry = await timedStage(stages, 'settleWaitMs', () => inflight.shift() as Pending);
       done.push(entry);
       await opts.onChunk(entry, { bytes_done: entry.raw_offset + entry.raw_bytes, chunks_done: entry.n + 1 });
       log?.debug({ chunk: entry.n, stored_bytes: entry.stored_bytes }, 'chunk verified');
@@ -125,14 +173,16 @@ export async function exportCartridge(opts: ExportOptions): Promise<Manifest> {
     const startChunk = async (n: number): Promise<{ pending: Pending }> => {
       const raw_offset = n * chunkBytes;
       const raw_bytes = rawBytesOf(n, source.size, chunkBytes);
-      const out = await storedRing.acquire();
-      const raw = await rawRing.acquire();
+      const [out, raw] = await timedStage(stages, 'bufferWaitMs', async () => [
+        await storedRing.acquire(),
+        await rawRing.acquire(),
+      ]);
       let compressed;
       try {
         const view = raw.subarray(0, raw_bytes);
-        await source.read(view, raw_offset);
+        await timedStage(stages, 'readMs', () => source.read(view, raw_offset));
         throwIfAborted(stop.signal, `export of ${ref.label}`);
-        compressed = codec.compress(view, out);
+        compressed = timedStage(stages, 'compressMs', () => codec.compress(view, out));
       } catch (err) {
         rawRing.release(raw);
         storedRing.release(out);
@@ -143,8 +193,12 @@ export async function exportCartridge(opts: ExportOptions): Promise<Manifest> {
           const c = await compressed.finally(() => rawRing.release(raw));
           const key = keys.chunk(ref, n);
           const stored = Buffer.from(out.buffer, out.byteOffset, c.stored_bytes);
-          await putChunk(s3, remote, key, stored, c.sha256, stop.signal, lock);
-          await confirmChunk(s3, remote, key, c.stored_bytes, c.sha256, stop.signal);
+          await timedStage(stages, 'uploadMs', () =>
+            putChunk(s3, remote, key, stored, c.sha256, stop.signal, lock),
+          );
+          await timedStage(stages, 'confirmMs', () =>
+            confirmChunk(s3, remote, key, c.stored_bytes, c.sha256, stop.signal),
+          );
           return { n, key, raw_offset, raw_bytes, stored_bytes: c.stored_bytes, sha256: c.sha256 };
         } finally {
           storedRing.release(out);

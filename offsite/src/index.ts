@@ -34,7 +34,13 @@ export {
 } from './catalog.js';
 export { CodecPool, DEFAULT_CODEC_NICE, DEFAULT_IMPORT_NICE } from './codec/codec-pool.js';
 export { DEFAULT_CHUNK_BYTES } from './chunk-math.js';
-export { exportCartridge, type ExportOptions, type TransferProgress } from './export.js';
+export {
+  exportCartridge,
+  noExportStages,
+  type ExportOptions,
+  type ExportStages,
+  type TransferProgress,
+} from './export.js';
 export { verifyGeneration, type VerifyOptions } from './verify.js';
 export { importCartridge, noStages, type ImportOptions, type ImportStages } from './import.js';
 export { CARTRIDGE_BASE_FILES as CARTRIDGE_FILES } from '@vtl/api';
