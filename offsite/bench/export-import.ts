@@ -23,7 +23,7 @@
  * out.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -149,6 +149,9 @@ interface Timing {
   /** CPU seconds (user + system) of every thread or process doing the work. */
   exportCpu: number;
   importCpu: number;
+  /** CPU seconds of the S3 server's daemons (radosgw, OSD, monitor) meanwhile. */
+  exportServerCpu: number;
+  importServerCpu: number;
   latency?: { export: number[]; import: number[] };
   /** Event-loop delay (ms) of the engine's thread: p99 and max, during export and import. */
   loopDelay?: { export: [number, number]; import: [number, number] };
@@ -179,6 +182,7 @@ async function engineRound(
   let loop = monitorEventLoopDelay({ resolution: 5 });
   loop.enable();
   const exportStages = noExportStages();
+  let server0 = await serverCpuSeconds(rgw);
   let cpu0 = process.cpuUsage();
   let t0 = performance.now();
   await exportCartridge({
@@ -192,6 +196,7 @@ async function engineRound(
     stages: exportStages,
   });
   const exportMs = performance.now() - t0;
+  const exportServerCpu = (await serverCpuSeconds(rgw)) - server0;
   loop.disable();
   const exportLoop: [number, number] = [loop.percentile(99) / 1e6, loop.max / 1e6];
   const exportProbe = await probe.stop();
@@ -204,10 +209,12 @@ async function engineRound(
   loop.enable();
   const stages = noStages();
   const threads0 = threadSnapshot(probeTid);
+  server0 = await serverCpuSeconds(rgw);
   cpu0 = process.cpuUsage();
   t0 = performance.now();
   await importCartridge({ remote, ref, dir: dest, codec, stages });
   const importMs = performance.now() - t0;
+  const importServerCpu = (await serverCpuSeconds(rgw)) - server0;
   const importThreads = threadDelta(threads0, threadSnapshot(probeTid));
   loop.disable();
   const importLoop: [number, number] = [loop.percentile(99) / 1e6, loop.max / 1e6];
@@ -222,6 +229,8 @@ async function engineRound(
     importMs,
     exportCpu,
     importCpu,
+    exportServerCpu,
+    importServerCpu,
     latency: { export: exportLat, import: importLat },
     loopDelay: { export: exportLoop, import: importLoop },
     stages,
@@ -293,24 +302,49 @@ async function pipelineRound(
     SK: rgw.secret_key,
     URL: `http://${rgw.endpoint}/${rgw.bucket}/${prefix}`,
   };
+  let server0 = await serverCpuSeconds(rgw);
   let t0 = performance.now();
   const exportCpu = await timedCpu(PIPELINE_EXPORT, { ...env, URL: `${env.URL}/data` });
   const exportMs = performance.now() - t0;
+  const exportServerCpu = (await serverCpuSeconds(rgw)) - server0;
   const keys = (await listObjects(rgw.remote(prefix))).map((o) => o.key).sort();
   const keysFile = join(work, `keys-${round}`);
   await writeFile(keysFile, `${keys.join('\n')}\n`);
   const dest = join(work, `pipeline-import-${round}`);
+  server0 = await serverCpuSeconds(rgw);
   t0 = performance.now();
   const importCpu = await timedCpu(PIPELINE_IMPORT, { ...env, DEST: dest, KEYS: keysFile });
   const importMs = performance.now() - t0;
+  const importServerCpu = (await serverCpuSeconds(rgw)) - server0;
   await run('cmp', [join(src, 'data'), join(dest, 'data')]);
   await rm(dest, { recursive: true, force: true });
   if (onStages) onStages(await pipelineStages({ ...env, KEYS: keysFile }, work));
   await deleteFolder(rgw.remote(prefix), 'data/');
-  return { exportMs, importMs, exportCpu, importCpu };
+  return { exportMs, importMs, exportCpu, importCpu, exportServerCpu, importServerCpu };
 }
 
 const cpuSeconds = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1e6;
+
+/**
+ * CPU seconds the test S3 server's daemons (pids in DIR/run/*.vtl-pid) have used so far. It
+ * runs on the same two cores as the contenders, which a real appliance's remote S3 does not.
+ */
+async function serverCpuSeconds(rgw: TestRgw): Promise<number> {
+  const runDir = join(rgw.dir, 'run');
+  let total = 0;
+  for (const f of (await readdir(runDir)).filter((n) => n.endsWith('.vtl-pid'))) {
+    const pid = (await readFile(join(runDir, f), 'utf8')).trim();
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    if (!stat) continue;
+    const [utime, stime] = stat
+      .slice(stat.lastIndexOf(')') + 2)
+      .split(' ')
+      .slice(11, 13)
+      .map(Number);
+    total += ((utime ?? 0) + (stime ?? 0)) / 100; // USER_HZ
+  }
+  return total;
+}
 
 /** Runs a bash script; returns the CPU seconds of everything it ran (GNU time counts waited-for children). */
 async function timedCpu(script: string, env: NodeJS.ProcessEnv): Promise<number> {
@@ -379,7 +413,9 @@ async function main(): Promise<void> {
       );
       console.log(
         `  CPU s per GiB: export engine ${perGib(a.exportCpu)}, pipeline ${perGib(b.exportCpu)}; ` +
-          `import engine ${perGib(a.importCpu)}, pipeline ${perGib(b.importCpu)}`,
+          `import engine ${perGib(a.importCpu)}, pipeline ${perGib(b.importCpu)}; ` +
+          `the S3 server's meanwhile: export ${perGib(a.exportServerCpu)} / ${perGib(b.exportServerCpu)}, ` +
+          `import ${perGib(a.importServerCpu)} / ${perGib(b.importServerCpu)}`,
       );
       console.log(`  engine export stages: ${formatExportStages(a.exportStages, a.exportMs)}`);
       console.log(`  engine import stages: ${formatStages(a.stages, a.importMs)}`);
