@@ -3,7 +3,8 @@
  * codes, identifiers and their formats, the etcd key space, the LTO generations, the cartridge
  * image's files and the LUN layout. For the processes that validate nothing with zod, the
  * launcher and the emulator: loading zod and the resource schemas costs a Node process some
- * 17 MB of memory for good (issue 13's idle memory). base.test.ts keeps it that way.
+ * 17 MB of memory for good (issue 13's idle memory). appliance/src/launcher-modules.test.ts
+ * checks that neither loads zod.
  */
 export * from './errors.js';
 export * from './identifiers.js';

@@ -1,12 +1,9 @@
-export * from './keys.js';
-export * from './errors.js';
+// The schema-free part (@vtl/api/base), then the schemas: ErrorCode and ErrorBody by name, so
+// their zod values win over base's plain type of the same name.
+export * from './base.js';
 export { ErrorBody, ErrorCode } from './error-schema.js';
-export * from './identifiers.js';
 export * from './label.js';
-export * from './lto.js';
 export * from './models.js';
-export * from './cartridge-image.js';
-export * from './lun-layout.js';
 export * from './resources/pool.js';
 export * from './resources/library.js';
 export * from './resources/live.js';

@@ -46,7 +46,13 @@ import {
   type TestRgw,
 } from '@vtl/offsite';
 import { backupLikeData } from '../src/testing/cartridge-fixture.js';
-import { formatThreads, threadDelta, threadSnapshot, type ThreadSnapshot } from './thread-stats.js';
+import {
+  cpuSecondsOf,
+  formatThreads,
+  threadDelta,
+  threadSnapshot,
+  type ThreadSnapshot,
+} from './thread-stats.js';
 
 const run = promisify(execFile);
 const MiB = 1024 * 1024;
@@ -335,13 +341,7 @@ async function serverCpuSeconds(rgw: TestRgw): Promise<number> {
   for (const f of (await readdir(runDir)).filter((n) => n.endsWith('.vtl-pid'))) {
     const pid = (await readFile(join(runDir, f), 'utf8')).trim();
     const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-    if (!stat) continue;
-    const [utime, stime] = stat
-      .slice(stat.lastIndexOf(')') + 2)
-      .split(' ')
-      .slice(11, 13)
-      .map(Number);
-    total += ((utime ?? 0) + (stime ?? 0)) / 100; // USER_HZ
+    if (stat) total += cpuSecondsOf(stat);
   }
   return total;
 }

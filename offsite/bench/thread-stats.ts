@@ -26,6 +26,12 @@ function groupOf(name: string): string {
   return 'other';
 }
 
+/** User + system CPU seconds in a /proc/<pid>/stat or /proc/<pid>/task/<tid>/stat line. */
+export function cpuSecondsOf(stat: string): number {
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100; // USER_HZ is 100 on Linux
+}
+
 /** The kernel's thread id of the calling thread (Linux), or 0. */
 export function threadId(): number {
   try {
@@ -45,14 +51,12 @@ export function threadSnapshot(exclude: ReadonlySet<number> = new Set()): Thread
   } catch {
     return out;
   }
-  const hz = 100;
   for (const tid of tids) {
     if (exclude.has(Number(tid))) continue;
     try {
       const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
       const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const cpu = (Number(f[11]) + Number(f[12])) / hz;
+      const cpu = cpuSecondsOf(stat);
       // schedstat: time on a CPU, time runnable but waiting for one (ns), timeslices.
       const sched = readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ');
       const runQueue = Number(sched[1]) / 1e9;
