@@ -15,6 +15,7 @@ describe('nodeagent config', () => {
     expect(d).toMatchObject({
       exportChunkBytes: undefined,
       codecNice: 5,
+      zstdLevel: 3,
       version: 'v0.0.0',
       storeDeadlineMs: 5000,
     });
@@ -22,10 +23,22 @@ describe('nodeagent config', () => {
       loadConfig({
         VTL_EXPORT_CHUNK_BYTES: '131072',
         VTL_CODEC_NICE: '0',
+        VTL_ZSTD_LEVEL: '1',
         VTL_VERSION: 'v1.2.3',
         VTL_STORE_DEADLINE_MS: '800',
       }),
-    ).toMatchObject({ exportChunkBytes: 131072, codecNice: 0, version: 'v1.2.3', storeDeadlineMs: 800 });
+    ).toMatchObject({
+      exportChunkBytes: 131072,
+      codecNice: 0,
+      zstdLevel: 1,
+      version: 'v1.2.3',
+      storeDeadlineMs: 800,
+    });
+    for (const bad of ['0', '20', 'fast', '2.5']) {
+      expect(() => loadConfig({ VTL_ZSTD_LEVEL: bad })).toThrow(
+        /VTL_ZSTD_LEVEL must be a whole number from 1/,
+      );
+    }
     expect(() => loadConfig({ VTL_STORE_DEADLINE_MS: 'soon' })).toThrow(/VTL_STORE_DEADLINE_MS/);
   });
 

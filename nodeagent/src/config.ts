@@ -2,7 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_TCP_CONGESTION, isCongestionControlName } from '@vtl/emulator';
 // The codec's module alone: the package index would load the S3 client at start.
-import { DEFAULT_CODEC_NICE } from '@vtl/offsite/dist/codec/codec-pool.js';
+import { DEFAULT_CODEC_NICE, DEFAULT_ZSTD_LEVEL, ZSTD_LEVELS } from '@vtl/offsite/dist/codec/codec-pool.js';
 import { LIO_FABRICS, type LioFabricName } from './fabric/lio-fabric.js';
 import type { LioDriverOptions } from './fabric/lio-driver.js';
 import { storeDeadlineFromEnv, storeSettingsFromEnv, type StoreTls } from '@vtl/store';
@@ -56,6 +56,8 @@ export interface NodeagentConfig {
   exportChunkBytes: number | undefined;
   /** Nice value of the zstd/SHA-256 codec threads (VTL_CODEC_NICE, default 5); 0: normal priority. */
   codecNice: number;
+  /** zstd level of exports (VTL_ZSTD_LEVEL, default 3, 1–19): CPU against stored bytes. */
+  zstdLevel: number;
   /** The release written into a bucket's system file (VTL_VERSION). */
   version: string;
   /** host:port of the reconcile metrics endpoint (GET /metrics); '' serves none. */
@@ -94,6 +96,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): NodeagentConfi
     emulatorUnit: env.VTL_EMULATOR_UNIT ?? '',
     exportChunkBytes: Number(env.VTL_EXPORT_CHUNK_BYTES) || undefined,
     codecNice: Number(env.VTL_CODEC_NICE ?? DEFAULT_CODEC_NICE),
+    zstdLevel: zstdLevel(env.VTL_ZSTD_LEVEL),
     version: env.VTL_VERSION ?? 'v0.0.0',
     storeDeadlineMs: storeDeadlineFromEnv(env),
     metricsAddr: env.VTL_NODEAGENT_METRICS_ADDR ?? '',
@@ -116,6 +119,17 @@ function lioOptions(env: NodeJS.ProcessEnv): LioDriverOptions {
     portal: env.VTL_LIO_PORTAL || undefined,
     nexus: env.VTL_LIO_NEXUS || undefined,
   };
+}
+
+function zstdLevel(value: string | undefined): number {
+  if (value === undefined || value === '') return DEFAULT_ZSTD_LEVEL;
+  const level = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!(level >= ZSTD_LEVELS.min && level <= ZSTD_LEVELS.max)) {
+    throw new Error(
+      `VTL_ZSTD_LEVEL must be a whole number from ${ZSTD_LEVELS.min} (fastest) to ${ZSTD_LEVELS.max} (smallest), got "${value}"`,
+    );
+  }
+  return level;
 }
 
 function tcpCongestion(value: string | undefined): string {

@@ -101,6 +101,7 @@ runProcess('nodeagent', async (rootLogger) => {
     // Small chunks let tests interrupt an export half way; the engine's default otherwise.
     chunkBytes: config.exportChunkBytes,
     codecNice: config.codecNice,
+    zstdLevel: config.zstdLevel,
     version: config.version,
   });
 

@@ -61,6 +61,9 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CHUNK = Number(process.env.BENCH_CHUNK_MIB ?? 64) * MiB;
 const SIZE = Math.round(GIB * 1024) * MiB;
 const LABEL = 'BENCH1L8';
+/** zstd level of both contenders (BENCH_ZSTD_LEVEL; default: the engine's). */
+const LEVEL = process.env.BENCH_ZSTD_LEVEL === undefined ? undefined : Number(process.env.BENCH_ZSTD_LEVEL);
+const PIPELINE_LEVEL = String(LEVEL ?? new CodecPool({ threads: 1 }).level);
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -99,7 +102,7 @@ async function makeCartridge(dir: string): Promise<void> {
 }
 
 /**
- * GETs /ping from another thread as fast as one connection allows, 5 ms apart, until told;
+ * GETs /ping from another thread over one kept-alive connection, 5 ms apart, until told;
  * answers the latencies and the CPU seconds the probe thread itself used (Linux: its
  * /proc/thread-self/stat), which the engine's CPU figure leaves out.
  */
@@ -109,6 +112,10 @@ function startLatencyProbe(url: string): {
 } {
   const worker = new Worker(
     `const { parentPort } = require('node:worker_threads');
+     const http = require('node:http');
+     // One kept-alive connection and node:http, not fetch: the figure is the server's answer
+     // time, not the client's per-request overhead (fetch costs about a millisecond of CPU).
+     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
      try {
        const st = require('node:fs').readFileSync('/proc/thread-self/stat', 'utf8');
        parentPort.postMessage({ tid: Number(st.slice(0, st.indexOf(' '))) });
@@ -119,7 +126,9 @@ function startLatencyProbe(url: string): {
      (async () => {
        while (running && lat.length < 200000) {
          const t0 = performance.now();
-         try { const r = await fetch(${JSON.stringify(url)}); await r.text(); } catch {}
+         await new Promise((done) => {
+           http.get(${JSON.stringify(url)}, { agent }, (res) => { res.resume(); res.on('end', done); }).on('error', done);
+         });
          lat.push(performance.now() - t0);
          await new Promise((r) => setTimeout(r, 5));
        }
@@ -155,6 +164,8 @@ interface Timing {
   /** CPU seconds (user + system) of every thread or process doing the work. */
   exportCpu: number;
   importCpu: number;
+  /** Bytes the export left in the bucket (compressed chunks, and the engine's manifest). */
+  storedBytes: number;
   /** CPU seconds of the S3 server's daemons (radosgw, OSD, monitor) meanwhile. */
   exportServerCpu: number;
   importServerCpu: number;
@@ -203,6 +214,7 @@ async function engineRound(
   });
   const exportMs = performance.now() - t0;
   const exportServerCpu = (await serverCpuSeconds(rgw)) - server0;
+  const storedBytes = sumSizes(await listObjects(remote));
   loop.disable();
   const exportLoop: [number, number] = [loop.percentile(99) / 1e6, loop.max / 1e6];
   const exportProbe = await probe.stop();
@@ -237,6 +249,7 @@ async function engineRound(
     importCpu,
     exportServerCpu,
     importServerCpu,
+    storedBytes,
     latency: { export: exportLat, import: importLat },
     loopDelay: { export: exportLoop, import: importLoop },
     stages,
@@ -248,7 +261,7 @@ async function engineRound(
 const PIPELINE_EXPORT = `set -euo pipefail
 tar -C "$SRC" --format=posix --owner=0 --group=0 --mtime=@0 -cf - meta.json mam.json index data |
   split -b "$CHUNK" -a 5 -d --filter '
-    zstd -q -T0 -3 -c > "$WORK/$FILE.zst" &&
+    zstd -q -T0 -"$LEVEL" -c > "$WORK/$FILE.zst" &&
     curl -sS --fail --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AK:$SK" \\
       -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -T "$WORK/$FILE.zst" "$URL/$FILE.tar.zst" &&
     rm "$WORK/$FILE.zst"' - chunk-`;
@@ -303,6 +316,7 @@ async function pipelineRound(
     ...process.env,
     SRC: src,
     CHUNK: String(CHUNK),
+    LEVEL: PIPELINE_LEVEL,
     WORK: work,
     AK: rgw.access_key,
     SK: rgw.secret_key,
@@ -313,7 +327,8 @@ async function pipelineRound(
   const exportCpu = await timedCpu(PIPELINE_EXPORT, { ...env, URL: `${env.URL}/data` });
   const exportMs = performance.now() - t0;
   const exportServerCpu = (await serverCpuSeconds(rgw)) - server0;
-  const keys = (await listObjects(rgw.remote(prefix))).map((o) => o.key).sort();
+  const stored = await listObjects(rgw.remote(prefix));
+  const keys = stored.map((o) => o.key).sort();
   const keysFile = join(work, `keys-${round}`);
   await writeFile(keysFile, `${keys.join('\n')}\n`);
   const dest = join(work, `pipeline-import-${round}`);
@@ -326,9 +341,18 @@ async function pipelineRound(
   await rm(dest, { recursive: true, force: true });
   if (onStages) onStages(await pipelineStages({ ...env, KEYS: keysFile }, work));
   await deleteFolder(rgw.remote(prefix), 'data/');
-  return { exportMs, importMs, exportCpu, importCpu, exportServerCpu, importServerCpu };
+  return {
+    exportMs,
+    importMs,
+    exportCpu,
+    importCpu,
+    exportServerCpu,
+    importServerCpu,
+    storedBytes: sumSizes(stored),
+  };
 }
 
+const sumSizes = (objects: { size: number }[]) => objects.reduce((n, o) => n + o.size, 0);
 const cpuSeconds = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1e6;
 
 /**
@@ -385,7 +409,11 @@ async function main(): Promise<void> {
   // BENCH_CODEC_NICE=0 runs the codec threads at the pipeline's priority, BENCH_IMPORT_NICE
   // sets the imports' downloads' (default: the product's).
   const nice = (name: string) => (process.env[name] === undefined ? undefined : Number(process.env[name]));
-  const codec = new CodecPool({ nice: nice('BENCH_CODEC_NICE'), importNice: nice('BENCH_IMPORT_NICE') });
+  const codec = new CodecPool({
+    nice: nice('BENCH_CODEC_NICE'),
+    importNice: nice('BENCH_IMPORT_NICE'),
+    level: LEVEL,
+  });
   const app = Fastify();
   app.get('/ping', async () => ({ ok: true }));
   const pingUrl = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -396,7 +424,7 @@ async function main(): Promise<void> {
     // Warm-up: the SDK loads parts of itself on first use; measure the steady state.
     await probeRemote(rgw.remote('warmup'));
     console.log(
-      `chunks of ${CHUNK / MiB} MiB, zstd -3, ${codec.threads} codec threads at nice ${codec.nice}, ${ROUNDS} rounds A B…`,
+      `chunks of ${CHUNK / MiB} MiB, zstd -${codec.level}, ${codec.threads} codec threads at nice ${codec.nice}, ${ROUNDS} rounds A B…`,
     );
     const engine: Timing[] = [];
     const pipeline: Timing[] = [];
@@ -409,7 +437,8 @@ async function main(): Promise<void> {
       console.log(
         `round ${r + 1}: export engine ${mibps(SIZE, a.exportMs)} MiB/s, pipeline ${mibps(SIZE, b.exportMs)} MiB/s; ` +
           `import engine ${mibps(SIZE, a.importMs)} MiB/s, pipeline ${mibps(SIZE, b.importMs)} MiB/s; ` +
-          `GET p99 during export ${pct(a.latency?.export ?? [], 99).toFixed(1)} ms, import ${pct(a.latency?.import ?? [], 99).toFixed(1)} ms`,
+          `GET p99 during export ${pct(a.latency?.export ?? [], 99).toFixed(1)} ms, import ${pct(a.latency?.import ?? [], 99).toFixed(1)} ms; ` +
+          `stored engine ${(a.storedBytes / MiB).toFixed(1)} MiB, pipeline ${(b.storedBytes / MiB).toFixed(1)} MiB`,
       );
       console.log(
         `  CPU s per GiB: export engine ${perGib(a.exportCpu)}, pipeline ${perGib(b.exportCpu)}; ` +

@@ -56,6 +56,8 @@ export async function startJobExecutor(opts: {
   chunkBytes?: number;
   /** Nice value of the codec threads (nodeagent config). */
   codecNice?: number;
+  /** zstd level of exports (nodeagent config). */
+  zstdLevel?: number;
   /** The release the bucket's system file names (nodeagent config). */
   version?: string;
 }): Promise<{ stop(opts?: { interrupt?: string; pause?: string }): Promise<void> }> {
@@ -80,7 +82,8 @@ export async function startJobExecutor(opts: {
       running.add(id);
       try {
         const engine = await engineOf();
-        const codecOf = () => (codec ??= new engine.CodecPool({ nice: opts.codecNice }));
+        const codecOf = () =>
+          (codec ??= new engine.CodecPool({ nice: opts.codecNice, level: opts.zstdLevel }));
         return await step({ ...opts, engine, codec: codecOf, signal: abort.signal, log, job, library });
       } catch (err) {
         if (abort.signal.aborted) return;

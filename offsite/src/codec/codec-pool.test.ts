@@ -38,6 +38,30 @@ describe('CodecPool', () => {
     expect(zero[0]).toBe(0);
   });
 
+  it("compresses at the pool's level: a higher one stores fewer bytes, and both unpack", async () => {
+    const text = Buffer.from(
+      Array.from({ length: 40_000 }, (_, i) => `record ${i} customer=${(i * 7919) % 1000} status=ok\n`).join(
+        '',
+      ),
+    );
+    const stored: number[] = [];
+    for (const level of [1, 19]) {
+      const p = new CodecPool({ threads: 1, level });
+      try {
+        const raw = shared(text);
+        const out = shared(compressBound(raw.length));
+        const c = await p.compress(raw, out);
+        const back = shared(raw.length);
+        await p.unpack(out.subarray(0, c.stored_bytes), back, { ...c, raw_bytes: raw.length, name: 'c0' });
+        expect(Buffer.from(back).equals(text)).toBe(true);
+        stored.push(c.stored_bytes);
+      } finally {
+        await p.close();
+      }
+    }
+    expect(stored[1]).toBeLessThan(stored[0]!);
+  });
+
   it('refuses a stored chunk whose hash, content checksum or length is wrong', async () => {
     const raw = shared(data);
     const out = shared(compressBound(raw.length));
