@@ -5,9 +5,10 @@
  *   npm run bench:offsite                      # 2 GiB, 64 MiB chunks, 3 rounds
  *   BENCH_GIB=0.25 BENCH_ROUNDS=2 npm run bench:offsite
  *   BENCH_CODEC_NICE=0 npm run bench:offsite   # codec threads at the pipeline's priority
+ *   BENCH_ZSTD_LEVEL=1 npm run bench:offsite   # both contenders at zstd level 1 (default: the engine's 3)
  *
- * Engine (A): exportCartridge / importCartridge, zstd -3 and SHA-256 on a CodecPool.
- * Pipeline (B): tar | split -b CHUNK --filter 'zstd -T0 -3 > f; curl --aws-sigv4 -T f', and
+ * Engine (A): exportCartridge / importCartridge, zstd and SHA-256 on a CodecPool.
+ * Pipeline (B): tar | split -b CHUNK --filter 'zstd -T0 > f; curl --aws-sigv4 -T f', and
  * back: curl each chunk | zstd -d | tar -x. Rounds alternate A B A B…; each ratio is
  * pipeline time / engine time of one round (> 1: the engine is faster); medians are printed,
  * with issue 19's targets (export >= 1.2 x, import >= 1.0 x the pipeline, API p99 <= 20 ms).
