@@ -33,6 +33,7 @@ import { Worker } from 'node:worker_threads';
 import Fastify from 'fastify';
 import {
   CodecPool,
+  DEFAULT_ZSTD_LEVEL,
   deleteFolder,
   exportCartridge,
   importCartridge,
@@ -63,8 +64,7 @@ const CHUNK = Number(process.env.BENCH_CHUNK_MIB ?? 64) * MiB;
 const SIZE = Math.round(GIB * 1024) * MiB;
 const LABEL = 'BENCH1L8';
 /** zstd level of both contenders (BENCH_ZSTD_LEVEL; default: the engine's). */
-const LEVEL = process.env.BENCH_ZSTD_LEVEL === undefined ? undefined : Number(process.env.BENCH_ZSTD_LEVEL);
-const PIPELINE_LEVEL = String(LEVEL ?? new CodecPool({ threads: 1 }).level);
+const LEVEL = Number(process.env.BENCH_ZSTD_LEVEL ?? DEFAULT_ZSTD_LEVEL);
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -317,7 +317,7 @@ async function pipelineRound(
     ...process.env,
     SRC: src,
     CHUNK: String(CHUNK),
-    LEVEL: PIPELINE_LEVEL,
+    LEVEL: String(LEVEL),
     WORK: work,
     AK: rgw.access_key,
     SK: rgw.secret_key,

@@ -32,7 +32,12 @@ export {
   type ScannedGeneration,
   type BucketScan,
 } from './catalog.js';
-export { CodecPool, DEFAULT_CODEC_NICE, DEFAULT_IMPORT_NICE } from './codec/codec-pool.js';
+export {
+  CodecPool,
+  DEFAULT_CODEC_NICE,
+  DEFAULT_IMPORT_NICE,
+  DEFAULT_ZSTD_LEVEL,
+} from './codec/codec-pool.js';
 export { DEFAULT_CHUNK_BYTES } from './chunk-math.js';
 export {
   exportCartridge,
