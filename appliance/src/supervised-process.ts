@@ -7,6 +7,8 @@ import { terminalSink } from './banner.js';
 const RESTART_MIN_MS = 1_000;
 const RESTART_MAX_MS = 30_000;
 const HEALTHY_AFTER_MS = 60_000;
+/** While a crashed process waits to restart, how often its release link is looked at. */
+const RELEASE_CHECK_MS = 1_000;
 
 /**
  * A child process of the appliance that is restarted when it dies unexpectedly. Its output goes
@@ -17,6 +19,7 @@ export class SupervisedProcess {
   private stopping = false;
   private delay = RESTART_MIN_MS;
   private restartTimer: NodeJS.Timeout | undefined;
+  private releaseCheck: NodeJS.Timeout | undefined;
   private log: WriteStream;
 
   constructor(
@@ -67,9 +70,38 @@ export class SupervisedProcess {
       );
       // Not unref'd: while every child is down (etcd gone, all of them restarting) this timer is
       // what keeps the launcher alive; unref'd, the launcher exited silently with nothing running.
-      this.restartTimer = setTimeout(() => !this.stopping && this.start(), this.delay);
+      this.restartTimer = setTimeout(() => this.restartNow(), this.delay);
       this.delay = Math.min(this.delay * 2, RESTART_MAX_MS);
+      if (typeof this.entry === 'function') this.watchRelease(this.entry, entry);
     });
+  }
+
+  /**
+   * A process that crashed in a loop waits up to RESTART_MAX_MS to start again, but once the
+   * release it runs from is switched (an update's rollback away from a release that crashed at
+   * start) it starts at once with the delay reset: a waiting rollback would otherwise have found
+   * the previous release not answering for up to half a minute.
+   */
+  private watchRelease(resolve: () => string, crashed: string): void {
+    this.releaseCheck = setInterval(() => {
+      let current: string;
+      try {
+        current = resolve();
+      } catch {
+        return;
+      }
+      if (current === crashed) return;
+      this.logger.info({ process: this.name, entry: current }, 'release switched; starting at once');
+      this.delay = RESTART_MIN_MS;
+      this.restartNow();
+    }, RELEASE_CHECK_MS);
+    this.releaseCheck.unref();
+  }
+
+  private restartNow(): void {
+    clearTimeout(this.restartTimer);
+    clearInterval(this.releaseCheck);
+    if (!this.stopping && !this.child) this.start();
   }
 
   get pid(): number | undefined {
@@ -83,6 +115,7 @@ export class SupervisedProcess {
   async stop(graceMs = 8_000): Promise<void> {
     this.stopping = true;
     clearTimeout(this.restartTimer);
+    clearInterval(this.releaseCheck);
     const child = this.child;
     if (!child || child.exitCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
