@@ -22,6 +22,7 @@ import { wormObjectLock } from './object-lock.js';
 import { describeRemote, s3For, type RemoteConnection } from './remote.js';
 import { MANIFEST_FORMAT, type LedgerEntry, type Manifest } from './schemas.js';
 import { TarSource } from './tar/tar-source.js';
+import { timedStage } from './stage-times.js';
 
 /** Progress of a transfer: raw tar bytes and chunks done so far (including resumed ones). */
 export interface TransferProgress {
@@ -77,21 +78,6 @@ export const noExportStages = (): ExportStages => ({
   uploadMs: 0,
   confirmMs: 0,
 });
-
-/** Runs `step`, adding its duration to `stages[stage]` when stages are kept. */
-async function timedStage<T>(
-  stages: ExportStages | undefined,
-  stage: keyof ExportStages,
-  step: () => Promise<T>,
-): Promise<T> {
-  if (!stages) return step();
-  const t0 = performance.now();
-  try {
-    return await step();
-  } finally {
-    stages[stage] += performance.now() - t0;
-  }
-}
 
 /** A chunk on its way: compressed, then uploaded and confirmed. */
 type Pending = Promise<LedgerEntry>;

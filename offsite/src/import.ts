@@ -14,6 +14,7 @@ import { describeRemote, s3For, type RemoteConnection } from './remote.js';
 import type { Manifest } from './schemas.js';
 import { alignedBuffers } from './tar/direct-io.js';
 import { TarExtractor } from './tar/tar-extract.js';
+import { timedStage } from './stage-times.js';
 
 /** Options of importCartridge(). */
 export interface ImportOptions {
@@ -142,26 +143,20 @@ export async function importCartridge(opts: ImportOptions): Promise<Manifest> {
     };
     for (let i = 0; i < depth; i++) fetchNext();
     for (const c of chunks) {
-      let t0 = performance.now();
-      const { raw, zero } = await (inflight.shift() as Promise<Unpacked>);
-      if (stages) stages.waitMs += performance.now() - t0;
+      const { raw, zero } = await timedStage(stages, 'waitMs', () => inflight.shift() as Promise<Unpacked>);
       fetchNext();
-      t0 = performance.now();
-      try {
-        throwIfAborted(stop.signal, what);
-        await extractor.write(Buffer.from(raw.buffer, raw.byteOffset, c.raw_bytes), zero);
-      } finally {
-        rawRing.release(raw);
-      }
-      if (stages) stages.writeMs += performance.now() - t0;
+      await timedStage(stages, 'writeMs', async () => {
+        try {
+          throwIfAborted(stop.signal, what);
+          await extractor.write(Buffer.from(raw.buffer, raw.byteOffset, c.raw_bytes), zero);
+        } finally {
+          rawRing.release(raw);
+        }
+      });
       opts.onProgress?.({ bytes_done: c.raw_offset + c.raw_bytes, chunks_done: c.n + 1 });
     }
-    const syncStart = performance.now();
-    await extractor.finish();
-    if (stages) {
-      stages.syncMs += performance.now() - syncStart;
-      stages.writebackMs += extractor.writebackMs;
-    }
+    await timedStage(stages, 'syncMs', () => extractor.finish());
+    if (stages) stages.writebackMs += extractor.writebackMs;
     const parsed = parseCartridgeMeta(await readFile(join(opts.dir, CARTRIDGE_META_FILE), 'utf8'));
     const identity = parsed.ok ? parsed.meta : undefined;
     if (identity?.label !== ref.label) {
