@@ -22,4 +22,12 @@ describe('freePorts', () => {
       await new Promise((resolve) => server.close(resolve));
     }
   });
+
+  it('never hands out a port twice, and only ports of its own vitest worker', async () => {
+    const first = await freePorts(40);
+    const second = await freePorts(40);
+    expect(new Set([...first, ...second]).size).toBe(80);
+    const stripe = Number(process.env.VITEST_POOL_ID) % 4;
+    for (const port of [...first, ...second]) expect(port % 4).toBe(stripe);
+  });
 });

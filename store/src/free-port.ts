@@ -6,6 +6,34 @@ const FLOOR = 10_000;
 const ATTEMPTS = 200;
 
 /**
+ * Test processes that pick ports at once (vitest's workers) each pick from their own residue
+ * class modulo STRIPES, so two of them never hand out the same port: a port is only free
+ * until its user binds it, which for an appliance is seconds later.
+ */
+const STRIPES = 4;
+
+/** How long this process does not hand a port out again: its first user may not have bound it yet. */
+const REISSUE_AFTER_MS = 10 * 60_000;
+const handedOut = new Map<number, number>();
+
+/** This process's stripe: vitest numbers its workers from 1 (VITEST_POOL_ID); anything else is stripe 0. */
+function stripe(): number {
+  const id = Number(process.env.VITEST_POOL_ID);
+  return Number.isInteger(id) && id > 0 ? id % STRIPES : 0;
+}
+
+/** A random port in [FLOOR, below) that belongs to this process's stripe. */
+function randomPortBelow(below: number): number {
+  const slots = Math.floor((below - FLOOR) / STRIPES);
+  return FLOOR + Math.floor(Math.random() * slots) * STRIPES + stripe();
+}
+
+function recentlyHandedOut(port: number, now: number): boolean {
+  const at = handedOut.get(port);
+  return at !== undefined && now - at < REISSUE_AFTER_MS;
+}
+
+/**
  * The low end of the kernel's ephemeral range (outgoing connections and port-0 binds take their
  * ports from it), or undefined when it leaves no room above FLOOR.
  */
@@ -34,7 +62,8 @@ export async function freePort(): Promise<number> {
  * benchmark starts a little later. They are picked at random below the kernel's ephemeral
  * range: a port from that range (what listen(0) gives) can be taken in the meantime as the
  * local port of any outgoing connection on the machine, and the listener then fails with
- * EADDRINUSE. All are held open at once so none is handed out twice.
+ * EADDRINUSE. No port is handed out twice within REISSUE_AFTER_MS by this process, nor ever by
+ * two vitest workers (STRIPES).
  */
 export async function freePorts(n: number): Promise<number[]> {
   const ephemeral = await ephemeralRangeStart();
@@ -42,13 +71,16 @@ export async function freePorts(n: number): Promise<number[]> {
   try {
     for (let attempt = 0; servers.length < n; attempt++) {
       if (attempt >= ATTEMPTS) throw new Error(`no ${n} free TCP ports on 127.0.0.1 below ${ephemeral}`);
-      const port = ephemeral === undefined ? 0 : FLOOR + Math.floor(Math.random() * (ephemeral - FLOOR));
+      const port = ephemeral === undefined ? 0 : randomPortBelow(ephemeral);
+      if (port !== 0 && recentlyHandedOut(port, Date.now())) continue;
       const server = await listenOn(port);
       if (server) servers.push(server);
     }
+    const now = Date.now();
     return servers.map((s) => {
       const addr = s.address();
       if (addr === null || typeof addr === 'string') throw new Error('no TCP address');
+      handedOut.set(addr.port, now);
       return addr.port;
     });
   } finally {

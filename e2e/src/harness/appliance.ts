@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, Store, type StoreTls } from '@vtl/store';
+import { freePorts, Store, type StoreTls } from '@vtl/store';
 import { waitFor } from '@vtl/reconcile';
 import { ApiClient, type ApiResponse, type Exchange } from './api-client.js';
 
@@ -56,13 +56,16 @@ export class Appliance {
 
   /** Starts the appliance on new free ports and waits until the data plane is up. */
   async boot(): Promise<void> {
-    this.ports ??= {
-      https: await freePort(),
-      plain: await freePort(),
-      iscsi: await freePort(),
-      etcdClient: await freePort(),
-      etcdPeer: await freePort(),
-    };
+    if (!this.ports) {
+      const [https, plain, iscsi, etcdClient, etcdPeer] = (await freePorts(5)) as [
+        number,
+        number,
+        number,
+        number,
+        number,
+      ];
+      this.ports = { https, plain, iscsi, etcdClient, etcdPeer };
+    }
     this.output = '';
     const [command, ...args] = this.command;
     const child = spawn(command!, args, {
