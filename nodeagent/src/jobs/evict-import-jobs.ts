@@ -95,6 +95,13 @@ export async function downloadAndSwapIn(ctx: JobStepContext): Promise<StepResult
     // Consumed by the emulator; a retry that found the image already placed leaves it behind.
     await rm(staging, { recursive: true, force: true });
     await ctx.publisher.publish();
+    // Before the job's success, so whoever sees the job succeeded finds the event too.
+    await ctx.journal.emit({
+      kind: 'cart_imported',
+      subject: job.label,
+      detail: `${job.label} generation ${job.generation} imported from remote ${job.remote_id}`,
+      data: { label: job.label, library: job.library, remote_id: job.remote_id, generation: job.generation },
+    });
     await updateJob(store, ctx.journal, job.id, 'downloading', () => ({
       state: 'succeeded',
       detail: `generation ${job.generation} verified and ${where}`,
@@ -104,12 +111,6 @@ export async function downloadAndSwapIn(ctx: JobStepContext): Promise<StepResult
       stored_bytes: manifest.stored_bytes,
       finished_at: isoNow(),
     }));
-    await ctx.journal.emit({
-      kind: 'cart_imported',
-      subject: job.label,
-      detail: `${job.label} generation ${job.generation} imported from remote ${job.remote_id}`,
-      data: { label: job.label, library: job.library, remote_id: job.remote_id, generation: job.generation },
-    });
   } catch (err) {
     await progressWrites;
     await rm(staging, { recursive: true, force: true });
