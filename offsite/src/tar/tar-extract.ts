@@ -47,6 +47,8 @@ export class TarExtractor {
   private unsynced = 0;
   /** Wall time of the write-behind fdatasyncs, overlapped with the rest of the import. */
   writebackMs = 0;
+  /** Bytes written through the page cache: unaligned runs, and everything once O_DIRECT was refused. */
+  pageCacheBytes = 0;
 
   constructor(
     private readonly dir: string,
@@ -85,7 +87,9 @@ export class TarExtractor {
         }
         case 'data': {
           const n = Math.min(s.file.size - s.written, raw.length - i);
-          this.unsynced += await writeSkippingZeros(s.file, raw, zero, i, n, s.written);
+          const cached = await writeSkippingZeros(s.file, raw, zero, i, n, s.written);
+          this.unsynced += cached;
+          this.pageCacheBytes += cached;
           s.written += n;
           i += n;
           if (s.written === s.file.size) this.state = this.skipThen(padding(s.file.size), { kind: 'header' });
