@@ -68,6 +68,7 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stopAll().finally(() => process.exit(130)));
   const throughput: Figures = new Map();
   const targetCpu: Figures = new Map();
+  const workerCpu: Figures = new Map();
   const ratios: Figures = new Map();
   try {
     const [emu, emu2] = await emulator(opts);
@@ -93,9 +94,10 @@ async function main(): Promise<void> {
         got.set(c.name, rate);
         push(throughput, key(depth, block, op, c.name), rate);
         const cpu = r.targetCpuSeconds;
-        if (cpu !== undefined && Number.isFinite(cpu)) {
-          push(targetCpu, key(depth, block, op, c.name), (cpu * 1000) / (r.bytes / 2 ** 30));
-        }
+        const perGiB = (seconds: number) => (seconds * 1000) / (r.bytes / 2 ** 30);
+        if (cpu !== undefined && Number.isFinite(cpu))
+          push(targetCpu, key(depth, block, op, c.name), perGiB(cpu));
+        push(workerCpu, key(depth, block, op, c.name), perGiB(r.cpuSeconds));
         console.log(
           `round ${round}  qd${depth}  ${formatSize(block).padStart(7)}  ${op.padEnd(5)}  ${c.name.padEnd(11)} ` +
             `${rate.toFixed(1).padStart(7)} MiB/s  (${r.seconds.toFixed(2).padStart(6)} s` +
@@ -135,7 +137,7 @@ async function main(): Promise<void> {
         }
       }
     }
-    printSummary({ throughput, ratios, targetCpu, depths, twoDrives, rounds, bytes });
+    printSummary({ throughput, ratios, targetCpu, workerCpu, depths, twoDrives, rounds, bytes });
   } finally {
     await stopAll();
     if (!values.keep && !values.dir) await rm(dir, { recursive: true, force: true });
