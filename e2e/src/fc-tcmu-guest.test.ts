@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@vtl/reconcile';
-import { freePort } from '@vtl/store';
+import { freePort } from '@vtl/store/testing';
 import { fcPlan, type LioApplyRequest, type LunPlan } from '@vtl/nodeagent';
 import type { Appliance } from './harness/appliance.js';
 import {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Job, Op, isJobActive, keys } from '@vtl/api';
-import { Store, freePort } from '@vtl/store';
-import { testJob } from '@vtl/store/testing';
+import { Store } from '@vtl/store';
+import { freePort, testJob } from '@vtl/store/testing';
 import { waitFor } from '@vtl/reconcile';
 import { Appliance } from './harness/appliance.js';
 import { burst, refusalCodes, startSilentServer, times, unreachableRemote } from './harness/race.js';

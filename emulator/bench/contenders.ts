@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { access, mkdir, readFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '@vtl/store';
+import { freePort } from '@vtl/store/testing';
 import { type RunResult, command, fsyncAll, runWorker, spawnUntilLine, terminate } from './processes.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort } from '@vtl/store';
+import { freePort } from '@vtl/store/testing';
 import { waitFor } from '@vtl/reconcile';
 import { loadConfig } from './config.js';
 import { emulatorConfig } from './dataplane/emulator-config.js';

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type http from 'node:http';
-import { freePort } from '@vtl/store';
+import { freePort } from '@vtl/store/testing';
 import { healthSettingsFromEnv, serveHealth } from './health-server.js';
 
 describe('serveHealth (VTL_HEALTH_PORT)', () => {

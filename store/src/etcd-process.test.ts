@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEtcd } from './etcd-process.js';
-import { freePorts } from './free-port.js';
+import { freePorts } from './testing/free-port.js';
 import { Store } from './store.js';
 
 let dir: string;

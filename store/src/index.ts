@@ -2,7 +2,6 @@ export type { Versioned } from './codec.js';
 export type { Leadership } from './election.js';
 export { EventJournal } from './event-journal.js';
 export { startEtcd, type EtcdOptions, type EtcdProcess } from './etcd-process.js';
-export { freePort, freePorts } from './free-port.js';
 export type { Informer, InformerHandler } from './informer.js';
 export { admitJob, busyLabel, JobLabelClaim, readLabelClaim, type LabelClaim } from './job-admission.js';
 export { ExclusiveOpClaim, exclusiveOpBusy, readExclusiveOp, type ExclusiveOpRead } from './exclusive-op.js';

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEtcd, type EtcdProcess } from './etcd-process.js';
-import { freePorts } from './free-port.js';
+import { freePorts } from './testing/free-port.js';
 import { ensurePki, type Pki } from './pki.js';
 import { ensureSealingKeyFile } from './sealing.js';
 import { Store } from './store.js';

@@ -4,7 +4,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ensurePki, ensureSealingKeyFile, freePorts, type Pki } from '@vtl/store';
+import { ensurePki, ensureSealingKeyFile, type Pki } from '@vtl/store';
+import { freePorts } from '@vtl/store/testing';
 import { etcdctl } from '../harness/etcdctl.js';
 
 // testcontainers reads these when it first talks to Docker: no Ryuk (no registry to pull it

@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { freePorts, Store, type StoreTls } from '@vtl/store';
+import { Store, type StoreTls } from '@vtl/store';
+import { freePorts } from '@vtl/store/testing';
 import { waitFor } from '@vtl/reconcile';
 import { ApiClient, type ApiResponse, type Exchange } from './api-client.js';
 

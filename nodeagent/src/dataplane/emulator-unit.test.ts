@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort } from '@vtl/store';
+import { freePort } from '@vtl/store/testing';
 import { loadConfig } from '../config.js';
 import { emulatorConfig } from './emulator-config.js';
 import { EmulatorSupervisor } from './emulator-supervisor.js';

@@ -1,9 +1,10 @@
 /**
  * Helpers for tests only (`@vtl/store/testing`): a throwaway etcd, records as their writers
- * would put them, and a TCP proxy to cut a process off from etcd. Kept off the main entry so
+ * would put them, and a TCP proxy to cut a process off from etcd, free ports. Kept off the main entry so
  * production code cannot reach them by accident.
  */
 export { startTcpProxy, type TcpProxy } from '../tcp-proxy.js';
 export { startTestEtcd, startTestStores, type TestEtcd, type TestStores } from '../test-etcd.js';
 export { putTestLibrary, putTestNodeStatus, putTestPool, putTestRemote, testJob } from './records.js';
 export { modulesLoadedBy } from './loaded-modules.js';
+export { freePort, freePorts } from './free-port.js';

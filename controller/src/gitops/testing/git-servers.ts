@@ -4,7 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '@vtl/store';
+import { freePort } from '@vtl/store/testing';
 
 const run = promisify(execFile);
 
