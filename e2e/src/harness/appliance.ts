@@ -188,6 +188,8 @@ export class Appliance {
       this.api.get('/api/libraries'),
       this.api.get('/api/status'),
     ]);
+    // The emulator serves its iSCSI target even with no library: up is when the node reports it.
+    if (status.body.fabrics?.iscsi?.present !== true) return false;
     const live = new Set(
       status.body.libraries.filter((l: any) => l.library.live).map((l: any) => l.library.id),
     );
