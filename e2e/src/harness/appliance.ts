@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Store, type StoreTls } from '@vtl/store';
-import { freePorts } from '@vtl/store/testing';
+import { freePort } from '@vtl/store/testing';
 import { waitFor } from '@vtl/reconcile';
 import { ApiClient, type ApiResponse, type Exchange } from './api-client.js';
 
@@ -57,16 +57,13 @@ export class Appliance {
 
   /** Starts the appliance on new free ports and waits until the data plane is up. */
   async boot(): Promise<void> {
-    if (!this.ports) {
-      const [https, plain, iscsi, etcdClient, etcdPeer] = (await freePorts(5)) as [
-        number,
-        number,
-        number,
-        number,
-        number,
-      ];
-      this.ports = { https, plain, iscsi, etcdClient, etcdPeer };
-    }
+    this.ports ??= {
+      https: await freePort(),
+      plain: await freePort(),
+      iscsi: await freePort(),
+      etcdClient: await freePort(),
+      etcdPeer: await freePort(),
+    };
     this.output = '';
     const [command, ...args] = this.command;
     const child = spawn(command!, args, {

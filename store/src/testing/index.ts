@@ -1,7 +1,7 @@
 /**
  * Helpers for tests only (`@vtl/store/testing`): a throwaway etcd, records as their writers
- * would put them, and a TCP proxy to cut a process off from etcd, free ports. Kept off the main entry so
- * production code cannot reach them by accident.
+ * would put them, a TCP proxy to cut a process off from etcd, and free TCP ports. Kept off the
+ * main entry so production code cannot reach them by accident.
  */
 export { startTcpProxy, type TcpProxy } from '../tcp-proxy.js';
 export { startTestEtcd, startTestStores, type TestEtcd, type TestStores } from '../test-etcd.js';
