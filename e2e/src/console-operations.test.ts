@@ -162,7 +162,10 @@ describe('the web console: targets, jobs and charts, in a real browser', () => {
       started.push(res.body.id as number);
     }
     const [retried, cancelled] = started as [number, number];
-    await waitFor(async () => (await job(retried))?.state === 'uploading', { timeoutMs: 60_000 });
+    // Both must be moving data when the restart comes: a job still detected or queued is not
+    // interrupted by it (it simply starts after the restart).
+    for (const id of started)
+      await waitFor(async () => (await job(id))?.state === 'uploading', { timeoutMs: 60_000 });
     const restart = await app.api.post('/api/system/restart', { confirm: 'restart', mode: 'immediate' });
     expect(restart.status, restart.text).toBe(200);
     for (const id of started)
