@@ -1,3 +1,5 @@
+import { adviseHugePages } from './huge-pages.js';
+
 /**
  * Buffers at addresses aligned for O_DIRECT reads (see direct-read.ts).
  *
@@ -9,7 +11,8 @@
  * mapped and are never faulted in twice. Each slab reserves address space (V8 puts guard
  * regions around every wasm memory), so their number is capped: past the cap, callers fall
  * back to ordinary buffers. The memories are shared, so helper threads can work on a slot's
- * bytes in place (checksum-thread.ts).
+ * bytes in place (checksum-thread.ts). Each slab asks for huge pages before it is first touched,
+ * so the disk gets a slot's bytes in few large requests (huge-pages.ts).
  */
 
 /** The part of the WebAssembly JS API used here (TypeScript types it only in its DOM library). */
@@ -53,6 +56,7 @@ function newSlab(slotSize: number): Slab | undefined {
   } catch {
     return undefined; // no address space left for another mapping
   }
+  adviseHugePages(new Uint8Array(memory.buffer));
   slabCount += 1;
   const slab: Slab = {
     memory,
