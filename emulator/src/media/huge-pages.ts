@@ -8,7 +8,7 @@ import koffi from 'koffi';
  * (254 here) per request. Ordinary 4 KiB pages faulted in after the page cache has been
  * churned lie scattered, so a 3 MiB read-ahead reaches the disk as four or five requests of
  * 650–880 KiB, each costing the hypervisor; in 2 MiB pages it is one 3 MiB request. Measured on
- * the CI's kind of VM right after a CI run (O_DIRECT, 3 MiB reads, four in flight): 1,190–1,310
+ * the CI's kind of VM right after a CI run (O_DIRECT, 3 MiB reads, four in flight): 1,170–1,310
  * MiB/s in 4 KiB pages, 3,570–3,590 MiB/s in huge pages (docs/performance.md).
  *
  * Systems whose `transparent_hugepage/enabled` is `madvise` (Debian's default) give huge pages
