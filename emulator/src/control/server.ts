@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { chmod, mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import { VtlError } from '@vtl/api/base';
@@ -35,24 +35,42 @@ export class ControlServer {
     server.on('connection', (socket) => this.accept(socket));
   }
 
-  /** Listens on the socket path, replacing a stale socket file but never a live emulator's. */
+  /**
+   * Listens on the socket path, replacing a stale socket file but never a live emulator's.
+   *
+   * A client connects the moment the socket file exists (the nodeagent retries every few
+   * milliseconds while the emulator starts), so connections are handled from before the first
+   * can arrive: one accepted with no handler yet stayed open and unanswered for the process's
+   * life (1 start in 100 in a loop). The file is born root-only (the nodeagent runs as root;
+   * nothing else may move cartridges): a chmod after bind left it for a moment with the mode the
+   * process's umask gave, and a connection made then would outlive the chmod.
+   */
   static async listen(opts: ControlServerOptions): Promise<ControlServer> {
     await mkdir(dirname(opts.socketPath), { recursive: true });
     if (await socketAnswers(opts.socketPath)) {
       throw new VtlError('conflict', `another emulator is listening on ${opts.socketPath}; stop it first`);
     }
     await rm(opts.socketPath, { force: true });
-    const server = createServer();
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(opts.socketPath, () => {
-        server.off('error', reject);
-        resolve();
+    const control = new ControlServer(createServer(), opts);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        control.server.once('error', reject);
+        // Node binds a unix socket synchronously inside listen(), so the mask covers its creation.
+        const mask = process.umask(0o177);
+        try {
+          control.server.listen(opts.socketPath, () => {
+            control.server.off('error', reject);
+            resolve();
+          });
+        } finally {
+          process.umask(mask);
+        }
       });
-    });
-    // Root-only control: the nodeagent runs as root; nothing else may move cartridges.
-    await chmod(opts.socketPath, 0o600);
-    return new ControlServer(server, opts);
+    } catch (err) {
+      control.unsubscribe();
+      throw err;
+    }
+    return control;
   }
 
   get clientCount(): number {
