@@ -195,8 +195,9 @@ export class EmulatorSupervisor {
   /**
    * One attempt to reach a starting emulator: connect, and a hello answered within a few
    * seconds. A connection that gets no answer is dropped and the next attempt connects afresh,
-   * so one silent connection (CI once saw a hello unanswered for 60 s while the new emulator
-   * started under heavy load) does not use up the whole start deadline.
+   * so one silent connection does not use up the whole start deadline. (CI once saw a hello
+   * unanswered for 60 s: the emulator accepted a connection made the moment its socket
+   * appeared before it handled any, fixed in its control/server.ts; this stays as a defense.)
    */
   private async greet(socket: string): Promise<{ client: EmulatorClient; hello: HelloResult } | undefined> {
     const client = await this.connect(socket, 500).catch(() => undefined);
