@@ -69,6 +69,7 @@ async function main(): Promise<void> {
   const throughput: Figures = new Map();
   const targetCpu: Figures = new Map();
   const workerCpu: Figures = new Map();
+  const machineBusy: Figures = new Map();
   const ratios: Figures = new Map();
   try {
     const [emu, emu2] = await emulator(opts);
@@ -98,6 +99,8 @@ async function main(): Promise<void> {
         if (cpu !== undefined && Number.isFinite(cpu))
           push(targetCpu, key(depth, block, op, c.name), perGiB(cpu));
         push(workerCpu, key(depth, block, op, c.name), perGiB(r.cpuSeconds));
+        if (r.machineBusyCores !== undefined)
+          push(machineBusy, key(depth, block, op, c.name), r.machineBusyCores);
         console.log(
           `round ${round}  qd${depth}  ${formatSize(block).padStart(7)}  ${op.padEnd(5)}  ${c.name.padEnd(11)} ` +
             `${rate.toFixed(1).padStart(7)} MiB/s  (${r.seconds.toFixed(2).padStart(6)} s` +
@@ -137,7 +140,7 @@ async function main(): Promise<void> {
         }
       }
     }
-    printSummary({ throughput, ratios, targetCpu, workerCpu, depths, twoDrives, rounds, bytes });
+    printSummary({ throughput, ratios, targetCpu, workerCpu, machineBusy, depths, twoDrives, rounds, bytes });
   } finally {
     await stopAll();
     if (!values.keep && !values.dir) await rm(dir, { recursive: true, force: true });

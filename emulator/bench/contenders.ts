@@ -72,6 +72,8 @@ async function together(runs: Promise<RunResult>[]): Promise<RunResult> {
     bytes: results.reduce((n, r) => n + r.bytes, 0),
     seconds: Number(end - start) / 1e9,
     cpuSeconds: results.reduce((n, r) => n + r.cpuSeconds, 0),
+    // Each stream saw the same machine over nearly the same span.
+    machineBusyCores: results.reduce((n, r) => n + (r.machineBusyCores ?? NaN), 0) / results.length,
   };
 }
 

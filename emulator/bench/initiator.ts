@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import koffi from 'koffi';
 
@@ -169,6 +170,18 @@ class Session {
   }
 }
 
+/**
+ * Seconds every core of the machine has spent busy so far (/proc/stat: all but idle and
+ * iowait; steal counts, since a core the hypervisor withheld was wanted). Its difference over
+ * the timed span, per second, is how many cores the whole machine kept busy while the stream
+ * ran: emulator, initiator, the kernel's loopback TCP and anything else.
+ */
+function machineBusySeconds(): number {
+  const cpu = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = cpu;
+  return (user + nice + system + irq + softirq + steal) / 100; // USER_HZ
+}
+
 function check(what: string, c: Completion): void {
   if (c.status !== 0 || c.scsiStatus !== SCSI_STATUS_GOOD) {
     throw new Error(
@@ -220,6 +233,7 @@ function main(): void {
   const buffers = Array.from({ length: depth }, () => Buffer.alloc(block, 0x5a));
   const cdb = writing ? cdb6(0x0a, 0, block) : cdb6(0x08, 0, block);
   const cpuBefore = process.cpuUsage();
+  const busyBefore = machineBusySeconds();
   const start = process.hrtime.bigint();
   let next = 0;
   let completed = 0;
@@ -254,6 +268,7 @@ function main(): void {
   // WRITE FILEMARKS is the emulator's durability point; tgt gets an fsync from the caller.
   if (writing) check('WRITE FILEMARKS', s.run(lun, cdb6(0x10, 0, 1)));
   const end = process.hrtime.bigint();
+  const busy = machineBusySeconds() - busyBefore;
   const seconds = Number(end - start) / 1e9;
   const cpu = process.cpuUsage(cpuBefore);
   s.close();
@@ -261,6 +276,7 @@ function main(): void {
     bytes: blocks * block,
     seconds,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    machineBusyCores: busy / seconds,
     // Where the time went: until the first block completed, and the closing sync point.
     firstSeconds: Number(firstDone - start) / 1e9,
     syncSeconds: Number(end - streamed) / 1e9,

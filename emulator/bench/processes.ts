@@ -15,6 +15,8 @@ export interface RunResult {
   endNs?: string;
   /** CPU seconds of the target process (emulator, tgtd) during the run, where known. */
   targetCpuSeconds?: number;
+  /** Cores the whole machine kept busy over the timed span (initiator runs). */
+  machineBusyCores?: number;
 }
 
 const run = promisify(execFile);

@@ -30,6 +30,8 @@ export interface Summary {
   targetCpu: Figures;
   /** CPU milliseconds per GiB of the process that moved the bytes (the initiator, fio, the raw file writer). */
   workerCpu: Figures;
+  /** Cores the whole machine kept busy during initiator runs (the emulator's, tgt's). */
+  machineBusy: Figures;
   depths: number[];
   twoDrives: boolean;
   rounds: number;
@@ -45,9 +47,13 @@ function coresAt(targetMiBps: number, emulatorMsPerGiB: number, initiatorMsPerGi
   return (((emulatorMsPerGiB + initiatorMsPerGiB) / 1000) * targetMiBps) / 1024;
 }
 
-/** What a missed target adds when the machine's cores could not carry it. */
-const beyondCores = (needed: number, cores: number) =>
-  needed > cores ? ` (would keep ${needed.toFixed(1)} of ${cores} cores busy)` : '';
+/**
+ * What a missed target adds: whether the machine's cores could carry it, and how busy they
+ * already were at the emulator's own pace (everything on the machine, the kernel's share of
+ * loopback TCP included).
+ */
+const aboutCores = (needed: number, busy: number, cores: number) =>
+  ` (would keep ${needed.toFixed(1)} of ${cores} cores busy; ${fmt(busy, 0, 2).trim()} were at its pace)`;
 
 /** Prints the medians, each target met or missed, and the overall verdict. */
 export function printSummary(s: Summary): void {
@@ -57,11 +63,11 @@ export function printSummary(s: Summary): void {
     `\nMedians over ${s.rounds} rounds of ${formatSize(s.bytes)} per stream ` +
       '(MiB/s; ratios are medians of per-round ratios; CPU: ms per GiB of the target process and, ' +
       `for the emulator, of its initiator; cores@${TARGETS.fio}: what both would keep busy at ` +
-      `${TARGETS.fio} x fio, of the ${cores} here)`,
+      `${TARGETS.fio} x fio, of the ${cores} here; busy: cores the whole machine kept busy while the emulator streamed)`,
   );
   console.log(
     'qd  block    op     raw file       fio  emulator       tgt  emu/fio  emu/tgt  emu/raw  emu CPU  ini CPU  tgt CPU  ' +
-      `cores@${TARGETS.fio}`,
+      `cores@${TARGETS.fio}  busy`,
   );
   const missed: string[] = [];
   for (const depth of s.depths) {
@@ -74,8 +80,9 @@ export function printSummary(s: Summary): void {
         const emuCpu = m(s.targetCpu, k('emulator'));
         const iniCpu = m(s.workerCpu, k('emulator'));
         const needed = coresAt(TARGETS.fio * m(s.throughput, k('fio')), emuCpu, iniCpu);
+        const busy = m(s.machineBusy, k('emulator'));
         if (!(vsFio >= TARGETS.fio))
-          missed.push(`${what}: ${vsFio.toFixed(2)} x fio${beyondCores(needed, cores)}`);
+          missed.push(`${what}: ${vsFio.toFixed(2)} x fio${aboutCores(needed, busy, cores)}`);
         if (!(vsTgt >= TARGETS.tgt)) missed.push(`${what}: ${vsTgt.toFixed(2)} x tgt`);
         console.log(
           `${String(depth).padEnd(3)} ${formatSize(block).padEnd(8)} ${op.padEnd(5)} ` +
@@ -83,7 +90,7 @@ export function printSummary(s: Summary): void {
             `${fmt(m(s.throughput, k('emulator')), 9)} ${fmt(m(s.throughput, k('tgt')), 9)} ` +
             `${fmt(vsFio, 8, 2)} ${fmt(vsTgt, 8, 2)} ${fmt(m(s.ratios, k('vs raw')), 8, 2)} ` +
             `${fmt(emuCpu, 8, 0)} ${fmt(iniCpu, 8, 0)} ${fmt(m(s.targetCpu, k('tgt')), 8, 0)} ` +
-            `${fmt(needed, 8, 2)}  ` +
+            `${fmt(needed, 8, 2)} ${fmt(busy, 5, 2)}  ` +
             (vsFio >= TARGETS.fio && vsTgt >= TARGETS.tgt ? 'ok' : 'below target'),
         );
       }
@@ -93,9 +100,9 @@ export function printSummary(s: Summary): void {
     const d = TWO_DRIVE_DEPTH;
     console.log(
       `\nTwo streams at once, qd${d} each (MiB/s of both together; cores: what the emulator and ` +
-        'both initiators would keep busy at the target)',
+        'both initiators would keep busy at the target; busy: cores the machine kept busy meanwhile)',
     );
-    console.log('block    op     emulator x2    fio x2  x2/x1  fio x2/x1  x2/fio x2  cores  target');
+    console.log('block    op     emulator x2    fio x2  x2/x1  fio x2/x1  x2/fio x2  cores   busy  target');
     for (const block of BLOCKS) {
       for (const op of OPS) {
         const k = (name: string) => key(d, block, op, name);
@@ -110,12 +117,15 @@ export function printSummary(s: Summary): void {
           ? TARGETS.twoDrives * m(s.throughput, k('emulator'))
           : TARGETS.twoVsFio * m(s.throughput, k('fio x2'));
         const needed = coresAt(goalMiBps, m(s.targetCpu, k('emulator x2')), m(s.workerCpu, k('emulator x2')));
+        const busy = m(s.machineBusy, k('emulator x2'));
         if (!met)
-          missed.push(`two drives ${formatSize(block)} ${op}: ${goal} missed${beyondCores(needed, cores)}`);
+          missed.push(
+            `two drives ${formatSize(block)} ${op}: ${goal} missed${aboutCores(needed, busy, cores)}`,
+          );
         console.log(
           `${formatSize(block).padEnd(8)} ${op.padEnd(5)} ${fmt(m(s.throughput, k('emulator x2')), 12)} ` +
             `${fmt(m(s.throughput, k('fio x2')), 9)} ${fmt(scale, 6, 2)} ${fmt(fioScale, 10, 2)} ` +
-            `${fmt(vsFio2, 10, 2)} ${fmt(needed, 6, 2)}  ${goal}: ${met ? 'ok' : 'below target'}`,
+            `${fmt(vsFio2, 10, 2)} ${fmt(needed, 6, 2)} ${fmt(busy, 6, 2)}  ${goal}: ${met ? 'ok' : 'below target'}`,
         );
       }
     }
