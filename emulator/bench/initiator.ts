@@ -173,8 +173,8 @@ class Session {
 /**
  * Seconds every core of the machine has spent busy so far (/proc/stat: all but idle and
  * iowait; steal counts, since a core the hypervisor withheld was wanted). Its difference over
- * the timed span, per second, is how many cores the whole machine kept busy while the stream
- * ran: emulator, initiator, the kernel's loopback TCP and anything else.
+ * the stream, per second, is how many cores the whole machine kept busy while the blocks
+ * moved: emulator, initiator, the kernel's loopback TCP and anything else.
  */
 function machineBusySeconds(): number {
   const cpu = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
@@ -265,10 +265,11 @@ function main(): void {
     if (firstDone === 0n) firstDone = process.hrtime.bigint();
   }
   const streamed = process.hrtime.bigint();
+  // Over the stream only: the closing sync point waits on the disk with the cores idle.
+  const busyCores = (machineBusySeconds() - busyBefore) / (Number(streamed - start) / 1e9);
   // WRITE FILEMARKS is the emulator's durability point; tgt gets an fsync from the caller.
   if (writing) check('WRITE FILEMARKS', s.run(lun, cdb6(0x10, 0, 1)));
   const end = process.hrtime.bigint();
-  const busy = machineBusySeconds() - busyBefore;
   const seconds = Number(end - start) / 1e9;
   const cpu = process.cpuUsage(cpuBefore);
   s.close();
@@ -276,7 +277,7 @@ function main(): void {
     bytes: blocks * block,
     seconds,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
-    machineBusyCores: busy / seconds,
+    machineBusyCores: busyCores,
     // Where the time went: until the first block completed, and the closing sync point.
     firstSeconds: Number(firstDone - start) / 1e9,
     syncSeconds: Number(end - streamed) / 1e9,

@@ -15,7 +15,7 @@ export interface RunResult {
   endNs?: string;
   /** CPU seconds of the target process (emulator, tgtd) during the run, where known. */
   targetCpuSeconds?: number;
-  /** Cores the whole machine kept busy over the timed span (initiator runs). */
+  /** Cores the whole machine kept busy while the blocks streamed (initiator runs; not the closing sync). */
   machineBusyCores?: number;
 }
 
