@@ -70,6 +70,7 @@ async function main(): Promise<void> {
   const targetCpu: Figures = new Map();
   const workerCpu: Figures = new Map();
   const machineBusy: Figures = new Map();
+  const mainThreadBusy: Figures = new Map();
   const ratios: Figures = new Map();
   try {
     const [emu, emu2] = await emulator(opts);
@@ -101,6 +102,10 @@ async function main(): Promise<void> {
         push(workerCpu, key(depth, block, op, c.name), perGiB(r.cpuSeconds));
         if (r.machineBusyCores !== undefined)
           push(machineBusy, key(depth, block, op, c.name), r.machineBusyCores);
+        // Its share of the stream (the thread has next to nothing to do before and after it).
+        const streamSeconds = r.seconds - (r.syncSeconds ?? 0);
+        if (r.targetMainThreadCpuSeconds !== undefined)
+          push(mainThreadBusy, key(depth, block, op, c.name), r.targetMainThreadCpuSeconds / streamSeconds);
         console.log(
           `round ${round}  qd${depth}  ${formatSize(block).padStart(7)}  ${op.padEnd(5)}  ${c.name.padEnd(11)} ` +
             `${rate.toFixed(1).padStart(7)} MiB/s  (${r.seconds.toFixed(2).padStart(6)} s` +
@@ -140,7 +145,18 @@ async function main(): Promise<void> {
         }
       }
     }
-    printSummary({ throughput, ratios, targetCpu, workerCpu, machineBusy, depths, twoDrives, rounds, bytes });
+    printSummary({
+      throughput,
+      ratios,
+      targetCpu,
+      workerCpu,
+      machineBusy,
+      mainThreadBusy,
+      depths,
+      twoDrives,
+      rounds,
+      bytes,
+    });
   } finally {
     await stopAll();
     if (!values.keep && !values.dir) await rm(dir, { recursive: true, force: true });

@@ -72,16 +72,24 @@ async function together(runs: Promise<RunResult>[]): Promise<RunResult> {
     bytes: results.reduce((n, r) => n + r.bytes, 0),
     seconds: Number(end - start) / 1e9,
     cpuSeconds: results.reduce((n, r) => n + r.cpuSeconds, 0),
+    syncSeconds:
+      Number(end - start) / 1e9 - Math.max(...results.map((r) => r.seconds - (r.syncSeconds ?? 0))),
     // Each stream saw the same machine over nearly the same span.
     machineBusyCores: results.reduce((n, r) => n + (r.machineBusyCores ?? NaN), 0) / results.length,
   };
 }
 
-/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
-export async function processCpuSeconds(pid: number | undefined): Promise<number> {
+/**
+ * CPU seconds (user + system) a process, or one of its threads, has used so far, from /proc
+ * (Linux). A process's main thread has the process's id: the emulator's event loop.
+ */
+export async function processCpuSeconds(pid: number | undefined, thread?: number): Promise<number> {
   if (pid === undefined) return NaN;
   try {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    const stat = await readFile(
+      thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`,
+      'utf8',
+    );
     // Fields after the command name, which may hold spaces: utime and stime are fields 14, 15.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
@@ -92,11 +100,16 @@ export async function processCpuSeconds(pid: number | undefined): Promise<number
 /** USER_HZ: Linux reports process times in 1/100 s on every architecture Node runs on. */
 const CLOCK_TICKS = 100;
 
-/** Adds the CPU seconds the target process spent during the run (`targetCpuSeconds`). */
+/** Adds the CPU seconds the target process and its main thread spent during the run. */
 async function withTargetCpu(pid: number | undefined, run: () => Promise<RunResult>): Promise<RunResult> {
   const before = await processCpuSeconds(pid);
+  const mainBefore = await processCpuSeconds(pid, pid);
   const r = await run();
-  return { ...r, targetCpuSeconds: (await processCpuSeconds(pid)) - before };
+  return {
+    ...r,
+    targetCpuSeconds: (await processCpuSeconds(pid)) - before,
+    targetMainThreadCpuSeconds: (await processCpuSeconds(pid, pid)) - mainBefore,
+  };
 }
 
 function initiatorArgs(

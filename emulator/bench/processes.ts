@@ -13,8 +13,12 @@ export interface RunResult {
   /** process.hrtime.bigint() at the start and end of the timed span (initiator runs). */
   startNs?: string;
   endNs?: string;
+  /** Seconds of the closing sync point (WRITE FILEMARKS) at the end of `seconds` (initiator runs). */
+  syncSeconds?: number;
   /** CPU seconds of the target process (emulator, tgtd) during the run, where known. */
   targetCpuSeconds?: number;
+  /** CPU seconds of the target's main thread (the emulator's event loop) during the run. */
+  targetMainThreadCpuSeconds?: number;
   /** Cores the whole machine kept busy while the blocks streamed (initiator runs; not the closing sync). */
   machineBusyCores?: number;
 }

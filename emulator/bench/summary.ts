@@ -32,6 +32,8 @@ export interface Summary {
   workerCpu: Figures;
   /** Cores the whole machine kept busy during initiator runs (the emulator's, tgt's). */
   machineBusy: Figures;
+  /** The share of the stream the target's main thread (the emulator's event loop) was on a core. */
+  mainThreadBusy: Figures;
   depths: number[];
   twoDrives: boolean;
   rounds: number;
@@ -52,8 +54,9 @@ function coresAt(targetMiBps: number, emulatorMsPerGiB: number, initiatorMsPerGi
  * already were at the emulator's own pace (everything on the machine, the kernel's share of
  * loopback TCP included).
  */
-const aboutCores = (needed: number, busy: number, cores: number) =>
-  ` (would keep ${needed.toFixed(1)} of ${cores} cores busy; ${fmt(busy, 0, 2).trim()} were at its pace)`;
+const aboutCores = (needed: number, busy: number, loop: number, cores: number) =>
+  ` (would keep ${needed.toFixed(1)} of ${cores} cores busy; ${fmt(busy, 0, 2).trim()} were at its pace, ` +
+  `its event loop ${fmt(loop * 100, 0, 0).trim()} % of the time)`;
 
 /** Prints the medians, each target met or missed, and the overall verdict. */
 export function printSummary(s: Summary): void {
@@ -63,11 +66,12 @@ export function printSummary(s: Summary): void {
     `\nMedians over ${s.rounds} rounds of ${formatSize(s.bytes)} per stream ` +
       '(MiB/s; ratios are medians of per-round ratios; CPU: ms per GiB of the target process and, ' +
       `for the emulator, of its initiator; cores@${TARGETS.fio}: what both would keep busy at ` +
-      `${TARGETS.fio} x fio, of the ${cores} here; busy: cores the whole machine kept busy while the emulator streamed)`,
+      `${TARGETS.fio} x fio, of the ${cores} here; busy: cores the whole machine kept busy while the emulator streamed; ` +
+      'loop: the share of that time its event loop was on a core)',
   );
   console.log(
     'qd  block    op     raw file       fio  emulator       tgt  emu/fio  emu/tgt  emu/raw  emu CPU  ini CPU  tgt CPU  ' +
-      `cores@${TARGETS.fio}  busy`,
+      `cores@${TARGETS.fio}  busy  loop`,
   );
   const missed: string[] = [];
   for (const depth of s.depths) {
@@ -81,8 +85,9 @@ export function printSummary(s: Summary): void {
         const iniCpu = m(s.workerCpu, k('emulator'));
         const needed = coresAt(TARGETS.fio * m(s.throughput, k('fio')), emuCpu, iniCpu);
         const busy = m(s.machineBusy, k('emulator'));
+        const loop = m(s.mainThreadBusy, k('emulator'));
         if (!(vsFio >= TARGETS.fio))
-          missed.push(`${what}: ${vsFio.toFixed(2)} x fio${aboutCores(needed, busy, cores)}`);
+          missed.push(`${what}: ${vsFio.toFixed(2)} x fio${aboutCores(needed, busy, loop, cores)}`);
         if (!(vsTgt >= TARGETS.tgt)) missed.push(`${what}: ${vsTgt.toFixed(2)} x tgt`);
         console.log(
           `${String(depth).padEnd(3)} ${formatSize(block).padEnd(8)} ${op.padEnd(5)} ` +
@@ -90,7 +95,7 @@ export function printSummary(s: Summary): void {
             `${fmt(m(s.throughput, k('emulator')), 9)} ${fmt(m(s.throughput, k('tgt')), 9)} ` +
             `${fmt(vsFio, 8, 2)} ${fmt(vsTgt, 8, 2)} ${fmt(m(s.ratios, k('vs raw')), 8, 2)} ` +
             `${fmt(emuCpu, 8, 0)} ${fmt(iniCpu, 8, 0)} ${fmt(m(s.targetCpu, k('tgt')), 8, 0)} ` +
-            `${fmt(needed, 8, 2)} ${fmt(busy, 5, 2)}  ` +
+            `${fmt(needed, 8, 2)} ${fmt(busy, 5, 2)} ${fmt(loop, 5, 2)}  ` +
             (vsFio >= TARGETS.fio && vsTgt >= TARGETS.tgt ? 'ok' : 'below target'),
         );
       }
@@ -100,9 +105,12 @@ export function printSummary(s: Summary): void {
     const d = TWO_DRIVE_DEPTH;
     console.log(
       `\nTwo streams at once, qd${d} each (MiB/s of both together; cores: what the emulator and ` +
-        'both initiators would keep busy at the target; busy: cores the machine kept busy meanwhile)',
+        'both initiators would keep busy at the target; busy: cores the machine kept busy meanwhile; ' +
+        "loop: the emulator's event loop's share of it)",
     );
-    console.log('block    op     emulator x2    fio x2  x2/x1  fio x2/x1  x2/fio x2  cores   busy  target');
+    console.log(
+      'block    op     emulator x2    fio x2  x2/x1  fio x2/x1  x2/fio x2  cores   busy  loop  target',
+    );
     for (const block of BLOCKS) {
       for (const op of OPS) {
         const k = (name: string) => key(d, block, op, name);
@@ -118,14 +126,15 @@ export function printSummary(s: Summary): void {
           : TARGETS.twoVsFio * m(s.throughput, k('fio x2'));
         const needed = coresAt(goalMiBps, m(s.targetCpu, k('emulator x2')), m(s.workerCpu, k('emulator x2')));
         const busy = m(s.machineBusy, k('emulator x2'));
+        const loop = m(s.mainThreadBusy, k('emulator x2'));
         if (!met)
           missed.push(
-            `two drives ${formatSize(block)} ${op}: ${goal} missed${aboutCores(needed, busy, cores)}`,
+            `two drives ${formatSize(block)} ${op}: ${goal} missed${aboutCores(needed, busy, loop, cores)}`,
           );
         console.log(
           `${formatSize(block).padEnd(8)} ${op.padEnd(5)} ${fmt(m(s.throughput, k('emulator x2')), 12)} ` +
             `${fmt(m(s.throughput, k('fio x2')), 9)} ${fmt(scale, 6, 2)} ${fmt(fioScale, 10, 2)} ` +
-            `${fmt(vsFio2, 10, 2)} ${fmt(needed, 6, 2)} ${fmt(busy, 6, 2)}  ${goal}: ${met ? 'ok' : 'below target'}`,
+            `${fmt(vsFio2, 10, 2)} ${fmt(needed, 6, 2)} ${fmt(busy, 6, 2)} ${fmt(loop, 5, 2)}  ${goal}: ${met ? 'ok' : 'below target'}`,
         );
       }
     }
