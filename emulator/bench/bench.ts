@@ -2,7 +2,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { type Contender, EMULATOR_NODE_FLAGS, emulator, rawFile, tgt, tgtInstalled } from './contenders.js';
+import {
+  type Contender,
+  EMULATOR_NODE_FLAGS,
+  LINUX_MAX_BURST,
+  emulator,
+  rawFile,
+  tgt,
+  tgtInstalled,
+} from './contenders.js';
 import { fio, fioInstalled } from './fio.js';
 import { dropCaches } from './processes.js';
 import { formatSize, mibPerSecond, parseSize } from './stats.js';
@@ -10,7 +18,7 @@ import { BLOCKS, type Figures, OPS, type Op, TWO_DRIVE_DEPTH, key, printSummary,
 
 /**
  * `npm run bench:emulator -- [--size 2G] [--rounds 9] [--depths 1,4] [--no-two-drives]
- *   [--dir PATH] [--keep] [--emulator-node-flags '--initial-heap-size=64']`
+ *   [--dir PATH] [--keep] [--emulator-node-flags '--initial-heap-size=64'] [--max-burst 16776192]`
  *
  * Sequential WRITE(6)/READ(6) of `--size` bytes through the emulator's iSCSI target with
  * 256 KiB and 1 MiB blocks at each queue depth of `--depths` (1: what Linux `st` keeps in
@@ -20,7 +28,8 @@ import { BLOCKS, type Figures, OPS, type Op, TWO_DRIVE_DEPTH, key, printSummary,
  * tape emulation under the same initiator. Then two drives streaming at once against one drive
  * and against fio with two streams, at depth 1. The disk's speed drifts a lot between runs, so
  * contenders run back to back in alternating order and the summary gives medians of the
- * ratios within each round, not ratios of medians.
+ * ratios within each round, not ratios of medians. The initiator logs in as Linux's would as to
+ * MaxBurstLength (`--max-burst`), so a 1 MiB WRITE takes one R2T, not libiscsi's three.
  */
 const WARM_UP_BYTES = 64 * 1024 * 1024;
 
@@ -34,6 +43,7 @@ async function main(): Promise<void> {
       dir: { type: 'string' },
       keep: { type: 'boolean', default: false },
       'emulator-node-flags': { type: 'string', default: EMULATOR_NODE_FLAGS.join(' ') },
+      'max-burst': { type: 'string', default: String(LINUX_MAX_BURST) },
     },
   });
   const emulatorNodeFlags = values['emulator-node-flags'].split(/\s+/).filter(Boolean);
@@ -59,8 +69,16 @@ async function main(): Promise<void> {
         ? 'sync + drop_caches before every run'
         : 'NOT root: page cache not dropped, reads may come from memory'),
   );
+  const maxBurst = Number(values['max-burst']);
+  if (!Number.isInteger(maxBurst) || maxBurst < 512 || maxBurst > 16777215) {
+    throw new Error('--max-burst is a MaxBurstLength in bytes, 512 to 16777215 (RFC 7143)');
+  }
   console.log(`Emulator process: node ${emulatorNodeFlags.join(' ')} emulator-target.js --drives 2`);
-  const opts = { dir, bytes, emulatorNodeFlags };
+  console.log(
+    `The initiator offers MaxBurstLength ${maxBurst} at login (--max-burst; Linux's open-iscsi offers ` +
+      `${LINUX_MAX_BURST}, libiscsi on its own 262144); each target answers its own limit`,
+  );
+  const opts = { dir, bytes, emulatorNodeFlags, maxBurst };
   const contenders: Contender[] = [];
   const stopAll = async () => {
     for (const c of contenders.splice(0)) await c.stop().catch(() => undefined);
@@ -81,8 +99,10 @@ async function main(): Promise<void> {
     for (const c of contenders) {
       if (c.streams > 1 && !twoDrives) continue;
       for (const block of BLOCKS) {
-        await c.write({ ...warmUp, block });
+        const { maxBurst: negotiated } = await c.write({ ...warmUp, block });
         await c.read({ ...warmUp, block });
+        if (negotiated !== undefined && block === BLOCKS[0])
+          console.log(`${c.name}: MaxBurstLength ${negotiated} after login`);
       }
     }
     const measure = async (round: number, depth: number, block: number, op: Op, group: Contender[]) => {

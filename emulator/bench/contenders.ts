@@ -47,7 +47,12 @@ export interface ContenderOptions {
   bytes: number;
   /** Node flags for the emulator process (default EMULATOR_NODE_FLAGS). */
   emulatorNodeFlags?: string[];
+  /** MaxBurstLength the initiator offers at login (default LINUX_MAX_BURST). */
+  maxBurst?: number;
 }
+
+/** What Linux's initiator (open-iscsi) offers as MaxBurstLength: the hosts the benchmark stands for. */
+export const LINUX_MAX_BURST = 16776192;
 
 async function withFsync(result: Promise<RunResult>, ...paths: string[]): Promise<RunResult> {
   const r = await result;
@@ -113,11 +118,18 @@ async function withTargetCpu(pid: number | undefined, run: () => Promise<RunResu
 }
 
 function initiatorArgs(
-  t: { portal: string; target: string; lun: number },
+  t: { portal: string; target: string; lun: number; maxBurst?: number },
   mode: string,
   run: RunSpec,
 ): string[] {
-  const args = { portal: t.portal, target: t.target, lun: t.lun, mode, ...run };
+  const args = {
+    portal: t.portal,
+    target: t.target,
+    lun: t.lun,
+    'max-burst': t.maxBurst ?? LINUX_MAX_BURST,
+    mode,
+    ...run,
+  };
   return Object.entries(args).flatMap(([k, v]) => [`--${k}`, String(v)]);
 }
 
@@ -158,7 +170,12 @@ export async function emulator(opts: ContenderOptions): Promise<[Contender, Cont
     ...['--dir', dir, '--drives', '2'],
   ]);
   const t = JSON.parse(line) as { portal: string; target: string; luns: number[]; cartridgeDirs: string[] };
-  const drive = (i: number) => ({ portal: t.portal, target: t.target, lun: t.luns[i]! });
+  const drive = (i: number) => ({
+    portal: t.portal,
+    target: t.target,
+    lun: t.luns[i]!,
+    maxBurst: opts.maxBurst,
+  });
   const contender = (streams: number): Contender => {
     const drives = [...Array(streams).keys()];
     const each = (mode: string, r: RunSpec) =>
@@ -235,7 +252,7 @@ export async function tgt(opts: ContenderOptions): Promise<Contender> {
     await terminate(child, 1000);
     throw err;
   }
-  const target = { portal: `127.0.0.1:${port}`, target: iqn, lun: 1 };
+  const target = { portal: `127.0.0.1:${port}`, target: iqn, lun: 1, maxBurst: opts.maxBurst };
   return {
     name: 'tgt',
     streams: 1,

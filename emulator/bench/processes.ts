@@ -13,6 +13,8 @@ export interface RunResult {
   /** process.hrtime.bigint() at the start and end of the timed span (initiator runs). */
   startNs?: string;
   endNs?: string;
+  /** The MaxBurstLength the initiator's login settled on (initiator runs). */
+  maxBurst?: number;
   /** Seconds of the closing sync point (WRITE FILEMARKS) at the end of `seconds` (initiator runs). */
   syncSeconds?: number;
   /** CPU seconds of the target process (emulator, tgtd) during the run, where known. */
