@@ -50,13 +50,15 @@ function coresAt(targetMiBps: number, emulatorMsPerGiB: number, initiatorMsPerGi
 }
 
 /**
- * What a missed target adds: whether the machine's cores could carry it, and how busy they
- * already were at the emulator's own pace (everything on the machine, the kernel's share of
- * loopback TCP included).
+ * What a missed target adds: whether the machine's cores could carry it, how busy they already
+ * were at the emulator's own pace (everything on the machine, the kernel's share of loopback TCP
+ * included), and how much of one core the emulator's event loop, a single thread, would need
+ * at the target's rate (`loop` scaled by target / achieved: its CPU per GiB stays the same).
  */
-const aboutCores = (needed: number, busy: number, loop: number, cores: number) =>
-  ` (would keep ${needed.toFixed(1)} of ${cores} cores busy; ${fmt(busy, 0, 2).trim()} were at its pace, ` +
-  `its event loop ${fmt(loop * 100, 0, 0).trim()} % of the time)`;
+const aboutCores = (needed: number, busy: number, loop: number, scale: number, cores: number) =>
+  ` (would keep ${needed.toFixed(1)} of ${cores} cores busy; ${fmt(busy, 0, 2).trim()} were at its pace; ` +
+  `its event loop was on a core ${fmt(loop * 100, 0, 0).trim()} % of the time, ` +
+  `${fmt(loop * scale * 100, 0, 0).trim()} % at the target)`;
 
 /** Prints the medians, each target met or missed, and the overall verdict. */
 export function printSummary(s: Summary): void {
@@ -87,7 +89,9 @@ export function printSummary(s: Summary): void {
         const busy = m(s.machineBusy, k('emulator'));
         const loop = m(s.mainThreadBusy, k('emulator'));
         if (!(vsFio >= TARGETS.fio))
-          missed.push(`${what}: ${vsFio.toFixed(2)} x fio${aboutCores(needed, busy, loop, cores)}`);
+          missed.push(
+            `${what}: ${vsFio.toFixed(2)} x fio${aboutCores(needed, busy, loop, TARGETS.fio / vsFio, cores)}`,
+          );
         if (!(vsTgt >= TARGETS.tgt)) missed.push(`${what}: ${vsTgt.toFixed(2)} x tgt`);
         console.log(
           `${String(depth).padEnd(3)} ${formatSize(block).padEnd(8)} ${op.padEnd(5)} ` +
@@ -129,7 +133,8 @@ export function printSummary(s: Summary): void {
         const loop = m(s.mainThreadBusy, k('emulator x2'));
         if (!met)
           missed.push(
-            `two drives ${formatSize(block)} ${op}: ${goal} missed${aboutCores(needed, busy, loop, cores)}`,
+            `two drives ${formatSize(block)} ${op}: ${goal} missed` +
+              aboutCores(needed, busy, loop, goalMiBps / m(s.throughput, k('emulator x2')), cores),
           );
         console.log(
           `${formatSize(block).padEnd(8)} ${op.padEnd(5)} ${fmt(m(s.throughput, k('emulator x2')), 12)} ` +
