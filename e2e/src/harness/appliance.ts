@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
+import { createConnection } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Store, type StoreTls } from '@vtl/store';
@@ -185,8 +186,11 @@ export class Appliance {
       this.api.get('/api/libraries'),
       this.api.get('/api/status'),
     ]);
-    // The emulator serves its iSCSI target even with no library: up is when the node reports it.
+    // The emulator serves its iSCSI target even with no library: up is when the node reports it
+    // and the port answers. The report alone can be the last start's: a node record whose lease
+    // outlived its appliance (its etcd stopped first, and a restarted etcd renews every lease).
     if (status.body.fabrics?.iscsi?.present !== true) return false;
+    if (!(await acceptsConnections(this.ports.iscsi))) return false;
     const live = new Set(
       status.body.libraries.filter((l: any) => l.library.live).map((l: any) => l.library.id),
     );
@@ -261,4 +265,13 @@ export class Appliance {
     await this.stop();
     await fs.rm(this.stateDir, { recursive: true, force: true });
   }
+}
+
+/** Whether something listens on a port of 127.0.0.1. */
+function acceptsConnections(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
 }
