@@ -3,7 +3,15 @@ import { access, mkdir, readFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '@vtl/store/testing';
-import { type RunResult, command, fsyncAll, runWorker, spawnUntilLine, terminate } from './processes.js';
+import {
+  type RunResult,
+  USER_HZ,
+  command,
+  fsyncAll,
+  runWorker,
+  spawnUntilLine,
+  terminate,
+} from './processes.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const INITIATOR = join(here, 'initiator.js');
@@ -97,13 +105,11 @@ export async function processCpuSeconds(pid: number | undefined, thread?: number
     );
     // Fields after the command name, which may hold spaces: utime and stime are fields 14, 15.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+    return (Number(fields[11]) + Number(fields[12])) / USER_HZ;
   } catch {
     return NaN;
   }
 }
-/** USER_HZ: Linux reports process times in 1/100 s on every architecture Node runs on. */
-const CLOCK_TICKS = 100;
 
 /** Adds the CPU seconds the target process and its main thread spent during the run. */
 async function withTargetCpu(pid: number | undefined, run: () => Promise<RunResult>): Promise<RunResult> {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import koffi from 'koffi';
+import { USER_HZ } from './processes.js';
 
 /**
  * The benchmark's initiator, run as its own process so it never shares an event loop with a
@@ -184,7 +185,7 @@ class Session {
 function machineBusySeconds(): number {
   const cpu = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
   const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = cpu;
-  return (user + nice + system + irq + softirq + steal) / 100; // USER_HZ
+  return (user + nice + system + irq + softirq + steal) / USER_HZ;
 }
 
 /**

@@ -25,6 +25,9 @@ export interface RunResult {
   machineBusyCores?: number;
 }
 
+/** USER_HZ: Linux reports CPU times in /proc in 1/100 s on every architecture Node runs on. */
+export const USER_HZ = 100;
+
 const run = promisify(execFile);
 
 /** Runs a worker script with node and parses the JSON line it prints. */
