@@ -22,7 +22,7 @@ describe('block checksums off the event loop', () => {
   const lengths = [4096, 1, 1024 * 1024, 100_000, 65_536];
   const total = lengths.reduce((a, b) => a + b, 0);
 
-  for (const algorithm of ['crc32c', 'crc32'] as const) {
+  for (const algorithm of ['crc32c', 'crc32', 'xxh3'] as const) {
     it(`computes ${algorithm} of blocks in an aligned slot in place, as the event loop would`, async () => {
       const slot = takeAlignedBuffer(total)!;
       expect(slot.buffer).toBeInstanceOf(SharedArrayBuffer);

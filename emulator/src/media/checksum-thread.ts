@@ -7,8 +7,8 @@ import { type ChecksumAlgorithm, blockChecksum } from './checksum.js';
  * every host's socket traffic; checksumming each byte read or written there cost about a
  * sixth of its time in a streaming restore. Blocks in aligned slots live in shared memory
  * (aligned-buffers.ts), so the helper reads them in place: a message carries only where the
- * blocks are. Small blocks, other buffers, or any trouble with the thread: checksummed here,
- * once the event loop has done what it was doing.
+ * blocks are. Small blocks, XXH3, other buffers, or any trouble with the thread: checksummed
+ * here, once the event loop has done what it was doing.
  */
 
 /**
@@ -36,7 +36,8 @@ parentPort.on('message', ({ id, algorithm, memory, offset, lengths }) => {
 
 /**
  * Fewer bytes are checksummed here: waking the idle helper (a futex and, on a VM, an
- * interrupt to another CPU) cost the event loop about as much as checksumming 256 KiB.
+ * interrupt to another CPU) cost the event loop about as much as CRC-32 over 256 KiB. XXH3
+ * (index version 5) is always computed here: at its speed the wake-up costs more than any run.
  */
 const OFF_THREAD_MIN_BYTES = 512 * 1024;
 
@@ -63,7 +64,8 @@ class ChecksumHelper {
 
   /** The checksums of consecutive pieces of `buf`, `lengths` long each, in order. */
   checksums(algorithm: ChecksumAlgorithm, buf: Buffer, lengths: number[]): Promise<number[]> {
-    const offThread = buf.buffer instanceof SharedArrayBuffer && buf.length >= OFF_THREAD_MIN_BYTES;
+    const offThread =
+      algorithm !== 'xxh3' && buf.buffer instanceof SharedArrayBuffer && buf.length >= OFF_THREAD_MIN_BYTES;
     const worker = offThread ? this.started() : undefined;
     // Here, but after the callbacks under way: a WRITE's status goes out before its checksum.
     if (!worker)

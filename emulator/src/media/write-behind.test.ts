@@ -10,6 +10,7 @@ import { IMAGE_FILES } from './layout.js';
 import { mintCartridge } from './mint.js';
 import { takeBlockBuffer } from './block-buffers.js';
 import { crc32c } from '../util/crc32c.js';
+import { xxh3Low32 } from './checksum.js';
 
 /** Blocks written behind (Cartridge.issueBlock), their failures, and older index versions. */
 
@@ -153,42 +154,53 @@ describe('index versions', () => {
     expect((await readFile(indexPath)).readUInt32LE(8)).toBe(2);
   });
 
-  it('checksums new images with CRC-32 (version 4) and keeps CRC-32C in a version 3 image', async () => {
-    const dir = await mintCartridge({ mediaDir: tmp.path, label: 'V4C001L8', generation: 8 });
+  it('checksums new images with XXH3 (version 5), and keeps CRC-32 in version 4 and CRC-32C in version 3 images', async () => {
+    const dir = await mintCartridge({ mediaDir: tmp.path, label: 'V5X001L8', generation: 8 });
     const indexPath = join(dir, IMAGE_FILES.index);
+    const dataPath = join(dir, IMAGE_FILES.data);
     const cart = await Cartridge.open(dir);
     await cart.spaceToEod();
     for (const fill of [1, 2]) await cart.writeBlock(block(fill));
     await cart.close();
-    const index = await readFile(indexPath);
-    const data = await readFile(join(dir, IMAGE_FILES.data));
-    expect(index.readUInt32LE(8)).toBe(4);
-    const blocks = await entryOffsets(dir);
-    const crcOf = (i: number) => index.readUInt32LE(HEADER_SIZE + (2 + i) * ENTRY_SIZE + 16);
-    blocks.forEach((offset, i) => expect(crcOf(i)).toBe(crc32(data.subarray(offset, offset + BLOCK)) >>> 0));
+    const sumAt = (i: number) => HEADER_SIZE + (2 + i) * ENTRY_SIZE + 16;
+    /** Each block entry's stored checksum, and `sum` of the block's bytes in the data file. */
+    const sums = async (sum: (bytes: Buffer) => number) => {
+      const [index, data] = [await readFile(indexPath), await readFile(dataPath)];
+      const offsets = await entryOffsets(dir);
+      return {
+        stored: offsets.map((_, i) => index.readUInt32LE(sumAt(i))),
+        computed: offsets.map((offset) => sum(data.subarray(offset, offset + BLOCK))),
+      };
+    };
+    expect((await readFile(indexPath)).readUInt32LE(8)).toBe(5);
+    const v5 = await sums(xxh3Low32);
+    expect(v5.stored).toEqual(v5.computed);
+    expect(v5.stored).not.toEqual((await sums((b) => crc32(b) >>> 0)).computed);
 
-    // The same image as version 3 wrote it: CRC-32C of every block. It reads, and extends as version 3.
-    index.writeUInt32LE(3, 8);
-    blocks.forEach((offset, i) =>
-      index.writeUInt32LE(
-        crc32c(data.subarray(offset, offset + BLOCK)),
-        HEADER_SIZE + (2 + i) * ENTRY_SIZE + 16,
-      ),
-    );
-    await writeFile(indexPath, index);
-    const v3 = await Cartridge.open(dir);
-    expect([...(await readFills(v3))]).toEqual([1, 2]);
-    await v3.spaceToEod();
-    await v3.writeBlock(block(3));
-    await v3.close();
-    const again = await Cartridge.open(dir);
-    expect([...(await readFills(again))]).toEqual([1, 2, 3]);
-    await again.close();
-    const after = await readFile(indexPath);
-    expect(after.readUInt32LE(8)).toBe(3);
-    const third = (await entryOffsets(dir))[2]!;
-    const bytes = (await readFile(join(dir, IMAGE_FILES.data))).subarray(third, third + BLOCK);
-    expect(after.readUInt32LE(HEADER_SIZE + 4 * ENTRY_SIZE + 16)).toBe(crc32c(bytes));
+    // The same image as versions 4 and 3 wrote it: CRC-32, then CRC-32C, of every block. It
+    // reads back, and a block appended gets that version's checksum; the version stays.
+    const older = [
+      [4, (b: Buffer) => crc32(b) >>> 0],
+      [3, (b: Buffer) => crc32c(b)],
+    ] as const;
+    for (const [version, sum] of older) {
+      const index = await readFile(indexPath);
+      index.writeUInt32LE(version, 8);
+      const { computed } = await sums(sum);
+      computed.slice(0, 2).forEach((value, i) => index.writeUInt32LE(value, sumAt(i)));
+      await writeFile(indexPath, index.subarray(0, sumAt(2) - 16));
+      const opened = await Cartridge.open(dir);
+      expect([...(await readFills(opened))]).toEqual([1, 2]);
+      await opened.spaceToEod();
+      await opened.writeBlock(block(version));
+      await opened.close();
+      const again = await Cartridge.open(dir);
+      expect([...(await readFills(again))]).toEqual([1, 2, version]);
+      await again.close();
+      expect((await readFile(indexPath)).readUInt32LE(8)).toBe(version);
+      const after = await sums(sum);
+      expect(after.stored).toEqual(after.computed);
+    }
   });
 
   it('opens, verifies and extends a version 1 image (CRC-32 checksums)', async () => {

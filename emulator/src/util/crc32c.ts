@@ -5,8 +5,8 @@ import { crc32c as hardwareCrc32c } from '@node-rs/crc32';
  * digest (RFC 7143 13.1) and the checksum of tape blocks. Start with `crc32c(first)`, chain
  * with `crc32c(next, previous)`; the result is the finished value each time. @node-rs/crc32
  * runs the CPU's CRC32 instruction, but calls out of line for every 8 bytes (about 4 GiB/s on
- * the 2-core VM, half its CRC-32): new cartridge indexes checksum blocks with CRC-32 instead
- * (media/checksum.ts), and this covers the iSCSI digests and older images.
+ * the 2-core VM, half its CRC-32): newer cartridge indexes checksum blocks with CRC-32 or XXH3
+ * instead (media/checksum.ts), and this covers the iSCSI digests and version 2 and 3 images.
  */
 export function crc32c(data: Uint8Array, previous = 0): number {
   return (
