@@ -11,7 +11,8 @@ export const TWO_DRIVE_DEPTH = 1;
 /**
  * Issue 19's targets, on medians of per-round ratios: the emulator at 0.9 × fio with O_DIRECT
  * (the disk's limit) for every block, op and depth, never behind tgt, and two drives at 1.6 ×
- * one drive where fio shows the disk itself scales that far (else 0.9 × fio with two streams).
+ * one drive where fio's two streams show the disk itself reaches that rate (else 0.9 × fio with
+ * two streams).
  */
 export const TARGETS = { fio: 0.9, tgt: 1.0, twoDrives: 1.6, twoVsFio: 0.9 };
 
@@ -121,8 +122,11 @@ export function printSummary(s: Summary): void {
         const scale = m(s.ratios, k('x2 vs x1'));
         const fioScale = m(s.ratios, k('fio x2 vs x1'));
         const vsFio2 = m(s.ratios, k('x2 vs fio x2'));
-        // The disk allows 1.6 × when fio's own two streams reach it; else the bar is fio's two streams.
-        const diskAllows = fioScale >= TARGETS.twoDrives;
+        // The disk allows two drives 1.6 × one drive's rate when fio's two streams on it reach
+        // that rate; else the disk is the limit, and the bar is fio's two streams. (fio's own
+        // x2/x1 is not the test: where one emulator drive outruns one fio stream, as its
+        // read-ahead does, the disk may have room for fio's second stream but not for 1.6 × it.)
+        const diskAllows = m(s.throughput, k('fio x2')) >= TARGETS.twoDrives * m(s.throughput, k('emulator'));
         const met = diskAllows ? scale >= TARGETS.twoDrives : vsFio2 >= TARGETS.twoVsFio;
         const goal = diskAllows ? `x2/x1 >= ${TARGETS.twoDrives}` : `x2/fio x2 >= ${TARGETS.twoVsFio}`;
         const goalMiBps = diskAllows
@@ -146,7 +150,7 @@ export function printSummary(s: Summary): void {
   }
   console.log(
     `\nTargets: emulator >= ${TARGETS.fio} x fio (O_DIRECT) and >= ${TARGETS.tgt} x tgt at every depth; ` +
-      `two drives >= ${TARGETS.twoDrives} x one where fio x2 reaches it, else >= ${TARGETS.twoVsFio} x fio x2: ` +
+      `two drives >= ${TARGETS.twoDrives} x one where fio x2 reaches that rate, else >= ${TARGETS.twoVsFio} x fio x2: ` +
       (missed.length === 0 ? 'met' : 'NOT met'),
   );
   for (const line of missed) console.log(`  missed: ${line}`);
