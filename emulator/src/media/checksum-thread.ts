@@ -7,8 +7,9 @@ import { type ChecksumAlgorithm, blockChecksum } from './checksum.js';
  * every host's socket traffic; checksumming each byte read or written there cost about a
  * sixth of its time in a streaming restore. Blocks in aligned slots live in shared memory
  * (aligned-buffers.ts), so the helper reads them in place: a message carries only where the
- * blocks are. Small blocks, XXH3, other buffers, or any trouble with the thread: checksummed
- * here, once the event loop has done what it was doing.
+ * blocks are. Small blocks, other buffers, or any trouble with the thread: checksummed here,
+ * once the event loop has done what it was doing. XXH3 (index version 5) never goes to the
+ * helper: it is computed here at once (see checksums()).
  */
 
 /**
@@ -36,8 +37,8 @@ parentPort.on('message', ({ id, algorithm, memory, offset, lengths }) => {
 
 /**
  * Fewer bytes are checksummed here: waking the idle helper (a futex and, on a VM, an
- * interrupt to another CPU) cost the event loop about as much as CRC-32 over 256 KiB. XXH3
- * (index version 5) is always computed here: at its speed the wake-up costs more than any run.
+ * interrupt to another CPU) cost the event loop about as much as CRC-32 over 256 KiB, and
+ * more than XXH3 over any run.
  */
 const OFF_THREAD_MIN_BYTES = 512 * 1024;
 
