@@ -262,7 +262,8 @@ export class Cartridge {
           filemarksBefore: this.posFilemarks,
           ...(opts.encrypted === true ? { encrypted: true } : {}),
         };
-        // Checksummed behind the WRITE's status: on the helper thread, or once the loop is free.
+        // XXH3 (new images) at once; CRC behind the WRITE's status, on the helper thread or once
+        // the loop is free (checksum-thread.ts).
         const checksum = blockChecksums(this.index.algorithm, block, [block.length]);
         const data = this.writer.write(block, start);
         this.unindexed += 1;
