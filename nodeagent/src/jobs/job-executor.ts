@@ -11,7 +11,9 @@ import { updateJob } from '@vtl/domain';
 import { offsiteCode, offsiteEngine, type Codec, type OffsiteEngine } from './offsite.js';
 import { isStoreBlip } from './store-blip.js';
 
-const STEPS: Partial<Record<JobState, (ctx: JobStepContext) => Promise<StepResult>>> = {
+type JobSteps = Partial<Record<JobState, (ctx: JobStepContext) => Promise<StepResult>>>;
+
+const STEPS: JobSteps = {
   quiescing: quiesce,
   uploading: upload,
   verifying: verifyAndEvict,
@@ -60,10 +62,11 @@ export async function startJobExecutor(opts: {
   zstdLevel?: number;
   /** The release the bucket's system file names (nodeagent config). */
   version?: string;
+  /** The step run in each executing state; tests replace them. */
+  steps?: JobSteps;
 }): Promise<{ stop(opts?: { interrupt?: string; pause?: string }): Promise<void> }> {
   const { store, journal } = opts;
   const abort = new AbortController();
-  const running = new Set<number>();
   let codec: Codec | undefined;
   let loaded: Promise<OffsiteEngine> | undefined;
   const engineOf = () => (loaded ??= offsiteEngine());
@@ -75,11 +78,10 @@ export async function startJobExecutor(opts: {
     reconcile: async (key, { log }) => {
       const id = Number(key);
       const job = (await store.get(keys.jobs.one(id), Job))?.value;
-      const step = job && job.node === opts.node ? STEPS[job.state] : undefined;
+      const step = job && job.node === opts.node ? (opts.steps ?? STEPS)[job.state] : undefined;
       if (!job || !step || abort.signal.aborted) return;
       const library = (await store.get(keys.libraries.one(job.library), LibrarySpec))?.value;
       if (!library) return { requeueAfterMs: Requeue.slow };
-      running.add(id);
       try {
         const engine = await engineOf();
         const codecOf = () =>
@@ -103,11 +105,20 @@ export async function startJobExecutor(opts: {
         await opts.supervisor.emulator
           ?.release({ library: job.library, label: job.label })
           .catch(() => undefined);
-      } finally {
-        running.delete(id);
       }
     },
   });
+  /**
+   * This node's jobs in an executing state: in progress to the operator, also one waiting for a
+   * worker or between two steps, not only those in a step right now. None when the store is gone:
+   * nothing could be recorded then.
+   */
+  const executingJobs = async (): Promise<Job[]> => {
+    const listed = await store.list(keys.jobs.prefix, Job).catch(() => undefined);
+    return (listed?.items ?? [])
+      .map(({ value }) => value)
+      .filter((job) => job.node === opts.node && EXECUTING_JOB_STATES.includes(job.state));
+  };
   const watch = await watchInto(store, keys.jobs.prefix, Job, controller.queue, (_key, job) =>
     job && job.node === opts.node && EXECUTING_JOB_STATES.includes(job.state) ? String(job.id) : undefined,
   );
@@ -115,38 +126,32 @@ export async function startJobExecutor(opts: {
     stop: async ({ interrupt, pause } = {}) => {
       abort.abort();
       await watch.close();
+      // Interrupted jobs are recorded first, and the running steps' unwinding awaited after:
+      // shutdown has a budget of a few seconds (nodeagent main.ts), and an aborted step may take
+      // a while to return on a busy machine (a chunk being compressed). A record left executing
+      // would have the next nodeagent resume the job instead of leaving it interrupted. A step
+      // still running cannot undo the change: its own updates expect the state it saw (updateJob).
+      const interrupted: Job[] = [];
+      if (interrupt)
+        for (const job of await executingJobs()) {
+          const error = `interrupted by ${interrupt}; retry with POST /api/jobs/${job.id}/retry`;
+          const patch = { state: 'interrupted', error, detail: error } as const;
+          if (await updateJob(store, journal, job.id, job.state, () => patch).catch(() => undefined))
+            interrupted.push(job);
+        }
       await controller.stop();
-      // Every job of this node in an executing state is in progress to the operator, also one
-      // waiting for a worker or between two steps, not only those in a step right now.
-      const interrupted = new Set(running);
-      if (interrupt || pause) {
-        const listed = await store.list(keys.jobs.prefix, Job).catch(() => undefined); // store gone: those in a step
-        for (const { value: job } of listed?.items ?? [])
-          if (job.node === opts.node && EXECUTING_JOB_STATES.includes(job.state)) interrupted.add(job.id);
-      }
+      // The emulator outlives this process: an interrupted job must not keep the cartridge held.
+      // Released once its step has stopped reading it.
+      for (const job of interrupted)
+        await opts.supervisor.emulator
+          ?.release({ library: job.library, label: job.label })
+          .catch(() => undefined);
       // Paused (an update's restart): the state stays executing, so the next nodeagent picks the
       // job up again; the detail says why it stood still, and the journal keeps it.
       if (pause)
-        for (const id of interrupted) {
-          const job = (await store.get(keys.jobs.one(id), Job))?.value;
-          if (!job || !EXECUTING_JOB_STATES.includes(job.state)) continue;
+        for (const job of await executingJobs()) {
           const detail = `paused: ${pause} restarts the control plane; resumes ${job.kind === 'export' ? 'from its chunk ledger ' : ''}when the nodeagent is back`;
-          await updateJob(store, journal, id, job.state, () => ({ detail }));
-        }
-      if (interrupt)
-        for (const id of interrupted) {
-          const job = (await store.get(keys.jobs.one(id), Job))?.value;
-          if (!job || !EXECUTING_JOB_STATES.includes(job.state)) continue;
-          const error = `interrupted by ${interrupt}; retry with POST /api/jobs/${id}/retry`;
-          await updateJob(store, journal, id, job.state, () => ({
-            state: 'interrupted',
-            error,
-            detail: error,
-          }));
-          // The emulator outlives this process: an interrupted job must not keep the cartridge held.
-          await opts.supervisor.emulator
-            ?.release({ library: job.library, label: job.label })
-            .catch(() => undefined);
+          await updateJob(store, journal, job.id, job.state, () => ({ detail })).catch(() => undefined);
         }
       await codec?.close();
     },
