@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { EXECUTING_JOB_STATES, Job, LibrarySpec, isoNow, keys, type JobState } from '@vtl/api';
+import { Job, LibrarySpec, isoNow, keys, type JobState } from '@vtl/api';
 import type { EventJournal, Store } from '@vtl/store';
 import { Requeue, startController, watchInto } from '@vtl/reconcile';
 import type { EmulatorSupervisor } from '../dataplane/emulator-supervisor.js';
@@ -10,6 +10,7 @@ import { downloadAndSwapIn, verifyAndEvict } from './evict-import-jobs.js';
 import { updateJob } from '@vtl/domain';
 import { offsiteCode, offsiteEngine, type Codec, type OffsiteEngine } from './offsite.js';
 import { isStoreBlip } from './store-blip.js';
+import { executesOn, executingJobs, interruptJob } from './job-records.js';
 
 type JobSteps = Partial<Record<JobState, (ctx: JobStepContext) => Promise<StepResult>>>;
 
@@ -108,19 +109,8 @@ export async function startJobExecutor(opts: {
       }
     },
   });
-  /**
-   * This node's jobs in an executing state: in progress to the operator, also one waiting for a
-   * worker or between two steps, not only those in a step right now. None when the store is gone:
-   * nothing could be recorded then.
-   */
-  const executingJobs = async (): Promise<Job[]> => {
-    const listed = await store.list(keys.jobs.prefix, Job).catch(() => undefined);
-    return (listed?.items ?? [])
-      .map(({ value }) => value)
-      .filter((job) => job.node === opts.node && EXECUTING_JOB_STATES.includes(job.state));
-  };
   const watch = await watchInto(store, keys.jobs.prefix, Job, controller.queue, (_key, job) =>
-    job && job.node === opts.node && EXECUTING_JOB_STATES.includes(job.state) ? String(job.id) : undefined,
+    job && executesOn(job, opts.node) ? String(job.id) : undefined,
   );
   return {
     stop: async ({ interrupt, pause } = {}) => {
@@ -131,14 +121,12 @@ export async function startJobExecutor(opts: {
       // a while to return on a busy machine (a chunk being compressed). A record left executing
       // would have the next nodeagent resume the job instead of leaving it interrupted. A step
       // still running cannot undo the change: its own updates expect the state it saw (updateJob).
+      // None when the store is gone: nothing could be recorded then.
+      const executing = () => executingJobs(store, opts.node).catch(() => [] as Job[]);
       const interrupted: Job[] = [];
       if (interrupt)
-        for (const job of await executingJobs()) {
-          const error = `interrupted by ${interrupt}; retry with POST /api/jobs/${job.id}/retry`;
-          const patch = { state: 'interrupted', error, detail: error } as const;
-          if (await updateJob(store, journal, job.id, job.state, () => patch).catch(() => undefined))
-            interrupted.push(job);
-        }
+        for (const job of await executing())
+          if (await interruptJob(store, journal, job, interrupt).catch(() => false)) interrupted.push(job);
       await controller.stop();
       // The emulator outlives this process: an interrupted job must not keep the cartridge held.
       // Released once its step has stopped reading it.
@@ -149,7 +137,7 @@ export async function startJobExecutor(opts: {
       // Paused (an update's restart): the state stays executing, so the next nodeagent picks the
       // job up again; the detail says why it stood still, and the journal keeps it.
       if (pause)
-        for (const job of await executingJobs()) {
+        for (const job of await executing()) {
           const detail = `paused: ${pause} restarts the control plane; resumes ${job.kind === 'export' ? 'from its chunk ledger ' : ''}when the nodeagent is back`;
           await updateJob(store, journal, job.id, job.state, () => ({ detail })).catch(() => undefined);
         }

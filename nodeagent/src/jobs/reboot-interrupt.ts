@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
-import { EXECUTING_JOB_STATES, Job, JobBoot, keys } from '@vtl/api';
+import { JobBoot, keys } from '@vtl/api';
 import type { EventJournal, Store } from '@vtl/store';
-import { updateJob } from '@vtl/domain';
+import { executingJobs, interruptJob } from './job-records.js';
 
 /** The kernel's id of this boot; changes exactly when the host reboots. */
 export async function currentBootId(file = '/proc/sys/kernel/random/boot_id'): Promise<string> {
@@ -24,16 +24,8 @@ export async function interruptJobsAfterReboot(opts: {
   const last = (await store.get(keys.jobBoot(node), JobBoot))?.value.boot_id;
   const interrupted: number[] = [];
   if (last && last !== bootId) {
-    const jobs = (await store.list(keys.jobs.prefix, Job)).items.map((i) => i.value);
-    for (const job of jobs.filter((j) => j.node === node && EXECUTING_JOB_STATES.includes(j.state))) {
-      const error = `interrupted by a reboot of node ${node}; retry with POST /api/jobs/${job.id}/retry`;
-      const done = await updateJob(store, journal, job.id, job.state, () => ({
-        state: 'interrupted',
-        error,
-        detail: error,
-      }));
-      if (done) interrupted.push(job.id);
-    }
+    for (const job of await executingJobs(store, node))
+      if (await interruptJob(store, journal, job, `a reboot of node ${node}`)) interrupted.push(job.id);
   }
   if (last !== bootId) await store.put(keys.jobBoot(node), { boot_id: bootId });
   return interrupted;
