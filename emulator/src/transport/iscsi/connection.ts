@@ -74,7 +74,7 @@ export class IscsiConnection {
     this.localPort = socket.localPort ?? 0;
     this.logger = opts.logger.child({ peer: this.remoteAddress });
     this.login = new LoginPhase(opts.policy);
-    this.reader.segmentFor = (bhs, dataLength) => this.session?.landingFor(bhs, dataLength);
+    this.reader.segmentFor = (bhs, ahs, dataLength) => this.session?.landingFor(bhs, ahs, dataLength);
     socket.setNoDelay(true);
     // Detects hosts that vanished without a FIN even when target NOP-In pings are off.
     socket.setKeepAlive(true, 30_000);

@@ -190,6 +190,62 @@ describe('iSCSI full feature phase', () => {
     expect(lentAlignedSlots()).toBe(slotsBefore);
   });
 
+  it('runs large writes in CmdSN order when the later one arrives first, byte for byte', async () => {
+    const KiB256 = 256 * 1024;
+    t = await startTestTarget({
+      limits: {
+        maxRecvDataSegmentLength: KiB256,
+        firstBurstLength: KiB256,
+        maxBurstLength: 4 * KiB256,
+        maxOutstandingR2T: 1,
+      },
+    });
+    const c = await loggedIn([
+      ['InitialR2T', 'No'],
+      ['ImmediateData', 'Yes'],
+      ['MaxRecvDataSegmentLength', String(KiB256)],
+      ['FirstBurstLength', String(KiB256)],
+      ['MaxBurstLength', String(4 * KiB256)],
+    ]);
+    await clearUnitAttention(c);
+    const slotsBefore = lentAlignedSlots();
+    const payloads = [1, 2].map((k) => Buffer.from(Array.from({ length: 4 * KiB256 }, (_, i) => (i * k + 3) & 0xff)));
+    const write = (k: number, cmdSn: number) =>
+      c.commandPdu({
+        cdb: write10(4096 + k * 2048, 2048),
+        write: true,
+        edtl: 4 * KiB256,
+        data: payloads[k]!.subarray(0, KiB256),
+        cmdSn,
+      });
+    const first = write(0, c.cmdSn);
+    const second = write(1, c.cmdSn + 1);
+    c.cmdSn += 2;
+    // The second write, whole, then the first in two pieces: the first runs first all the same.
+    c.socket.write(second.pdu);
+    c.socket.write(first.pdu.subarray(0, 48 + 1000));
+    await expect(c.next(200)).rejects.toThrow(/timed out/);
+    c.socket.write(first.pdu.subarray(48 + 1000));
+    // Both R2Ts, the first write's first: the second was queued behind it in CmdSN order.
+    const itts = [first.itt, second.itt];
+    const r2ts = [await c.next(), await c.next()];
+    expect(r2ts.map((p) => [opcodeOf(p.bhs), p.bhs.readUInt32BE(16), p.bhs.readUInt32BE(40)])).toEqual(
+      itts.map((itt) => [Op.R2T, itt, KiB256]),
+    );
+    for (const [k, itt] of itts.entries()) {
+      const ttt = r2ts[k]!.bhs.readUInt32BE(20);
+      for (let dataSn = 0; dataSn < 3; dataSn++) {
+        const offset = KiB256 * (dataSn + 1);
+        const data = payloads[k]!.subarray(offset, offset + KiB256);
+        c.dataOut({ itt, ttt, offset, dataSn, final: dataSn === 2, data });
+      }
+      expect((await c.collect(itt)).status).toBe(0);
+      const lba = 4096 + k * 2048;
+      expect(t.disk.storage.subarray(lba * 512, lba * 512 + 4 * KiB256).equals(payloads[k]!)).toBe(true);
+    }
+    expect(lentAlignedSlots()).toBe(slotsBefore);
+  });
+
   it('reports underflow and overflow residuals', async () => {
     t = await startTestTarget();
     const c = await loggedIn();

@@ -60,7 +60,7 @@ export class PduReader {
    * in its task's buffer, so the kernel reads write data where the device takes it, with no
    * copy), or undefined for a pooled buffer of its own.
    */
-  segmentFor: ((bhs: Buffer, dataLength: number) => Buffer | undefined) | undefined;
+  segmentFor: ((bhs: Buffer, ahs: Buffer | undefined, dataLength: number) => Buffer | undefined) | undefined;
 
   constructor(public maxDataSegment: number) {}
 
@@ -133,7 +133,7 @@ export class PduReader {
     const { bhs, ahs, dataLength } = this.header!;
     if (dataLength > 0 && this.filled < dataLength) {
       // Staged bytes continue the segment; what is still missing will be read into it.
-      this.segment ??= this.segmentFor?.(bhs, dataLength) ?? takeBlockBuffer(dataLength);
+      this.segment ??= this.segmentFor?.(bhs, ahs, dataLength) ?? takeBlockBuffer(dataLength);
       const n = Math.min(dataLength - this.filled, this.end - this.start);
       this.staging.copy(this.segment, this.filled, this.start, this.start + n);
       this.filled += n;

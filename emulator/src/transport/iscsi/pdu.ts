@@ -26,6 +26,9 @@ export const RESERVED_TAG = 0xffffffff;
 export const IMMEDIATE = 0x40;
 /** Byte 1 bit 7: F (final) in most PDUs, T (transit) in login PDUs. */
 export const FINAL = 0x80;
+/** SCSI Command byte 1: R, the command expects data-in; W, it carries data-out. */
+export const READ_FLAG = 0x40;
+export const WRITE_FLAG = 0x20;
 
 /** Reject reason codes (RFC 7143 11.17.1). */
 export const RejectReason = {

@@ -8,7 +8,18 @@ import { ScsiStatus, SenseKey } from '../../scsi/constants.js';
 import type { LunMap, ScsiResult } from '../../scsi/types.js';
 import type { SessionParams } from './negotiation.js';
 import { type SeqNumbers, dataIn, r2t, scsiResponse } from './pdu-builders.js';
-import { FINAL, type IncomingPdu, RESERVED_TAG, RejectReason, flagsOf, ittOf, word20 } from './pdu.js';
+import {
+  FINAL,
+  type IncomingPdu,
+  READ_FLAG,
+  RESERVED_TAG,
+  RejectReason,
+  WRITE_FLAG,
+  dataSegmentLength,
+  flagsOf,
+  ittOf,
+  word20,
+} from './pdu.js';
 
 const DATA_OFFSET_ERROR = [0x4b, 0x05] as const;
 
@@ -75,33 +86,39 @@ export class ScsiTask {
   private readonly controller = new AbortController();
   private running: Promise<void> | undefined;
 
+  /** A SCSI Command PDU's header; its immediate data follows in immediateData(). */
   constructor(
     private readonly host: TaskHost,
-    pdu: IncomingPdu,
+    bhs: Buffer,
+    ahs: Buffer | undefined,
     lun: number,
   ) {
-    const { bhs } = pdu;
     const flags = flagsOf(bhs);
     this.itt = ittOf(bhs);
     this.lun = lun;
     this.cmdSn = bhs.readUInt32BE(24);
     this.lunBytes = Buffer.from(bhs.subarray(8, 16));
     // An extended CDB (AHS type 1) continues the 16 bytes of the BHS.
-    const ahs = pdu.ahs;
     this.cdb =
       ahs && ahs.length > 4 && ahs[2] === 0x01
         ? Buffer.concat([bhs.subarray(32, 48), ahs.subarray(4, 3 + ahs.readUInt16BE(0))])
         : Buffer.from(bhs.subarray(32, 48));
     this.edtl = word20(bhs);
-    this.read = (flags & 0x40) !== 0;
-    this.write = (flags & 0x20) !== 0;
+    this.read = (flags & READ_FLAG) !== 0;
+    this.write = (flags & WRITE_FLAG) !== 0;
     this.needed = this.write ? routedDataOutLength(host.luns(), lun, this.cdb) : 0;
     this.want = Math.min(this.needed, this.edtl);
     this.unsolicitedDone = (flags & FINAL) !== 0;
-    const immediate = pdu.data.length;
-    if (immediate > 0) this.place(0, pdu.data);
+    const immediate = dataSegmentLength(bhs);
     this.unsolicitedBytes = immediate;
     this.unsolicited.nextOffset = immediate;
+  }
+
+  /** The command PDU's data segment, once it has all arrived. */
+  immediateData(data: Buffer): void {
+    // Aborted while its data arrived (a LUN reset from another session): the data is dropped.
+    if (this.state !== 'collecting') return void giveBlockBuffer(data);
+    if (data.length > 0) this.place(0, data);
   }
 
   get opcode(): number {
@@ -114,6 +131,15 @@ export class ScsiTask {
   }
 
   /**
+   * Where the command PDU's immediate data may land while it is still arriving: the first
+   * bytes of this task's own buffer, so a large write's first burst is not copied there after
+   * (a quarter of a 1 MiB WRITE from Linux's initiator). Undefined: a buffer of its own.
+   */
+  immediateLanding(): Buffer | undefined {
+    return this.landing(0, this.unsolicitedBytes);
+  }
+
+  /**
    * Where a data-out's segment may land in place: the slice of this task's buffer it will
    * fill, when the PDU continues its sequence exactly as dataOut() will check and the buffer
    * is an aligned pool slot (which counts holders: the PDU holds the slot too until dataOut()
@@ -122,10 +148,9 @@ export class ScsiTask {
    * buffer of its own and is copied, as before.
    */
   landingFor(bhs: Buffer, length: number): Buffer | undefined {
-    if (this.state !== 'collecting' || length < LAND_IN_PLACE_MIN) return undefined;
+    if (this.state !== 'collecting') return undefined;
     const ttt = word20(bhs);
     const offset = bhs.readUInt32BE(40);
-    if (offset + length > this.want) return undefined;
     const sequence =
       ttt === RESERVED_TAG ? (this.unsolicitedDone ? undefined : this.unsolicited) : this.r2ts.get(ttt);
     if (!sequence || bhs.readUInt32BE(36) !== sequence.nextDataSn || offset !== sequence.nextOffset) {
@@ -135,6 +160,12 @@ export class ScsiTask {
       const burst = sequence as OutstandingR2t;
       if (offset + length > burst.offset + burst.length) return undefined;
     }
+    return this.landing(offset, length);
+  }
+
+  /** A view of this task's buffer for a segment to land in, held until the segment is placed. */
+  private landing(offset: number, length: number): Buffer | undefined {
+    if (length < LAND_IN_PLACE_MIN || offset + length > this.want) return undefined;
     this.buffer ??= takeBlockBuffer(this.want);
     if (!isDirectIoAligned(this.buffer)) return undefined;
     const view = this.buffer.subarray(offset, offset + length);

@@ -20,6 +20,7 @@ import {
   Op,
   RESERVED_TAG,
   RejectReason,
+  WRITE_FLAG,
   cmdSnOf,
   flagsOf,
   isImmediate,
@@ -67,6 +68,8 @@ export class IscsiSession implements TaskHost {
   private ttt = 0;
   private readonly queued = new Map<number, () => void>();
   private loggingOut = false;
+  /** The write command taken at its header (taskAtHeader) until its whole PDU is handled. */
+  private takenAtHeader: ScsiTask | undefined;
 
   constructor(
     readonly login: LoginOutcome,
@@ -144,15 +147,45 @@ export class IscsiSession implements TaskHost {
       device.notify?.({ kind: 'nexus-loss', nexus: this.nexus });
   }
 
-  /** Where a data-out's segment may land in place (PduReader.segmentFor): its task's buffer. */
-  landingFor(bhs: Buffer, dataLength: number): Buffer | undefined {
-    if (opcodeOf(bhs) !== Op.DATA_OUT) return undefined;
-    return this.tasks.get(ittOf(bhs))?.landingFor(bhs, dataLength);
+  /**
+   * A PDU's header has been read and its data segment is on its way (PduReader.segmentFor):
+   * a data-out's segment or a write command's immediate data may land in place in its task's
+   * buffer. Returns where, or undefined for a buffer of its own.
+   */
+  landingFor(bhs: Buffer, ahs: Buffer | undefined, dataLength: number): Buffer | undefined {
+    const op = opcodeOf(bhs);
+    if (op === Op.DATA_OUT) return this.tasks.get(ittOf(bhs))?.landingFor(bhs, dataLength);
+    if (op === Op.SCSI_COMMAND) return this.taskAtHeader(bhs, ahs)?.immediateLanding();
+    return undefined;
+  }
+
+  /**
+   * Takes a write command at its header when it will run the moment its PDU is complete: it
+   * is next in CmdSN order (or immediate), its task tag is free, and no data digest could still
+   * make the PDU be discarded. handle() gives the task its immediate data with the PDU, the
+   * next one the reader completes. A LUN reset meanwhile aborts it like any task received.
+   */
+  private taskAtHeader(bhs: Buffer, ahs: Buffer | undefined): ScsiTask | undefined {
+    if (this.discovery || this.loggingOut || this.params.dataDigest) return undefined;
+    if ((flagsOf(bhs) & WRITE_FLAG) === 0 || this.tasks.has(ittOf(bhs))) return undefined;
+    if (!isImmediate(bhs) && cmdSnOf(bhs) !== this.expCmdSn) return undefined;
+    const task = new ScsiTask(this, bhs, ahs, decodeLun(bhs, 8));
+    this.tasks.set(task.itt, task);
+    this.takenAtHeader = task;
+    return task;
   }
 
   handle(pdu: IncomingPdu): void {
     const { bhs } = pdu;
     const op = opcodeOf(bhs);
+    const taken = this.takenAtHeader;
+    this.takenAtHeader = undefined;
+    if (taken) {
+      return this.ordered(pdu, () => {
+        taken.immediateData(pdu.data);
+        taken.start();
+      });
+    }
     if (pdu.dataDigestError) return this.dataDigestError(pdu);
     if (this.loggingOut && op !== Op.DATA_OUT) return this.reject(RejectReason.WAITING_FOR_LOGOUT, bhs);
     switch (op) {
@@ -214,8 +247,9 @@ export class IscsiSession implements TaskHost {
   private scsiCommand(pdu: IncomingPdu): void {
     const itt = ittOf(pdu.bhs);
     if (this.tasks.has(itt)) return this.reject(RejectReason.TASK_IN_PROGRESS, pdu.bhs);
-    const task = new ScsiTask(this, pdu, decodeLun(pdu.bhs, 8));
+    const task = new ScsiTask(this, pdu.bhs, pdu.ahs, decodeLun(pdu.bhs, 8));
     this.tasks.set(itt, task);
+    task.immediateData(pdu.data);
     task.start();
   }
 

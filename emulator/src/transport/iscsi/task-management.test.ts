@@ -105,6 +105,27 @@ describe('iSCSI task management', () => {
     expect(lentAlignedSlots()).toBe(before);
   });
 
+  it('aborts a write whose immediate data is still arriving when its LUN is reset, and gives its buffer back', async () => {
+    t = await startTestTarget();
+    const a = await loggedIn(1);
+    const b = await loggedIn(2);
+    for (const c of [a, b]) await c.collect(c.command({ cdb: [0, 0, 0, 0, 0, 0] })); // power-on UA
+    const before = lentAlignedSlots();
+    // WRITE(10) of 512 KiB with a first burst of 64 KiB immediate data, which has begun to arrive.
+    const cdb = [0x2a, 0, 0, 0, 0, 0, 0, 0x04, 0x00, 0];
+    const { pdu } = a.commandPdu({ cdb, write: true, edtl: 512 * 1024, data: Buffer.alloc(64 * 1024, 9) });
+    a.socket.write(pdu.subarray(0, 48 + 1000));
+    await expect(a.next(200)).rejects.toThrow(/timed out/);
+    expect(await tmfResponse(b, tmf(b, TmfFunction.LOGICAL_UNIT_RESET, 0))).toBe(TmfResponse.FUNCTION_COMPLETE);
+    a.socket.write(pdu.subarray(48 + 1000));
+    await expect(a.next(300)).rejects.toThrow(/timed out/);
+    expect(t.target.sessions().map((s) => s.outstandingTasks)).toEqual([0, 0]);
+    expect(lentAlignedSlots()).toBe(before);
+    // The nexus goes on: its next command sees the reset's unit attention.
+    const next = await a.collect(a.command({ cdb: [0, 0, 0, 0, 0, 0] }));
+    expect(parseSense(next.sense!)).toMatchObject({ key: 6, asc: 0x29, ascq: 0x03 });
+  });
+
   it('resets a logical unit: aborts its tasks everywhere and raises 29/03 for the other nexus', async () => {
     t = await startTestTarget();
     const a = await loggedIn(1);

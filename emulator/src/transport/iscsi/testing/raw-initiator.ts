@@ -133,6 +133,11 @@ export class RawInitiator {
   }
 
   send(bhs: Buffer, data: Buffer = Buffer.alloc(0)): void {
+    this.socket.write(this.frame(bhs, data));
+  }
+
+  /** A PDU's bytes on the wire (with padding and the digests in use). */
+  frame(bhs: Buffer, data: Buffer = Buffer.alloc(0)): Buffer {
     bhs.writeUInt32BE(data.length & 0xffffff, 4);
     const parts = [bhs];
     if (this.headerDigest) parts.push(digestBytes(crc32c(bhs)));
@@ -141,7 +146,7 @@ export class RawInitiator {
       parts.push(data, pad);
       if (this.dataDigest) parts.push(digestBytes(crc32c(pad, crc32c(data))));
     }
-    this.socket.write(Buffer.concat(parts));
+    return Buffer.concat(parts);
   }
 
   async login(opts: RawLoginOptions): Promise<RawLoginResult> {
@@ -195,6 +200,13 @@ export class RawInitiator {
 
   /** Sends a SCSI Command PDU; returns its ITT. */
   command(c: RawCommand): number {
+    const { itt, pdu } = this.commandPdu(c);
+    this.socket.write(pdu);
+    return itt;
+  }
+
+  /** A SCSI Command PDU's bytes, for a test to send in pieces of its choosing. */
+  commandPdu(c: RawCommand): { itt: number; pdu: Buffer } {
     const bhs = Buffer.alloc(BHS_LENGTH);
     const itt = c.itt ?? this.itt++;
     bhs[0] = Op.SCSI_COMMAND | (c.immediate ? IMMEDIATE : 0);
@@ -205,8 +217,7 @@ export class RawInitiator {
     bhs.writeUInt32BE(c.cmdSn ?? this.cmdSn, 24);
     if (c.cmdSn === undefined && !c.immediate) this.cmdSn++;
     Buffer.from(c.cdb).copy(bhs, 32, 0, 16);
-    this.send(bhs, c.data);
-    return itt;
+    return { itt, pdu: this.frame(bhs, c.data) };
   }
 
   dataOut(f: {
