@@ -89,6 +89,7 @@ async function main(): Promise<void> {
   const workerCpu: Figures = new Map();
   const machineBusy: Figures = new Map();
   const mainThreadBusy: Figures = new Map();
+  const kernelShare: Figures = new Map();
   const ratios: Figures = new Map();
   try {
     const [emu, emu2] = await emulator(opts);
@@ -120,6 +121,12 @@ async function main(): Promise<void> {
         if (cpu !== undefined && Number.isFinite(cpu))
           push(targetCpu, key(depth, block, op, c.name), perGiB(cpu));
         push(workerCpu, key(depth, block, op, c.name), perGiB(r.cpuSeconds));
+        if (cpu !== undefined && r.targetSystemSeconds !== undefined && r.systemSeconds !== undefined)
+          push(
+            kernelShare,
+            key(depth, block, op, c.name),
+            (r.targetSystemSeconds + r.systemSeconds) / (cpu + r.cpuSeconds),
+          );
         if (r.machineBusyCores !== undefined)
           push(machineBusy, key(depth, block, op, c.name), r.machineBusyCores);
         // Its share of the stream (the thread has next to nothing to do before and after it).
@@ -172,6 +179,7 @@ async function main(): Promise<void> {
       workerCpu,
       machineBusy,
       mainThreadBusy,
+      kernelShare,
       depths,
       twoDrives,
       rounds,

@@ -85,6 +85,7 @@ async function together(runs: Promise<RunResult>[]): Promise<RunResult> {
     bytes: results.reduce((n, r) => n + r.bytes, 0),
     seconds: Number(end - start) / 1e9,
     cpuSeconds: results.reduce((n, r) => n + r.cpuSeconds, 0),
+    systemSeconds: results.reduce((n, r) => n + (r.systemSeconds ?? NaN), 0),
     syncSeconds:
       Number(end - start) / 1e9 - Math.max(...results.map((r) => r.seconds - (r.syncSeconds ?? 0))),
     // Each stream saw the same machine over nearly the same span.
@@ -92,12 +93,18 @@ async function together(runs: Promise<RunResult>[]): Promise<RunResult> {
   };
 }
 
+/** CPU seconds a process, or one of its threads, has used so far: in all, and in the kernel. */
+interface CpuTimes {
+  total: number;
+  system: number;
+}
+
 /**
- * CPU seconds (user + system) a process, or one of its threads, has used so far, from /proc
- * (Linux). A process's main thread has the process's id: the emulator's event loop.
+ * CPU times of a process or one of its threads from /proc (Linux). A process's main thread
+ * has the process's id: the emulator's event loop.
  */
-export async function processCpuSeconds(pid: number | undefined, thread?: number): Promise<number> {
-  if (pid === undefined) return NaN;
+export async function processCpuTimes(pid: number | undefined, thread?: number): Promise<CpuTimes> {
+  if (pid === undefined) return { total: NaN, system: NaN };
   try {
     const stat = await readFile(
       thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`,
@@ -105,21 +112,24 @@ export async function processCpuSeconds(pid: number | undefined, thread?: number
     );
     // Fields after the command name, which may hold spaces: utime and stime are fields 14, 15.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / USER_HZ;
+    const [user, system] = [Number(fields[11]) / USER_HZ, Number(fields[12]) / USER_HZ];
+    return { total: user + system, system };
   } catch {
-    return NaN;
+    return { total: NaN, system: NaN };
   }
 }
 
 /** Adds the CPU seconds the target process and its main thread spent during the run. */
 async function withTargetCpu(pid: number | undefined, run: () => Promise<RunResult>): Promise<RunResult> {
-  const before = await processCpuSeconds(pid);
-  const mainBefore = await processCpuSeconds(pid, pid);
+  const before = await processCpuTimes(pid);
+  const mainBefore = await processCpuTimes(pid, pid);
   const r = await run();
+  const after = await processCpuTimes(pid);
   return {
     ...r,
-    targetCpuSeconds: (await processCpuSeconds(pid)) - before,
-    targetMainThreadCpuSeconds: (await processCpuSeconds(pid, pid)) - mainBefore,
+    targetCpuSeconds: after.total - before.total,
+    targetSystemSeconds: after.system - before.system,
+    targetMainThreadCpuSeconds: (await processCpuTimes(pid, pid)).total - mainBefore.total,
   };
 }
 

@@ -311,6 +311,7 @@ function main(): void {
     bytes: blocks * block,
     seconds,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    systemSeconds: cpu.system / 1e6,
     machineBusyCores: busyCores,
     maxBurst: s.maxBurst,
     // Where the time went: until the first block completed, and the closing sync point.

@@ -10,6 +10,8 @@ export interface RunResult {
   bytes: number;
   seconds: number;
   cpuSeconds: number;
+  /** The part of cpuSeconds the worker spent in the kernel (initiator runs). */
+  systemSeconds?: number;
   /** process.hrtime.bigint() at the start and end of the timed span (initiator runs). */
   startNs?: string;
   endNs?: string;
@@ -19,6 +21,8 @@ export interface RunResult {
   syncSeconds?: number;
   /** CPU seconds of the target process (emulator, tgtd) during the run, where known. */
   targetCpuSeconds?: number;
+  /** The part of targetCpuSeconds spent in the kernel. */
+  targetSystemSeconds?: number;
   /** CPU seconds of the target's main thread (the emulator's event loop) during the run. */
   targetMainThreadCpuSeconds?: number;
   /** Cores the whole machine kept busy while the blocks streamed (initiator runs; not the closing sync). */

@@ -35,6 +35,8 @@ export interface Summary {
   machineBusy: Figures;
   /** The share of the stream the target's main thread (the emulator's event loop) was on a core. */
   mainThreadBusy: Figures;
+  /** The share of the target's and its initiator's CPU spent in the kernel (loopback TCP, the disk). */
+  kernelShare: Figures;
   depths: number[];
   twoDrives: boolean;
   rounds: number;
@@ -50,16 +52,33 @@ function coresAt(targetMiBps: number, emulatorMsPerGiB: number, initiatorMsPerGi
   return (((emulatorMsPerGiB + initiatorMsPerGiB) / 1000) * targetMiBps) / 1024;
 }
 
+/** What a missed target adds about the CPU (see aboutCores). */
+interface CpuAtTarget {
+  /** Cores the emulator and its initiators would keep busy at the target's rate. */
+  needed: number;
+  /** Cores the whole machine kept busy at the emulator's own pace. */
+  busy: number;
+  /** The event loop's share of the stream on a core. */
+  loop: number;
+  /** Target rate / achieved rate. */
+  scale: number;
+  /** The kernel's share of the emulator's and its initiators' CPU. */
+  kernel: number;
+}
+
 /**
  * What a missed target adds: whether the machine's cores could carry it, how busy they already
  * were at the emulator's own pace (everything on the machine, the kernel's share of loopback TCP
- * included), and how much of one core the emulator's event loop, a single thread, would need
- * at the target's rate (`loop` scaled by target / achieved: its CPU per GiB stays the same).
+ * included), how much of one core the emulator's event loop, a single thread, would need at the
+ * target's rate (`loop` scaled by target / achieved: its CPU per GiB stays the same), and how
+ * much of the CPU both processes used was the kernel's (socket copies and TCP on loopback,
+ * which a host's initiator on its own machine would not put on these cores).
  */
-const aboutCores = (needed: number, busy: number, loop: number, scale: number, cores: number) =>
-  ` (would keep ${needed.toFixed(1)} of ${cores} cores busy; ${fmt(busy, 0, 2).trim()} were at its pace; ` +
-  `its event loop was on a core ${fmt(loop * 100, 0, 0).trim()} % of the time, ` +
-  `${fmt(loop * scale * 100, 0, 0).trim()} % at the target)`;
+const aboutCores = (c: CpuAtTarget, cores: number) =>
+  ` (would keep ${c.needed.toFixed(1)} of ${cores} cores busy; ${fmt(c.busy, 0, 2).trim()} were at its pace; ` +
+  `its event loop was on a core ${fmt(c.loop * 100, 0, 0).trim()} % of the time, ` +
+  `${fmt(c.loop * c.scale * 100, 0, 0).trim()} % at the target; ` +
+  `${fmt(c.kernel * 100, 0, 0).trim()} % of the emulator's and initiator's CPU was the kernel's)`;
 
 /** Prints the medians, each target met or missed, and the overall verdict. */
 export function printSummary(s: Summary): void {
@@ -70,11 +89,12 @@ export function printSummary(s: Summary): void {
       '(MiB/s; ratios are medians of per-round ratios; CPU: ms per GiB of the target process and, ' +
       `for the emulator, of its initiator; cores@${TARGETS.fio}: what both would keep busy at ` +
       `${TARGETS.fio} x fio, of the ${cores} here; busy: cores the whole machine kept busy while the emulator streamed; ` +
-      'loop: the share of that time its event loop was on a core)',
+      "loop: the share of that time its event loop was on a core; kernel: the share of the emulator's and " +
+      "its initiator's CPU spent in the kernel)",
   );
   console.log(
     'qd  block    op     raw file       fio  emulator       tgt  emu/fio  emu/tgt  emu/raw  emu CPU  ini CPU  tgt CPU  ' +
-      `cores@${TARGETS.fio}  busy  loop`,
+      `cores@${TARGETS.fio}  busy  loop  kernel`,
   );
   const missed: string[] = [];
   for (const depth of s.depths) {
@@ -89,10 +109,11 @@ export function printSummary(s: Summary): void {
         const needed = coresAt(TARGETS.fio * m(s.throughput, k('fio')), emuCpu, iniCpu);
         const busy = m(s.machineBusy, k('emulator'));
         const loop = m(s.mainThreadBusy, k('emulator'));
-        if (!(vsFio >= TARGETS.fio))
-          missed.push(
-            `${what}: ${vsFio.toFixed(2)} x fio${aboutCores(needed, busy, loop, TARGETS.fio / vsFio, cores)}`,
-          );
+        const kernel = m(s.kernelShare, k('emulator'));
+        if (!(vsFio >= TARGETS.fio)) {
+          const cpu = { needed, busy, loop, scale: TARGETS.fio / vsFio, kernel };
+          missed.push(`${what}: ${vsFio.toFixed(2)} x fio${aboutCores(cpu, cores)}`);
+        }
         if (!(vsTgt >= TARGETS.tgt)) missed.push(`${what}: ${vsTgt.toFixed(2)} x tgt`);
         console.log(
           `${String(depth).padEnd(3)} ${formatSize(block).padEnd(8)} ${op.padEnd(5)} ` +
@@ -100,7 +121,7 @@ export function printSummary(s: Summary): void {
             `${fmt(m(s.throughput, k('emulator')), 9)} ${fmt(m(s.throughput, k('tgt')), 9)} ` +
             `${fmt(vsFio, 8, 2)} ${fmt(vsTgt, 8, 2)} ${fmt(m(s.ratios, k('vs raw')), 8, 2)} ` +
             `${fmt(emuCpu, 8, 0)} ${fmt(iniCpu, 8, 0)} ${fmt(m(s.targetCpu, k('tgt')), 8, 0)} ` +
-            `${fmt(needed, 8, 2)} ${fmt(busy, 5, 2)} ${fmt(loop, 5, 2)}  ` +
+            `${fmt(needed, 8, 2)} ${fmt(busy, 5, 2)} ${fmt(loop, 5, 2)} ${fmt(kernel, 6, 2)}  ` +
             (vsFio >= TARGETS.fio && vsTgt >= TARGETS.tgt ? 'ok' : 'below target'),
         );
       }
@@ -111,10 +132,10 @@ export function printSummary(s: Summary): void {
     console.log(
       `\nTwo streams at once, qd${d} each (MiB/s of both together; cores: what the emulator and ` +
         'both initiators would keep busy at the target; busy: cores the machine kept busy meanwhile; ' +
-        "loop: the emulator's event loop's share of it)",
+        "loop: the emulator's event loop's share of it; kernel: the kernel's share of their CPU)",
     );
     console.log(
-      'block    op     emulator x2    fio x2  x2/x1  fio x2/x1  x2/fio x2  cores   busy  loop  target',
+      'block    op     emulator x2    fio x2  x2/x1  fio x2/x1  x2/fio x2  cores   busy  loop  kernel  target',
     );
     for (const block of BLOCKS) {
       for (const op of OPS) {
@@ -135,15 +156,16 @@ export function printSummary(s: Summary): void {
         const needed = coresAt(goalMiBps, m(s.targetCpu, k('emulator x2')), m(s.workerCpu, k('emulator x2')));
         const busy = m(s.machineBusy, k('emulator x2'));
         const loop = m(s.mainThreadBusy, k('emulator x2'));
-        if (!met)
-          missed.push(
-            `two drives ${formatSize(block)} ${op}: ${goal} missed` +
-              aboutCores(needed, busy, loop, goalMiBps / m(s.throughput, k('emulator x2')), cores),
-          );
+        const kernel = m(s.kernelShare, k('emulator x2'));
+        if (!met) {
+          const cpu = { needed, busy, loop, scale: goalMiBps / m(s.throughput, k('emulator x2')), kernel };
+          missed.push(`two drives ${formatSize(block)} ${op}: ${goal} missed${aboutCores(cpu, cores)}`);
+        }
         console.log(
           `${formatSize(block).padEnd(8)} ${op.padEnd(5)} ${fmt(m(s.throughput, k('emulator x2')), 12)} ` +
             `${fmt(m(s.throughput, k('fio x2')), 9)} ${fmt(scale, 6, 2)} ${fmt(fioScale, 10, 2)} ` +
-            `${fmt(vsFio2, 10, 2)} ${fmt(needed, 6, 2)} ${fmt(busy, 6, 2)} ${fmt(loop, 5, 2)}  ${goal}: ${met ? 'ok' : 'below target'}`,
+            `${fmt(vsFio2, 10, 2)} ${fmt(needed, 6, 2)} ${fmt(busy, 6, 2)} ${fmt(loop, 5, 2)} ${fmt(kernel, 7, 2)}  ` +
+            `${goal}: ${met ? 'ok' : 'below target'}`,
         );
       }
     }

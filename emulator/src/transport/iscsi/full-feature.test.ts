@@ -209,7 +209,9 @@ describe('iSCSI full feature phase', () => {
     ]);
     await clearUnitAttention(c);
     const slotsBefore = lentAlignedSlots();
-    const payloads = [1, 2].map((k) => Buffer.from(Array.from({ length: 4 * KiB256 }, (_, i) => (i * k + 3) & 0xff)));
+    const payloads = [1, 2].map((k) =>
+      Buffer.from(Array.from({ length: 4 * KiB256 }, (_, i) => (i * k + 3) & 0xff)),
+    );
     const write = (k: number, cmdSn: number) =>
       c.commandPdu({
         cdb: write10(4096 + k * 2048, 2048),

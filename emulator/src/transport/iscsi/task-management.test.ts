@@ -116,7 +116,9 @@ describe('iSCSI task management', () => {
     const { pdu } = a.commandPdu({ cdb, write: true, edtl: 512 * 1024, data: Buffer.alloc(64 * 1024, 9) });
     a.socket.write(pdu.subarray(0, 48 + 1000));
     await expect(a.next(200)).rejects.toThrow(/timed out/);
-    expect(await tmfResponse(b, tmf(b, TmfFunction.LOGICAL_UNIT_RESET, 0))).toBe(TmfResponse.FUNCTION_COMPLETE);
+    expect(await tmfResponse(b, tmf(b, TmfFunction.LOGICAL_UNIT_RESET, 0))).toBe(
+      TmfResponse.FUNCTION_COMPLETE,
+    );
     a.socket.write(pdu.subarray(48 + 1000));
     await expect(a.next(300)).rejects.toThrow(/timed out/);
     expect(t.target.sessions().map((s) => s.outstandingTasks)).toEqual([0, 0]);
