@@ -25,6 +25,32 @@ async function clearUnitAttention(c: RawInitiator, lun = 0): Promise<void> {
   expect(parseSense(first.sense!)).toMatchObject({ key: 6, asc: 0x29, ascq: 0 });
 }
 
+const KiB256 = 256 * 1024;
+
+/**
+ * A target and a session with Linux's initiator's write settings: 256 KiB of immediate data as
+ * the first burst, the rest on R2Ts of `maxBurst` bytes, one at a time.
+ */
+async function burstSession(maxBurst: number): Promise<RawInitiator> {
+  t = await startTestTarget({
+    limits: {
+      maxRecvDataSegmentLength: KiB256,
+      firstBurstLength: KiB256,
+      maxBurstLength: maxBurst,
+      maxOutstandingR2T: 1,
+    },
+  });
+  const c = await loggedIn([
+    ['InitialR2T', 'No'],
+    ['ImmediateData', 'Yes'],
+    ['MaxRecvDataSegmentLength', String(KiB256)],
+    ['FirstBurstLength', String(KiB256)],
+    ['MaxBurstLength', String(maxBurst)],
+  ]);
+  await clearUnitAttention(c);
+  return c;
+}
+
 const read10 = (lba: number, blocks: number) => [
   0x28,
   0,
@@ -124,7 +150,7 @@ describe('iSCSI full feature phase', () => {
     expect(bursts[0]).toEqual([8192, 16384]);
     expect(bursts.every(([, len]) => len <= 16384)).toBe(true);
     expect((await c.collect(itt)).status).toBe(0);
-    expect(t.disk.storage.subarray(10 * 512, 110 * 512).equals(payload)).toBe(true);
+    expect(t!.disk.storage.subarray(10 * 512, 110 * 512).equals(payload)).toBe(true);
 
     const read = await c.collect(c.command({ cdb: read10(10, 100), read: true, edtl: payload.length }));
     expect(read.status).toBe(0);
@@ -137,23 +163,7 @@ describe('iSCSI full feature phase', () => {
   });
 
   it('lands large write bursts in the task buffer in place, byte for byte, and gives every slot back', async () => {
-    const KiB256 = 256 * 1024;
-    t = await startTestTarget({
-      limits: {
-        maxRecvDataSegmentLength: KiB256,
-        firstBurstLength: KiB256,
-        maxBurstLength: KiB256,
-        maxOutstandingR2T: 1,
-      },
-    });
-    const c = await loggedIn([
-      ['InitialR2T', 'No'],
-      ['ImmediateData', 'Yes'],
-      ['MaxRecvDataSegmentLength', String(KiB256)],
-      ['FirstBurstLength', String(KiB256)],
-      ['MaxBurstLength', String(KiB256)],
-    ]);
-    await clearUnitAttention(c);
+    const c = await burstSession(KiB256);
     const slotsBefore = lentAlignedSlots();
     for (let round = 0; round < 3; round++) {
       // 1 MiB as the Linux initiators send it: a first burst of immediate data, then R2Ts.
@@ -185,29 +195,13 @@ describe('iSCSI full feature phase', () => {
         received += length;
       }
       expect((await c.collect(itt)).status).toBe(0);
-      expect(t.disk.storage.subarray(lba * 512, lba * 512 + payload.length).equals(payload)).toBe(true);
+      expect(t!.disk.storage.subarray(lba * 512, lba * 512 + payload.length).equals(payload)).toBe(true);
     }
     expect(lentAlignedSlots()).toBe(slotsBefore);
   });
 
   it('runs large writes in CmdSN order when the later one arrives first, byte for byte', async () => {
-    const KiB256 = 256 * 1024;
-    t = await startTestTarget({
-      limits: {
-        maxRecvDataSegmentLength: KiB256,
-        firstBurstLength: KiB256,
-        maxBurstLength: 4 * KiB256,
-        maxOutstandingR2T: 1,
-      },
-    });
-    const c = await loggedIn([
-      ['InitialR2T', 'No'],
-      ['ImmediateData', 'Yes'],
-      ['MaxRecvDataSegmentLength', String(KiB256)],
-      ['FirstBurstLength', String(KiB256)],
-      ['MaxBurstLength', String(4 * KiB256)],
-    ]);
-    await clearUnitAttention(c);
+    const c = await burstSession(4 * KiB256);
     const slotsBefore = lentAlignedSlots();
     const payloads = [1, 2].map((k) =>
       Buffer.from(Array.from({ length: 4 * KiB256 }, (_, i) => (i * k + 3) & 0xff)),
@@ -243,7 +237,7 @@ describe('iSCSI full feature phase', () => {
       }
       expect((await c.collect(itt)).status).toBe(0);
       const lba = 4096 + k * 2048;
-      expect(t.disk.storage.subarray(lba * 512, lba * 512 + 4 * KiB256).equals(payloads[k]!)).toBe(true);
+      expect(t!.disk.storage.subarray(lba * 512, lba * 512 + 4 * KiB256).equals(payloads[k]!)).toBe(true);
     }
     expect(lentAlignedSlots()).toBe(slotsBefore);
   });
@@ -433,6 +427,6 @@ describe('iSCSI full feature phase', () => {
     expect(reject.bhs[2]).toBe(0x02);
     const failed = await c.collect(itt);
     expect(parseSense(failed.sense!)).toMatchObject({ key: 0x0b, asc: 0x47, ascq: 0x05 });
-    expect(t.disk.storage.subarray(0, 512).every((b) => b === 0)).toBe(true);
+    expect(t!.disk.storage.subarray(0, 512).every((b) => b === 0)).toBe(true);
   });
 });
