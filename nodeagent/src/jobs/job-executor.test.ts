@@ -6,6 +6,7 @@ import { startTestStores, type TestStores } from '@vtl/store/testing';
 import type { EmulatorSupervisor } from '../dataplane/emulator-supervisor.js';
 import type { NodeStatusPublisher } from '../dataplane/node-status.js';
 import { startJobExecutor } from './job-executor.js';
+import { exportJob } from './testing/jobs.js';
 
 const library = LibrarySpec.parse({
   id: 1,
@@ -24,23 +25,6 @@ const library = LibrarySpec.parse({
   home_pool: 1,
   created_at: isoNow(),
 });
-
-const exportJob = (id: number) =>
-  Job.parse({
-    id,
-    kind: 'export',
-    state: 'uploading',
-    label: `JXE00${id}L8`,
-    library: 1,
-    remote_id: 1,
-    generation: '20260101T000000Z',
-    node: 'n1',
-    bytes_done: 0,
-    chunks_done: 0,
-    detail: '',
-    created_at: isoNow(),
-    updated_at: isoNow(),
-  });
 
 /** Longer than the nodeagent's whole shutdown budget (main.ts). */
 const SLOW_UNWIND_MS = 4_000;

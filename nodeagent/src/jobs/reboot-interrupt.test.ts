@@ -1,25 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Job, isoNow, keys } from '@vtl/api';
+import { Job, keys } from '@vtl/api';
 import { EventJournal, type Store } from '@vtl/store';
 import { startTestStores, type TestStores } from '@vtl/store/testing';
 import { interruptJobsAfterReboot } from './reboot-interrupt.js';
+import { exportJob } from './testing/jobs.js';
 
-const job = (id: number, state: Job['state'], node = 'n1') =>
-  Job.parse({
-    id,
-    kind: 'export',
-    state,
-    label: `RBT00${id}L8`,
-    library: 1,
-    remote_id: 1,
-    generation: '20260101T000000Z',
-    node,
-    bytes_done: 0,
-    chunks_done: 0,
-    detail: '',
-    created_at: isoNow(),
-    updated_at: isoNow(),
-  });
+const job = (id: number, state: Job['state'], node = 'n1') => exportJob(id, { state, node });
 
 describe('jobs after a host reboot', () => {
   let t: TestStores;

@@ -3,7 +3,16 @@ import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { crc32c, digestBytes } from '../../../util/crc32c.js';
 import { PduReader } from '../pdu-reader.js';
-import { BHS_LENGTH, FINAL, IMMEDIATE, type IncomingPdu, Op, opcodeOf } from '../pdu.js';
+import {
+  BHS_LENGTH,
+  FINAL,
+  IMMEDIATE,
+  type IncomingPdu,
+  Op,
+  READ_FLAG,
+  WRITE_FLAG,
+  opcodeOf,
+} from '../pdu.js';
 import { type KeyValue, parseKeys, serializeKeys } from '../text-keys.js';
 import { encodeLun } from '../../../scsi/lun.js';
 
@@ -210,7 +219,7 @@ export class RawInitiator {
     const bhs = Buffer.alloc(BHS_LENGTH);
     const itt = c.itt ?? this.itt++;
     bhs[0] = Op.SCSI_COMMAND | (c.immediate ? IMMEDIATE : 0);
-    bhs[1] = (c.final === false ? 0 : FINAL) | (c.read ? 0x40 : 0) | (c.write ? 0x20 : 0) | 0x01;
+    bhs[1] = (c.final === false ? 0 : FINAL) | (c.read ? READ_FLAG : 0) | (c.write ? WRITE_FLAG : 0) | 0x01;
     encodeLun(c.lun ?? 0, bhs, 8);
     bhs.writeUInt32BE(itt, 16);
     bhs.writeUInt32BE(c.edtl ?? 0, 20);
