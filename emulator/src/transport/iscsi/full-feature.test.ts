@@ -242,6 +242,33 @@ describe('iSCSI full feature phase', () => {
     expect(lentAlignedSlots()).toBe(slotsBefore);
   });
 
+  it('gives back the immediate data of writes dropped outside the CmdSN window or left waiting when the connection drops', async () => {
+    const c = await burstSession(KiB256);
+    const slotsBefore = lentAlignedSlots();
+    const write = (cmdSn: number) =>
+      c.commandPdu({
+        cdb: write10(8192, 512),
+        write: true,
+        edtl: KiB256,
+        data: Buffer.alloc(KiB256, 5),
+        cmdSn,
+      });
+    // A stale CmdSN (already used) is dropped silently: no response, no task, the slot back.
+    const stale = write(c.cmdSn - 1);
+    c.socket.write(stale.pdu);
+    await expect(c.next(200)).rejects.toThrow(/timed out/);
+    expect(t!.target.sessions()[0]!.outstandingTasks).toBe(0);
+    expect(lentAlignedSlots()).toBe(slotsBefore);
+    // One ahead of a gap waits for it; the connection closes first: its slot comes back too.
+    const ahead = write(c.cmdSn + 1);
+    c.socket.write(ahead.pdu);
+    await expect.poll(() => lentAlignedSlots()).toBe(slotsBefore + 1);
+    c.socket.destroy();
+    await expect.poll(() => t!.target.sessions().length).toBe(0);
+    expect(lentAlignedSlots()).toBe(slotsBefore);
+    expect(t!.disk.storage.subarray(8192 * 512, 8192 * 512 + KiB256).includes(5)).toBe(false);
+  });
+
   it('reports underflow and overflow residuals', async () => {
     t = await startTestTarget();
     const c = await loggedIn();

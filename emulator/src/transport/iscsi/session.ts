@@ -66,7 +66,7 @@ export class IscsiSession implements TaskHost {
   expCmdSn: number;
   private statSn: number;
   private ttt = 0;
-  private readonly queued = new Map<number, () => void>();
+  private readonly queued = new Map<number, { pdu: IncomingPdu; run: () => void }>();
   private loggingOut = false;
   /** The write command taken at its header (taskAtHeader) until its whole PDU is handled. */
   private takenAtHeader: ScsiTask | undefined;
@@ -142,6 +142,9 @@ export class IscsiSession implements TaskHost {
 
   /** The connection is gone: no responses can be sent, so tasks end silently. */
   async end(): Promise<void> {
+    // PDUs still waiting for a CmdSN gap will never run; their data segments go back.
+    for (const { pdu } of this.queued.values()) giveBlockBuffer(pdu.data);
+    this.queued.clear();
     await Promise.all([...this.tasks.values()].map((t) => t.abort()));
     for (const device of new Set(this.env.luns().values()))
       device.notify?.({ kind: 'nexus-loss', nexus: this.nexus });
@@ -235,12 +238,14 @@ export class IscsiSession implements TaskHost {
       for (let next = this.queued.get(this.expCmdSn); next; next = this.queued.get(this.expCmdSn)) {
         this.queued.delete(this.expCmdSn);
         this.expCmdSn = snAdd(this.expCmdSn, 1);
-        next();
+        next.run();
       }
     } else if (snLessThan(this.expCmdSn, cmdSn) && snLessOrEqual(cmdSn, this.maxCmdSn())) {
-      this.queued.set(cmdSn, run);
+      this.queued.set(cmdSn, { pdu, run });
     } else {
       this.logger.warn({ cmdSn, expCmdSn: this.expCmdSn }, 'PDU outside the CmdSN window dropped');
+      // Its data segment (a write's immediate data) may be a pooled block no one else holds.
+      giveBlockBuffer(pdu.data);
     }
   }
 
