@@ -11,8 +11,9 @@ import {
   tgt,
   tgtInstalled,
 } from './contenders.js';
-import { fio, fioInstalled } from './fio.js';
-import { dropCaches } from './processes.js';
+import { fio } from './fio.js';
+import { loopback } from './loopback.js';
+import { dropCaches, onPath } from './processes.js';
 import { formatSize, mibPerSecond, parseSize } from './stats.js';
 import { BLOCKS, type Figures, OPS, type Op, TWO_DRIVE_DEPTH, key, printSummary, push } from './summary.js';
 
@@ -54,10 +55,11 @@ async function main(): Promise<void> {
   if (!(rounds >= 1) || !depths.every((d) => Number.isInteger(d) && d >= 1)) {
     throw new Error('--rounds is a positive integer, --depths a list of them (e.g. 1,4)');
   }
-  if (!(await tgtInstalled()) || !(await fioInstalled())) {
+  if (!(await tgtInstalled()) || !(await onPath('fio')) || !(await onPath('cc'))) {
     process.stderr.write(
-      'tgt (tgtd, tgtadm, tgtimg) and fio are the comparison targets; one is not installed.\n' +
-        'Install them with: sudo apt-get install -y tgt fio   (Debian/Ubuntu), then run this as root.\n',
+      'tgt (tgtd, tgtadm, tgtimg) and fio are the comparison targets, and a C compiler builds the ' +
+        'loopback TCP ceiling; one is not installed.\n' +
+        'Install them with: sudo apt-get install -y tgt fio build-essential   (Debian/Ubuntu), then run this as root.\n',
     );
     process.exit(2);
   }
@@ -92,9 +94,14 @@ async function main(): Promise<void> {
   const kernelShare: Figures = new Map();
   const ratios: Figures = new Map();
   try {
+    // Each one with a process is listed as soon as it runs, so the finally block stops it.
     const [emu, emu2] = await emulator(opts);
-    contenders.push(await rawFile(opts), fio(opts), emu, await tgt(opts), fio(opts, 2), emu2);
-    const [raw, fio1, , tgtd, fio2] = contenders as [Contender, Contender, Contender, Contender, Contender];
+    contenders.push(emu, emu2);
+    const tgtd = await tgt(opts);
+    contenders.push(tgtd);
+    const [raw, fio1, fio2] = [await rawFile(opts), fio(opts), fio(opts, 2)];
+    const [tcp1, tcp2] = [await loopback(opts), await loopback(opts, 2)];
+    contenders.push(raw, fio1, fio2, tcp1, tcp2);
     // Untimed: JIT warm-up of the emulator and first-touch allocation of every file.
     const warmUp = { bytes: Math.min(bytes, WARM_UP_BYTES), depth: 1 };
     for (const c of contenders) {
@@ -147,13 +154,14 @@ async function main(): Promise<void> {
       for (const depth of depths) {
         for (const block of BLOCKS) {
           for (const op of OPS) {
-            const group = depth === 1 ? [raw, fio1, emu, tgtd] : [fio1, emu, tgtd];
+            const group = depth === 1 ? [raw, fio1, emu, tgtd, tcp1] : [fio1, emu, tgtd, tcp1];
             const got = await measure(round, depth, block, op, group);
             if (depth === TWO_DRIVE_DEPTH) oneStream.set(`${block}/${op}`, got);
             const e = got.get(emu.name)!;
             push(ratios, key(depth, block, op, 'vs fio'), e / got.get(fio1.name)!);
             push(ratios, key(depth, block, op, 'vs tgt'), e / got.get(tgtd.name)!);
             if (depth === 1) push(ratios, key(depth, block, op, 'vs raw'), e / got.get(raw.name)!);
+            push(ratios, key(depth, block, op, 'tcp vs fio'), got.get(tcp1.name)! / got.get(fio1.name)!);
           }
         }
       }
@@ -161,7 +169,7 @@ async function main(): Promise<void> {
       for (const block of BLOCKS) {
         for (const op of OPS) {
           const d = TWO_DRIVE_DEPTH;
-          const got = await measure(round, d, block, op, [fio2, emu2]);
+          const got = await measure(round, d, block, op, [fio2, emu2, tcp2]);
           // Paired with the same round's one-stream runs at this depth (measured when the depth ran).
           const one = oneStream.get(`${block}/${op}`);
           if (one) {
@@ -169,6 +177,7 @@ async function main(): Promise<void> {
             push(ratios, key(d, block, op, 'fio x2 vs x1'), got.get(fio2.name)! / one.get(fio1.name)!);
           }
           push(ratios, key(d, block, op, 'x2 vs fio x2'), got.get(emu2.name)! / got.get(fio2.name)!);
+          push(ratios, key(d, block, op, 'tcp x2 vs fio x2'), got.get(tcp2.name)! / got.get(fio2.name)!);
         }
       }
     }

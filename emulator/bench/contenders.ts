@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { access, mkdir, readFile } from 'node:fs/promises';
-import { delimiter, join } from 'node:path';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '@vtl/store/testing';
 import {
@@ -8,6 +8,7 @@ import {
   USER_HZ,
   command,
   fsyncAll,
+  onPath,
   runWorker,
   spawnUntilLine,
   terminate,
@@ -73,7 +74,7 @@ async function withFsync(result: Promise<RunResult>, ...paths: string[]): Promis
  * Streams run at once, one initiator process each: all their bytes over the span from the
  * first stream's start to the last one's end (the initiators print monotonic-clock stamps).
  */
-async function together(runs: Promise<RunResult>[]): Promise<RunResult> {
+export async function together(runs: Promise<RunResult>[]): Promise<RunResult> {
   const results = await Promise.all(runs);
   if (results.length === 1) return results[0]!;
   const start = results.reduce(
@@ -212,17 +213,10 @@ export async function emulator(opts: ContenderOptions): Promise<[Contender, Cont
   return [contender(1), { ...two, stop: async () => undefined }];
 }
 
-/** Whether tgt's daemon and tools are on the PATH. */
+/** Whether tgt's daemon and tools are on the PATH (or in the sbin directories, for a non-root PATH). */
 export async function tgtInstalled(): Promise<boolean> {
-  const dirs = (process.env.PATH ?? '').split(delimiter).concat(['/usr/sbin', '/sbin']);
-  for (const tool of ['tgtd', 'tgtadm', 'tgtimg']) {
-    const found = await Promise.any(dirs.map((d) => access(join(d, tool)))).then(
-      () => true,
-      () => false,
-    );
-    if (!found) return false;
-  }
-  return true;
+  const found = await Promise.all(['tgtd', 'tgtadm', 'tgtimg'].map((t) => onPath(t, ['/usr/sbin', '/sbin'])));
+  return found.every(Boolean);
 }
 
 /** Linux SCSI target framework (Debian `tgt`): an ssc backing store under the same initiator. */

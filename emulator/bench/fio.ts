@@ -1,5 +1,4 @@
-import { access } from 'node:fs/promises';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import type { Contender, ContenderOptions, RunSpec } from './contenders.js';
 import { type RunResult, command, fsyncAll } from './processes.js';
 
@@ -61,13 +60,4 @@ interface FioReport {
     usr_cpu: number;
     sys_cpu: number;
   } & Record<'read' | 'write', { io_bytes: number; runtime: number }>)[];
-}
-
-/** Whether fio is on the PATH. */
-export async function fioInstalled(): Promise<boolean> {
-  const dirs = (process.env.PATH ?? '').split(delimiter);
-  return Promise.any(dirs.map((d) => access(join(d, 'fio')))).then(
-    () => true,
-    () => false,
-  );
 }

@@ -1,7 +1,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { open, readdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { access, open, readdir, writeFile } from 'node:fs/promises';
+import { delimiter, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 
@@ -43,6 +43,15 @@ export async function runWorker(script: string, args: string[]): Promise<RunResu
     const stderr = (err as { stderr?: string }).stderr ?? '';
     throw new Error(`${script} ${args.join(' ')} failed: ${stderr.trim() || String(err)}`);
   }
+}
+
+/** Whether a program is on the PATH or in one of `extraDirs`. */
+export async function onPath(program: string, extraDirs: string[] = []): Promise<boolean> {
+  const dirs = (process.env.PATH ?? '').split(delimiter).concat(extraDirs);
+  return Promise.any(dirs.map((d) => access(join(d, program)))).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Runs a command and returns its stdout; failures carry its stderr. */

@@ -80,6 +80,14 @@ const aboutCores = (c: CpuAtTarget, cores: number) =>
   `${fmt(c.loop * c.scale * 100, 0, 0).trim()} % at the target; ` +
   `${fmt(c.kernel * 100, 0, 0).trim()} % of the emulator's and initiator's CPU was the kernel's)`;
 
+/**
+ * What a target against fio misses by, beside what bare TCP over loopback reached against fio
+ * in the same rounds: below the target, no iSCSI target on this machine could have met it.
+ */
+const aboutTcp = (tcpVsFio: number) =>
+  `; bare loopback TCP moved ${fmt(tcpVsFio, 0, 2).trim()} x fio` +
+  (tcpVsFio < TARGETS.fio ? ', itself below the target' : '');
+
 /** Prints the medians, each target met or missed, and the overall verdict. */
 export function printSummary(s: Summary): void {
   const m = (f: Figures, k: string) => median(f.get(k) ?? []);
@@ -90,11 +98,12 @@ export function printSummary(s: Summary): void {
       `for the emulator, of its initiator; cores@${TARGETS.fio}: what both would keep busy at ` +
       `${TARGETS.fio} x fio, of the ${cores} here; busy: cores the whole machine kept busy while the emulator streamed; ` +
       "loop: the share of that time its event loop was on a core; kernel: the share of the emulator's and " +
-      "its initiator's CPU spent in the kernel)",
+      "its initiator's CPU spent in the kernel; tcp: bare loopback TCP in C, no iSCSI and no disk, the most " +
+      'any target here can move)',
   );
   console.log(
-    'qd  block    op     raw file       fio  emulator       tgt  emu/fio  emu/tgt  emu/raw  emu CPU  ini CPU  tgt CPU  ' +
-      `cores@${TARGETS.fio}  busy  loop  kernel`,
+    'qd  block    op     raw file       fio  emulator       tgt       tcp  emu/fio  emu/tgt  emu/raw  tcp/fio  ' +
+      `emu CPU  ini CPU  tgt CPU  cores@${TARGETS.fio}  busy  loop  kernel`,
   );
   const missed: string[] = [];
   for (const depth of s.depths) {
@@ -103,6 +112,7 @@ export function printSummary(s: Summary): void {
         const k = (name: string) => key(depth, block, op, name);
         const vsFio = m(s.ratios, k('vs fio'));
         const vsTgt = m(s.ratios, k('vs tgt'));
+        const tcpVsFio = m(s.ratios, k('tcp vs fio'));
         const what = `qd${depth} ${formatSize(block)} ${op}`;
         const emuCpu = m(s.targetCpu, k('emulator'));
         const iniCpu = m(s.workerCpu, k('emulator'));
@@ -112,14 +122,15 @@ export function printSummary(s: Summary): void {
         const kernel = m(s.kernelShare, k('emulator'));
         if (!(vsFio >= TARGETS.fio)) {
           const cpu = { needed, busy, loop, scale: TARGETS.fio / vsFio, kernel };
-          missed.push(`${what}: ${vsFio.toFixed(2)} x fio${aboutCores(cpu, cores)}`);
+          missed.push(`${what}: ${vsFio.toFixed(2)} x fio${aboutTcp(tcpVsFio)}${aboutCores(cpu, cores)}`);
         }
         if (!(vsTgt >= TARGETS.tgt)) missed.push(`${what}: ${vsTgt.toFixed(2)} x tgt`);
         console.log(
           `${String(depth).padEnd(3)} ${formatSize(block).padEnd(8)} ${op.padEnd(5)} ` +
             `${fmt(m(s.throughput, k('raw file')), 9)} ${fmt(m(s.throughput, k('fio')), 9)} ` +
             `${fmt(m(s.throughput, k('emulator')), 9)} ${fmt(m(s.throughput, k('tgt')), 9)} ` +
-            `${fmt(vsFio, 8, 2)} ${fmt(vsTgt, 8, 2)} ${fmt(m(s.ratios, k('vs raw')), 8, 2)} ` +
+            `${fmt(m(s.throughput, k('tcp')), 9)} ` +
+            `${fmt(vsFio, 8, 2)} ${fmt(vsTgt, 8, 2)} ${fmt(m(s.ratios, k('vs raw')), 8, 2)} ${fmt(tcpVsFio, 8, 2)} ` +
             `${fmt(emuCpu, 8, 0)} ${fmt(iniCpu, 8, 0)} ${fmt(m(s.targetCpu, k('tgt')), 8, 0)} ` +
             `${fmt(needed, 8, 2)} ${fmt(busy, 5, 2)} ${fmt(loop, 5, 2)} ${fmt(kernel, 6, 2)}  ` +
             (vsFio >= TARGETS.fio && vsTgt >= TARGETS.tgt ? 'ok' : 'below target'),
@@ -132,10 +143,11 @@ export function printSummary(s: Summary): void {
     console.log(
       `\nTwo streams at once, qd${d} each (MiB/s of both together; cores: what the emulator and ` +
         'both initiators would keep busy at the target; busy: cores the machine kept busy meanwhile; ' +
-        "loop: the emulator's event loop's share of it; kernel: the kernel's share of their CPU)",
+        "loop: the emulator's event loop's share of it; kernel: the kernel's share of their CPU; " +
+        'tcp x2: two bare loopback TCP streams in C)',
     );
     console.log(
-      'block    op     emulator x2    fio x2  x2/x1  fio x2/x1  x2/fio x2  cores   busy  loop  kernel  target',
+      'block    op     emulator x2    fio x2    tcp x2  x2/x1  fio x2/x1  x2/fio x2  tcp x2/fio x2  cores   busy  loop  kernel  target',
     );
     for (const block of BLOCKS) {
       for (const op of OPS) {
@@ -143,6 +155,7 @@ export function printSummary(s: Summary): void {
         const scale = m(s.ratios, k('x2 vs x1'));
         const fioScale = m(s.ratios, k('fio x2 vs x1'));
         const vsFio2 = m(s.ratios, k('x2 vs fio x2'));
+        const tcpVsFio2 = m(s.ratios, k('tcp x2 vs fio x2'));
         // The disk allows two drives 1.6 × one drive's rate when fio's two streams on it reach
         // that rate; else the disk is the limit, and the bar is fio's two streams. (fio's own
         // x2/x1 is not the test: where one emulator drive outruns one fio stream, as its
@@ -159,12 +172,14 @@ export function printSummary(s: Summary): void {
         const kernel = m(s.kernelShare, k('emulator x2'));
         if (!met) {
           const cpu = { needed, busy, loop, scale: goalMiBps / m(s.throughput, k('emulator x2')), kernel };
-          missed.push(`two drives ${formatSize(block)} ${op}: ${goal} missed${aboutCores(cpu, cores)}`);
+          const tcp = diskAllows ? '' : aboutTcp(tcpVsFio2);
+          missed.push(`two drives ${formatSize(block)} ${op}: ${goal} missed${tcp}${aboutCores(cpu, cores)}`);
         }
         console.log(
           `${formatSize(block).padEnd(8)} ${op.padEnd(5)} ${fmt(m(s.throughput, k('emulator x2')), 12)} ` +
-            `${fmt(m(s.throughput, k('fio x2')), 9)} ${fmt(scale, 6, 2)} ${fmt(fioScale, 10, 2)} ` +
-            `${fmt(vsFio2, 10, 2)} ${fmt(needed, 6, 2)} ${fmt(busy, 6, 2)} ${fmt(loop, 5, 2)} ${fmt(kernel, 7, 2)}  ` +
+            `${fmt(m(s.throughput, k('fio x2')), 9)} ${fmt(m(s.throughput, k('tcp x2')), 9)} ` +
+            `${fmt(scale, 6, 2)} ${fmt(fioScale, 10, 2)} ` +
+            `${fmt(vsFio2, 10, 2)} ${fmt(tcpVsFio2, 14, 2)} ${fmt(needed, 6, 2)} ${fmt(busy, 6, 2)} ${fmt(loop, 5, 2)} ${fmt(kernel, 7, 2)}  ` +
             `${goal}: ${met ? 'ok' : 'below target'}`,
         );
       }
