@@ -21,9 +21,10 @@ packages+=(docker.io mmdebstrap)
 packages+=(libatomic1 linux-libc-dev)
 # Debian's Chromium is the browser of e2e/src/console.test.ts (driven by playwright-core).
 packages+=(chromium chromium-driver)
-# `npm run bench:emulator` compares the emulator with tgt's tape emulation and with fio's
-# O_DIRECT I/O on the same disk (the disk's limit).
-packages+=(tgt fio)
+# `npm run bench:emulator` compares the emulator with tgt's tape emulation, with fio's
+# O_DIRECT I/O on the same disk (the disk's limit) and with bare loopback TCP, a C program it
+# compiles (emulator/bench/loopback.c: the transport's limit).
+packages+=(tgt fio build-essential)
 # kubectl builds the CRD directories with `kubectl kustomize` (crds/src/kustomize.test.ts):
 # Debian's kubernetes-client, unless a kubectl is installed already (its file would clash).
 command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)

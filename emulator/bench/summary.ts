@@ -81,12 +81,15 @@ const aboutCores = (c: CpuAtTarget, cores: number) =>
   `${fmt(c.kernel * 100, 0, 0).trim()} % of the emulator's and initiator's CPU was the kernel's)`;
 
 /**
- * What a target against fio misses by, beside what bare TCP over loopback reached against fio
- * in the same rounds: below the target, no iSCSI target on this machine could have met it.
+ * What bare TCP over loopback did against fio in the same rounds, beside a missed target: below
+ * the target, no iSCSI target on this machine could have met it; above, how much of the
+ * machine's cores TCP alone would take at the target's rate, before the target's own work.
  */
-const aboutTcp = (tcpVsFio: number) =>
+const aboutTcp = (tcpVsFio: number, coresAtTarget: number, cores: number) =>
   `; bare loopback TCP moved ${fmt(tcpVsFio, 0, 2).trim()} x fio` +
-  (tcpVsFio < TARGETS.fio ? ', itself below the target' : '');
+  (tcpVsFio < TARGETS.fio
+    ? ', itself below the target'
+    : ` and would keep ${fmt(coresAtTarget, 0, 1).trim()} of ${cores} cores busy at the target on its own`);
 
 /** Prints the medians, each target met or missed, and the overall verdict. */
 export function printSummary(s: Summary): void {
@@ -122,7 +125,9 @@ export function printSummary(s: Summary): void {
         const kernel = m(s.kernelShare, k('emulator'));
         if (!(vsFio >= TARGETS.fio)) {
           const cpu = { needed, busy, loop, scale: TARGETS.fio / vsFio, kernel };
-          missed.push(`${what}: ${vsFio.toFixed(2)} x fio${aboutTcp(tcpVsFio)}${aboutCores(cpu, cores)}`);
+          const tcpCores = coresAt(TARGETS.fio * m(s.throughput, k('fio')), m(s.workerCpu, k('tcp')), 0);
+          const tcp = aboutTcp(tcpVsFio, tcpCores, cores);
+          missed.push(`${what}: ${vsFio.toFixed(2)} x fio${tcp}${aboutCores(cpu, cores)}`);
         }
         if (!(vsTgt >= TARGETS.tgt)) missed.push(`${what}: ${vsTgt.toFixed(2)} x tgt`);
         console.log(
@@ -172,7 +177,8 @@ export function printSummary(s: Summary): void {
         const kernel = m(s.kernelShare, k('emulator x2'));
         if (!met) {
           const cpu = { needed, busy, loop, scale: goalMiBps / m(s.throughput, k('emulator x2')), kernel };
-          const tcp = diskAllows ? '' : aboutTcp(tcpVsFio2);
+          const tcpCores = coresAt(goalMiBps, m(s.workerCpu, k('tcp x2')), 0);
+          const tcp = diskAllows ? '' : aboutTcp(tcpVsFio2, tcpCores, cores);
           missed.push(`two drives ${formatSize(block)} ${op}: ${goal} missed${tcp}${aboutCores(cpu, cores)}`);
         }
         console.log(
