@@ -25,9 +25,10 @@ import { BLOCKS, type Figures, OPS, type Op, TWO_DRIVE_DEPTH, key, printSummary,
  * 256 KiB and 1 MiB blocks at each queue depth of `--depths` (1: what Linux `st` keeps in
  * flight per drive; 4: several outstanding commands, as the bench's libiscsi initiator issues
  * them with its async API), beside fio with O_DIRECT on the same file system (the disk's
- * limit, same block size and depth), raw file I/O (depth 1 only: it is synchronous) and tgt's
- * tape emulation under the same initiator. Then two drives streaming at once against one drive
- * and against fio with two streams, at depth 1. The disk's speed drifts a lot between runs, so
+ * limit, same block size and depth), raw file I/O (depth 1 only: it is synchronous), tgt's
+ * tape emulation under the same initiator, and bare loopback TCP in C (the transport's limit,
+ * loopback.ts). Then two drives streaming at once against one drive and against fio (and
+ * TCP) with two streams, at depth 1. The disk's speed drifts a lot between runs, so
  * contenders run back to back in alternating order and the summary gives medians of the
  * ratios within each round, not ratios of medians. The initiator logs in as Linux's would as to
  * MaxBurstLength (`--max-burst`), so a 1 MiB WRITE takes one R2T, not libiscsi's three.
