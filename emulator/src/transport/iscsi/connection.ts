@@ -210,6 +210,7 @@ export class IscsiConnection {
     this.closed = true;
     clearTimeout(this.loginTimer);
     clearInterval(this.nopTimer);
+    this.reader.discard();
     try {
       await this.session?.end();
     } finally {

@@ -269,6 +269,23 @@ describe('iSCSI full feature phase', () => {
     expect(t!.disk.storage.subarray(8192 * 512, 8192 * 512 + KiB256).includes(5)).toBe(false);
   });
 
+  it('gives back the buffer of a write whose immediate data is cut off by the connection dropping', async () => {
+    const c = await burstSession(KiB256);
+    const slotsBefore = lentAlignedSlots();
+    const { pdu } = c.commandPdu({
+      cdb: write10(8192, 512),
+      write: true,
+      edtl: KiB256,
+      data: Buffer.alloc(KiB256, 9),
+    });
+    // The header and half the data: the task is taken and its buffer lent, then the host is gone.
+    c.socket.write(pdu.subarray(0, 48 + KiB256 / 2));
+    await expect.poll(() => t!.target.sessions()[0]?.outstandingTasks).toBe(1);
+    c.socket.destroy();
+    await expect.poll(() => t!.target.sessions().length).toBe(0);
+    expect(lentAlignedSlots()).toBe(slotsBefore);
+  });
+
   it('reports underflow and overflow residuals', async () => {
     t = await startTestTarget();
     const c = await loggedIn();

@@ -1,4 +1,4 @@
-import { takeBlockBuffer } from '../../media/block-buffers.js';
+import { giveBlockBuffer, takeBlockBuffer } from '../../media/block-buffers.js';
 import { crc32c } from '../../util/crc32c.js';
 import { BHS_LENGTH, type IncomingPdu, dataSegmentLength } from './pdu.js';
 
@@ -125,6 +125,17 @@ export class PduReader {
       this.received(into, n);
       at += n;
     }
+  }
+
+  /**
+   * The connection is gone: a data segment still arriving will never complete, and its buffer
+   * (pooled, or a view into a task's buffer) goes back.
+   */
+  discard(): void {
+    if (this.segment) giveBlockBuffer(this.segment);
+    this.segment = undefined;
+    this.header = undefined;
+    this.filled = 0;
   }
 
   /** The next complete PDU, or undefined until more bytes arrive. */
