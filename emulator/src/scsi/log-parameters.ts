@@ -1,8 +1,12 @@
 import { allocationLength, requireZeroBits } from './cdb.js';
 import { Sense, ScsiError } from './sense.js';
 
-/** Parameter control byte of a bounded counter (binary, format 00b) and of a binary list (11b). */
+/**
+ * Parameter control byte of a bounded counter (binary, format 00b), of an ASCII list (01b) and of
+ * a binary list (11b).
+ */
 export const LOG_COUNTER = 0x00;
+export const LOG_ASCII_LIST = 0x01;
 export const LOG_BINARY_LIST = 0x03;
 
 /** One log parameter (SPC-4 7.3.2.2.2): code, control byte, value. */

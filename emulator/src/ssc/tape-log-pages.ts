@@ -1,7 +1,6 @@
 import { requireZeroBits, truncateToAllocation } from '../scsi/cdb.js';
 import type { CommandContext } from '../scsi/dispatch.js';
 import {
-  LOG_BINARY_LIST,
   counterValue,
   fromParameterPointer,
   logPage,
@@ -13,7 +12,15 @@ import { Sense, ScsiError } from '../scsi/sense.js';
 import type { ScsiResult } from '../scsi/types.js';
 import { earlyWarningAt } from '../media/layout.js';
 import type { TapeDrive } from './tape-drive.js';
+import { MAM, readMam } from '../media/mam.js';
 import { PERFORMANCE_PAGE, performancePage } from './performance-log-page.js';
+import { UsageAttribute } from './medium-usage.js';
+import { mediaErrorToScsi } from './tape-sense.js';
+import {
+  VOLUME_STATISTICS_PAGE,
+  volumeStatisticsPage,
+  type VolumeFigures,
+} from './volume-statistics-page.js';
 
 /** Log pages of the drive: SSC-4 8.2 plus IBM's tape capacity page. */
 export const TapeLogPage = {
@@ -21,8 +28,8 @@ export const TapeLogPage = {
   WRITE_ERROR_COUNTERS: 0x02,
   READ_ERROR_COUNTERS: 0x03,
   SEQUENTIAL_ACCESS: 0x0c,
-  /** Volume statistics (SSC-4 8.2.5): per-partition capacities, which LTFS reads from LTO-6 on. */
-  VOLUME_STATISTICS: 0x17,
+  /** Volume statistics (volume-statistics-page.ts): LTFS's cartridge health and capacities. */
+  VOLUME_STATISTICS: VOLUME_STATISTICS_PAGE,
   TAPE_ALERT: 0x2e,
   /** IBM LTO: remaining and maximum capacity per partition, in MB. */
   TAPE_CAPACITY: 0x31,
@@ -42,6 +49,8 @@ const SUPPORTED = [
 ];
 
 const MB = 1_000_000;
+/** MAM usage attributes count megabytes of 1,048,576 bytes. */
+const MIB = 1_048_576;
 
 /** Capacity figures of the threaded cartridge in bytes (zeros without one). */
 function capacity(drive: TapeDrive): { used: number; total: number } {
@@ -105,39 +114,33 @@ function tapeCapacityPage(drive: TapeDrive): Buffer {
   ]);
 }
 
-/** A per-partition list parameter of page 17h: one 8-byte record (partition, MB) each. */
-function partitionRecords(values: number[]): Buffer {
-  return Buffer.concat(
-    values.map((v, p) => {
-      const r = Buffer.alloc(8);
-      r[0] = 7;
-      r.writeUInt16BE(p, 2);
-      r.writeUInt32BE(Math.min(0xffffffff, Math.floor(v / MB)), 4);
-      return r;
-    }),
-  );
-}
-
-/**
- * Volume statistics (SSC-4 8.2.5), kept to what hosts read: page valid (0000h), mounts of this
- * load (0001h), and per partition the native (202h), used (203h) and remaining (204h) capacity
- * in MB.
- */
-function volumeStatisticsPage(drive: TapeDrive): Buffer {
-  const parts = partitions(drive);
+/** The threaded cartridge's figures for page 17h: the drive's counters and its MAM usage. */
+async function volumeFigures(drive: TapeDrive): Promise<VolumeFigures | undefined> {
   const m = drive.medium;
-  const loads = m.state === 'mounted' ? 1 : 0;
-  return logPage(TapeLogPage.VOLUME_STATISTICS, [
-    logParameter(0x0000, counterValue(0, 1), LOG_BINARY_LIST),
-    logParameter(0x0001, counterValue(loads)),
-    logParameter(0x0202, partitionRecords(parts.map((p) => p.total)), LOG_BINARY_LIST),
-    logParameter(0x0203, partitionRecords(parts.map((p) => p.used)), LOG_BINARY_LIST),
-    logParameter(0x0204, partitionRecords(parts.map((p) => Math.max(0, p.total - p.used))), LOG_BINARY_LIST),
-  ]);
+  if (m.state !== 'mounted') return undefined;
+  const mam = await readMam(m.dir).catch((err: unknown) => mediaErrorToScsi(err));
+  const count = (id: number) => Number(mam.get(id)?.readBigUInt64BE(0) ?? 0n);
+  const ascii = (id: number, width: number) => mam.get(id) ?? Buffer.alloc(width, 0x20);
+  const { written, read } = drive.loadBytes;
+  return {
+    loads: count(UsageAttribute.LOAD_COUNT),
+    lifetime: {
+      written: count(UsageAttribute.MB_WRITTEN_IN_LIFE) * MIB + written,
+      read: count(UsageAttribute.MB_READ_IN_LIFE) * MIB + read,
+    },
+    thisLoad: { written, read },
+    unrecovered: { ...drive.uncorrectedErrors },
+    partitions: partitions(drive),
+    writeProtected: m.tape.writeProtected,
+    worm: m.tape.worm,
+    serial: ascii(MAM.MEDIUM_SERIAL_NUMBER, 32),
+    barcode: ascii(MAM.BARCODE, 32),
+    manufacturer: ascii(MAM.MEDIUM_MANUFACTURER, 8),
+  };
 }
 
 /** LOG SENSE of the drive. Reading TapeAlert clears its flags, as SSC-4 Annex A describes. */
-export function tapeLogSense(drive: TapeDrive, ctx: CommandContext): ScsiResult {
+export async function tapeLogSense(drive: TapeDrive, ctx: CommandContext): Promise<ScsiResult> {
   const req = parseLogSense(ctx.cdb, { subpages: true });
   // Only the performance page has subpages.
   if (req.subpage !== 0 && req.page !== TapeLogPage.PERFORMANCE)
@@ -164,7 +167,7 @@ export function tapeLogSense(drive: TapeDrive, ctx: CommandContext): ScsiResult 
       data = tapeCapacityPage(drive);
       break;
     case TapeLogPage.VOLUME_STATISTICS:
-      data = volumeStatisticsPage(drive);
+      data = volumeStatisticsPage(await volumeFigures(drive));
       break;
     case TapeLogPage.PERFORMANCE:
       data = performancePage(req.subpage);
