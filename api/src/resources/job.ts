@@ -37,8 +37,13 @@ export const EXECUTING_JOB_STATES: readonly JobState[] = [
 ];
 /** States a job can be retried from. */
 export const RETRYABLE_JOB_STATES: readonly JobState[] = ['failed', 'interrupted'];
-/** States a job can be cancelled from: nothing moves (not started yet, or interrupted). */
-export const CANCELLABLE_JOB_STATES: readonly JobState[] = ['detected', 'queued', 'interrupted'];
+/** States a job can be cancelled from: nothing moves (not started yet, interrupted or failed). */
+export const CANCELLABLE_JOB_STATES: readonly JobState[] = ['detected', 'queued', 'interrupted', 'failed'];
+/**
+ * A job in any state but these still references its cartridge (§3.2, §4.5 rule 2): it runs, waits
+ * or can be retried. Deleting the cartridge waits until every such job succeeded or was cancelled.
+ */
+export const jobReferencesCartridge = (state: JobState) => state !== 'succeeded' && state !== 'cancelled';
 
 /** Bucket generation names, `YYYYMMDDTHHMMSSZ` (§2.17). */
 export const GENERATION_PATTERN = /^\d{8}T\d{6}Z$/;

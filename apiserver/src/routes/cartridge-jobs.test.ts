@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CartridgeSpec, Job, isoNow, keys, type CatalogEntry, type ObservedCartridge } from '@vtl/api';
+import { waitFor } from '@vtl/store';
 import { putTestLibrary, putTestNodeStatus, putTestPool } from '@vtl/store/testing';
 import { startTestApp, type TestApp } from '../test/test-app.js';
 
@@ -196,6 +197,35 @@ describe('export, evict and import jobs (§4.5 rules 3–7) and the jobs API', (
     await t.store.put(keys.drain, { draining: true });
     await t.store.put(keys.jobs.one(a.id), { ...a, state: 'interrupted' });
     expect((await req('POST', `/api/jobs/${a.id}/retry`)).statusCode).toBe(409);
+  });
+
+  it('refuses to delete a cartridge while any job references it, retryable ones included (§4.5 rule 2)', async () => {
+    const del = () =>
+      t.app.inject({
+        method: 'DELETE',
+        url: '/api/cartridges/ABC004L8',
+        headers: t.admin,
+        payload: { confirm: 'ABC004L8' },
+      });
+    const job = (await req('POST', '/api/cartridges/ABC004L8/export', { remote_id: REMOTE })).json();
+    for (const state of ['interrupted', 'failed'] as const) {
+      await t.store.put(keys.jobs.one(job.id), { ...job, state });
+      const refused = await del();
+      expect(refused.statusCode, refused.body).toBe(400);
+      expect(refused.json().error.message).toContain(`job ${job.id} (${state})`);
+      expect((await t.store.get(keys.cartridges.one('ABC004L8'), CartridgeSpec))?.value.deleting).toBeFalsy();
+    }
+    // A failed job can be cancelled; then nothing references the cartridge and the delete goes
+    // ahead (this test stands in for the nodeagent that removes the record once erased).
+    expect((await req('POST', `/api/jobs/${job.id}/cancel`)).json()).toMatchObject({ state: 'cancelled' });
+    const deleted = del();
+    await waitFor(
+      async () =>
+        (await t.store.get(keys.cartridges.one('ABC004L8'), CartridgeSpec))?.value.deleting === true,
+      { timeoutMs: 5_000 },
+    );
+    await t.store.delete(keys.cartridges.one('ABC004L8'));
+    expect((await deleted).statusCode).toBe(200);
   });
 
   it('counts catalog labels as used when choosing the next label', async () => {

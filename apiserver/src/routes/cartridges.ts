@@ -13,7 +13,7 @@ import {
   badRequest,
   conflict,
   findDriveModel,
-  isJobActive,
+  jobReferencesCartridge,
   isoNow,
   keys,
   notFound,
@@ -251,10 +251,10 @@ export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
       const location = observedCartridges(s).get(label)?.location ?? '';
       if (location.startsWith('drive:'))
         throw badRequest(`${label} is in ${location.replace(':', ' ')}; unload it first.`);
-      const jobs = s.jobs.filter((j) => j.label === label && isJobActive(j.state));
+      const jobs = s.jobs.filter((j) => j.label === label && jobReferencesCartridge(j.state));
       if (jobs.length > 0)
         throw badRequest(
-          `${label} is referenced by job(s) ${jobs.map((j) => j.id).join(', ')}; wait for or cancel them.`,
+          `${label} is referenced by ${jobs.map((j) => `job ${j.id} (${j.state})`).join(', ')}; wait for them to finish or cancel them (POST /api/jobs/{id}/cancel).`,
         );
 
       await markDeleting(store, label);

@@ -105,15 +105,17 @@ describe('the jobs API (docs/api.md "Jobs")', () => {
     expect((await req('POST', '/api/jobs/5/retry')).statusCode).toBe(409);
   });
 
-  it('cancels only detected, queued or interrupted jobs, dropping the ledger; 409 otherwise', async () => {
-    for (const id of [1, 4, 7, 8]) {
+  it('cancels only detected, queued, interrupted or failed jobs, dropping the ledger; 409 otherwise', async () => {
+    // A failed job references its cartridge (its delete is refused) until it is cancelled.
+    await t.store.put(keys.jobs.one(10), row(10, 'export', 'failed', 'JOB010L8', 1));
+    for (const id of [1, 4, 7]) {
       const before = await stored(id);
       const res = await req('POST', `/api/jobs/${id}/cancel`);
       expect(res.statusCode, `job ${id}`).toBe(409);
-      expect(res.json().error.message).toMatch(/only detected or queued or interrupted/);
+      expect(res.json().error.message).toMatch(/only detected or queued or interrupted or failed/);
       expect(await stored(id)).toEqual(before);
     }
-    for (const id of [3, 6, 9]) {
+    for (const id of [3, 6, 9, 10]) {
       const res = await req('POST', `/api/jobs/${id}/cancel`);
       expect(res.statusCode, `job ${id}`).toBe(200);
       expect(res.json()).toMatchObject({ id, state: 'cancelled', detail: 'cancelled by request' });

@@ -82,7 +82,10 @@ function JobsTable({ jobs, onChange }: { jobs: Job[]; onChange: () => void }) {
                       Retry #{j.id}
                     </button>
                   )}
-                  {(j.state === 'detected' || j.state === 'queued' || j.state === 'interrupted') && (
+                  {(j.state === 'detected' ||
+                    j.state === 'queued' ||
+                    j.state === 'interrupted' ||
+                    j.state === 'failed') && (
                     <button type="button" onClick={() => void act(j.id, 'cancel')}>
                       Cancel #{j.id}
                     </button>

@@ -98,13 +98,19 @@ describe('job admission by the controller', () => {
     expect((await state(id)).started_at).not.toBe('');
   });
 
-  it('keeps a job whose remote is gone waiting, saying so', async () => {
-    await store.put(keys.jobs.one(4), job(4, 'export', 'detected', { remote_id: 9 }));
-    await waitFor(async () => (await state(4)).detail.includes('remote 9 does not exist'), {
-      timeoutMs: 10_000,
-    });
-    expect((await state(4)).state).toBe('detected');
-  });
+  it.each([
+    [4, { remote_id: 9 }, 'remote 9 does not exist'],
+    [9, { library: 7 }, 'library 7 does not exist'],
+    [10, { label: 'GONE01L8' }, 'cartridge GONE01L8 does not exist'],
+  ] as const)(
+    'fails job %i, retried after what it needs was deleted (%j), saying so',
+    async (id, extra, why) => {
+      // Left in detected it would count as active and block apply, restart and library delete.
+      await store.put(keys.jobs.one(id), job(id, 'export', 'detected', extra));
+      await waitFor(async () => (await state(id)).state === 'failed', { timeoutMs: 10_000 });
+      expect((await state(id)).error).toContain(why);
+    },
+  );
 
   it('leaves terminal and interrupted jobs alone', async () => {
     await store.put(keys.jobs.one(5), job(5, 'export', 'interrupted'));

@@ -12,7 +12,7 @@ import {
 } from '@vtl/api';
 import { type EventJournal, type Store } from '@vtl/store';
 import { publishJob } from '@vtl/domain';
-import { Requeue, startController, watchInto } from '@vtl/reconcile';
+import { startController, watchInto } from '@vtl/reconcile';
 
 /** Where each kind of job goes once the controller has admitted it (docs/api.md "Jobs"). */
 const ADMITTED: Record<Job['kind'], { from: JobState; to: JobState; detail: string }> = {
@@ -25,14 +25,8 @@ const ADMITTED: Record<Job['kind'], { from: JobState; to: JobState; detail: stri
   import: { from: 'queued', to: 'downloading', detail: 'downloading' },
 };
 
-/**
- * Why a job cannot be admitted yet (`waiting`) or at all (`failing`), or neither when it can; and
- * the node that will run it.
- */
-async function admission(
-  store: Store,
-  job: Job,
-): Promise<{ waiting?: string; failing?: string; node: string }> {
+/** Why a job cannot be admitted at all (`failing`), or nothing when it can; and the node that will run it. */
+async function admission(store: Store, job: Job): Promise<{ failing?: string; node: string }> {
   const [remote, cart, lib, libStatus] = await Promise.all([
     store.get(keys.remotes.one(job.remote_id), RemoteRecord),
     store.get(keys.cartridges.one(job.label), CartridgeSpec),
@@ -41,12 +35,15 @@ async function admission(
   ]);
   const pool = lib ? await store.get(keys.pools.one(lib.value.home_pool), PoolSpec) : undefined;
   const node = pool?.value.node ?? job.node;
-  if (!remote) return { node, waiting: `remote ${job.remote_id} does not exist; cancel this job` };
+  // What the job needs is gone for good (a job retried after its library was deleted, say): it
+  // fails at once; left waiting in detected/queued it would count as active and block apply,
+  // data-plane restart and library delete until someone cancelled it.
+  if (!remote) return { node, failing: `remote ${job.remote_id} does not exist; this job cannot run` };
   if (!lib || lib.value.deleting)
-    return { node, waiting: `library ${job.library} does not exist; cancel this job` };
+    return { node, failing: `library ${job.library} does not exist; this job cannot run` };
   const intoLibrary = job.kind === 'import' && job.target_library > 0;
   if (!intoLibrary && (!cart || cart.value.deleting))
-    return { node, waiting: `cartridge ${job.label} does not exist here; cancel this job` };
+    return { node, failing: `cartridge ${job.label} does not exist here; this job cannot run` };
   // A queued job would block the very apply that makes the library live (§4.6 rule 5): fail it,
   // so the operator applies and then retries it.
   if (intoLibrary && libStatus?.value.state !== 'active')
@@ -60,7 +57,7 @@ async function admission(
 /**
  * The controller's part of the job state machines: it admits new jobs (detected/queued) into
  * the state in which the nodeagent owning the cartridge's pool moves the data, naming that node.
- * Jobs whose prerequisites vanished wait with a detail saying so. The executing and terminal
+ * Jobs whose remote, library or cartridge is gone fail with an error saying so. The executing and terminal
  * transitions are the nodeagent's (nodeagent/src/jobs), retry and cancel the apiserver's.
  */
 export async function startJobReconciler(opts: {
@@ -78,8 +75,8 @@ export async function startJobReconciler(opts: {
       const current = await store.get(keys.jobs.one(id), Job);
       const step = current && ADMITTED[current.value.kind];
       if (!current || !step || current.value.state !== step.from) return;
-      const { waiting, failing, node } = await admission(store, current.value);
-      const detail = failing ?? (waiting ? `waiting: ${waiting}` : step.detail);
+      const { failing, node } = await admission(store, current.value);
+      const detail = failing ?? step.detail;
       const updated = await store.update(keys.jobs.one(id), Job, (job) => {
         if (!job || job.state !== step.from) return undefined;
         if (failing) {
@@ -94,15 +91,14 @@ export async function startJobReconciler(opts: {
             updated_at: now,
           };
         }
-        if (waiting) return job.detail === detail ? undefined : { ...job, detail, updated_at: isoNow() };
         const now = isoNow();
         return { ...job, state: step.to, node, detail, started_at: job.started_at || now, updated_at: now };
       });
       if (updated && updated.modRevision !== current.modRevision) {
-        log.info({ job: id, state: updated.value.state, detail }, 'job admitted or waiting');
+        log.info({ job: id, state: updated.value.state, detail }, 'job admitted or failed');
         await publishJob(journal, updated.value);
       }
-      return waiting ? { requeueAfterMs: Requeue.slow } : undefined;
+      return undefined;
     },
   });
   const watch = await watchInto(store, keys.jobs.prefix, Job, controller.queue, (_key, job) =>
