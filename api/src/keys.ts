@@ -146,7 +146,7 @@ export const keys = {
    */
   jobLabel: (label: string) => `${ROOT}system/names/job-labels/${label}`,
   /**
-   * The apply, data-plane restart or library delete in flight (store/src/exclusive-op.ts): job
+   * The apply, data-plane restart or library delete in flight (domain/src/records/exclusive-op.ts): job
    * admission and retry compare it, so no job starts while one runs.
    */
   exclusiveOp: `${ROOT}system/names/exclusive-op`,

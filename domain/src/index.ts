@@ -18,5 +18,18 @@ export {
   type JobJournal,
   type JobStore,
   type NewJob,
-} from './job-records.js';
+  admitJob,
+  busyLabel,
+  JobLabelClaim,
+  readLabelClaim,
+  type LabelClaim,
+} from './records/jobs.js';
+export {
+  ExclusiveOpClaim,
+  exclusiveOpBusy,
+  readExclusiveOp,
+  type ExclusiveOpRead,
+} from './records/exclusive-op.js';
+export { loadSnapshot } from './load-snapshot.js';
+export { checkRecoverPreconditions } from './recover-rules.js';
 export { normalisePoolPath, refusePoolPath } from './pool-path-rules.js';

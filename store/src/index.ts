@@ -3,8 +3,6 @@ export type { Leadership } from './election.js';
 export { EventJournal } from './event-journal.js';
 export { startEtcd, type EtcdOptions, type EtcdProcess } from './etcd-process.js';
 export type { Informer, InformerHandler } from './informer.js';
-export { admitJob, busyLabel, JobLabelClaim, readLabelClaim, type LabelClaim } from './job-admission.js';
-export { ExclusiveOpClaim, exclusiveOpBusy, readExclusiveOp, type ExclusiveOpRead } from './exclusive-op.js';
 export type { Lease } from './lease.js';
 export type { RenewingLease } from './renewing-lease.js';
 export { DEFAULT_STORE_DEADLINE_MS, isUnreachable, storeDeadlineFromEnv } from './deadline.js';
@@ -14,8 +12,6 @@ export type { Txn } from './txn.js';
 export type { Watch, WatchEvent, WatchOptions } from './watch.js';
 export { WatchCache, type CacheChange, type CachedPrefix } from './watch-cache.js';
 export { waitFor, type WaitOptions } from './wait.js';
-export { loadSnapshot } from './snapshot.js';
-export { checkRecoverPreconditions } from './recover-rules.js';
 export { ensurePki, PKI_IDENTITIES, type Pki, type PkiIdentity } from './pki.js';
 export {
   ensureSealingKeyFile,

@@ -16,7 +16,7 @@ import {
   notFound,
   RemoteRecord,
 } from '@vtl/api';
-import { admitJob, loadSnapshot, type Store, type Txn } from '@vtl/store';
+import type { Store, Txn } from '@vtl/store';
 import {
   liveLibraryIds,
   nodeOfLibrary,
@@ -24,6 +24,8 @@ import {
   refuseWhileLivenessUnknown,
   requireLive,
   type Snapshot,
+  admitJob,
+  loadSnapshot,
 } from '@vtl/domain';
 import type { AppContext } from '../context.js';
 import { validInput } from '../plugins/validate.js';

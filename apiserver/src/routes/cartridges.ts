@@ -24,7 +24,7 @@ import {
 } from '@vtl/api';
 import { waitFor } from '@vtl/reconcile';
 import type { AppContext } from '../context.js';
-import { loadSnapshot, readLabelClaim, type Store } from '@vtl/store';
+import type { Store } from '@vtl/store';
 import {
   liveLibraryIds,
   observedCartridges,
@@ -32,6 +32,8 @@ import {
   refuseWhileLivenessUnknown,
   requireLive,
   type Snapshot,
+  loadSnapshot,
+  readLabelClaim,
 } from '@vtl/domain';
 import { cartridgeView } from '../services/status-view.js';
 import { asBytes, cartridgesJson } from '../services/status-body.js';

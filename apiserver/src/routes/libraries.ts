@@ -22,8 +22,13 @@ import {
 } from '@vtl/api';
 import type { AppContext } from '../context.js';
 import { idParam, validInput } from '../plugins/validate.js';
-import { loadSnapshot } from '@vtl/store';
-import { libraryState, nodeOfLibrary, refuseWithLoadedDrives, type Snapshot } from '@vtl/domain';
+import {
+  libraryState,
+  nodeOfLibrary,
+  refuseWithLoadedDrives,
+  type Snapshot,
+  loadSnapshot,
+} from '@vtl/domain';
 import { nextLabels, usedVolsers } from '../services/labels.js';
 import { libraryLifecycle } from '../services/library-lifecycle.js';
 import { refuseWhileDraining } from '../services/guards.js';

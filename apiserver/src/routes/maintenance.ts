@@ -13,8 +13,7 @@ import {
   keys,
   type RestartRequest,
 } from '@vtl/api';
-import { loadSnapshot } from '@vtl/store';
-import { activeJobs } from '@vtl/domain';
+import { activeJobs, loadSnapshot } from '@vtl/domain';
 import type { AppContext } from '../context.js';
 import { submitOp } from '../services/ops.js';
 

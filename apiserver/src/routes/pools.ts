@@ -14,8 +14,7 @@ import {
 } from '@vtl/api';
 import { waitFor } from '@vtl/reconcile';
 import type { AppContext } from '../context.js';
-import { loadSnapshot } from '@vtl/store';
-import { normalisePoolPath, refusePoolPath, type Snapshot } from '@vtl/domain';
+import { normalisePoolPath, refusePoolPath, type Snapshot, loadSnapshot } from '@vtl/domain';
 import { idParam } from '../plugins/validate.js';
 import { runRemoteOp } from '../services/remote-ops.js';
 

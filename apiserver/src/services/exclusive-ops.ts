@@ -1,6 +1,13 @@
 import { Job, conflict, keys } from '@vtl/api';
-import { ExclusiveOpClaim, exclusiveOpBusy, loadSnapshot, readExclusiveOp, type Store } from '@vtl/store';
-import { refuseWithActiveJobs, type Snapshot } from '@vtl/domain';
+import type { Store } from '@vtl/store';
+import {
+  refuseWithActiveJobs,
+  type Snapshot,
+  ExclusiveOpClaim,
+  exclusiveOpBusy,
+  loadSnapshot,
+  readExclusiveOp,
+} from '@vtl/domain';
 import { awaitOpResult, newOpRecord, type SubmitOp } from './ops.js';
 
 /** Transaction attempts of one submission; a lost one re-reads and re-checks everything. */

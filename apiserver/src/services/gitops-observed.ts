@@ -9,9 +9,9 @@ import {
   keys,
   nameFromKey,
 } from '@vtl/api';
-import { libraryState } from '@vtl/domain';
+import { libraryState, loadSnapshot } from '@vtl/domain';
 import { StoredSecret, type Observed } from '@vtl/gitops';
-import { loadSnapshot, type Store } from '@vtl/store';
+import type { Store } from '@vtl/store';
 
 /**
  * What the sync engine compares a declared set with: the records, and the secret values it needs

@@ -13,15 +13,8 @@ import {
   keys,
   notFound,
 } from '@vtl/api';
-import {
-  busyLabel,
-  exclusiveOpBusy,
-  readExclusiveOp,
-  readLabelClaim,
-  type EventJournal,
-  type Store,
-} from '@vtl/store';
-import { publishJob } from '@vtl/domain';
+import type { EventJournal, Store } from '@vtl/store';
+import { publishJob, busyLabel, exclusiveOpBusy, readExclusiveOp, readLabelClaim } from '@vtl/domain';
 import type { z } from 'zod';
 import type { JobListQuery } from '@vtl/api';
 

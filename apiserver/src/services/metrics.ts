@@ -1,7 +1,7 @@
 import { Counter, Gauge, Registry } from 'prom-client';
 import { JobKind, TERMINAL_JOB_STATES } from '@vtl/api';
 import type { Store } from '@vtl/store';
-import { loadSnapshot } from '@vtl/store';
+import { loadSnapshot } from '@vtl/domain';
 import { cartridgeView, statusView } from './status-view.js';
 
 /** Prometheus series derived from the records at scrape time (§6.4). No label carries a secret. */

@@ -1,5 +1,6 @@
 import type { RecoverRequest, RecoverResponse } from '@vtl/api';
-import { checkRecoverPreconditions, type Store } from '@vtl/store';
+import type { Store } from '@vtl/store';
+import { checkRecoverPreconditions } from '@vtl/domain';
 import type { z } from 'zod';
 import { runRemoteOp } from './remote-ops.js';
 

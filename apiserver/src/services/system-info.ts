@@ -1,6 +1,5 @@
 import { DrainState, SystemInfo, defaultSystemName, isoNow, keys } from '@vtl/api';
-import { loadSnapshot } from '@vtl/store';
-import { activeJobs } from '@vtl/domain';
+import { activeJobs, loadSnapshot } from '@vtl/domain';
 import type { AppContext } from '../context.js';
 import { ensureIdentity, readSettings } from './identity.js';
 

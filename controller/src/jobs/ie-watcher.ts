@@ -8,8 +8,8 @@ import {
   isJobActive,
   keys,
 } from '@vtl/api';
-import { loadSnapshot, type EventJournal, type Store } from '@vtl/store';
-import { nodeOfLibrary, observedCartridges } from '@vtl/domain';
+import type { EventJournal, Store } from '@vtl/store';
+import { nodeOfLibrary, observedCartridges, loadSnapshot } from '@vtl/domain';
 import { Requeue, startController, watchInto } from '@vtl/reconcile';
 import { createJob } from '@vtl/domain';
 

@@ -7,8 +7,8 @@ import {
   keys,
   type ApplyResponse,
 } from '@vtl/api';
-import { loadSnapshot, type Store } from '@vtl/store';
-import { refuseWithActiveJobs, refuseWithLoadedDrives } from '@vtl/domain';
+import type { Store } from '@vtl/store';
+import { refuseWithActiveJobs, refuseWithLoadedDrives, loadSnapshot } from '@vtl/domain';
 import type { OpContext } from '@vtl/reconcile';
 import { DATAPLANE_RESTART_TIMEOUT_MS, LIBRARY_UP_TIMEOUT_MS } from './library-status.js';
 import { waitOnRecords } from './record-wait.js';

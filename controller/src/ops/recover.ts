@@ -13,8 +13,8 @@ import {
   randomDriveSerial,
 } from '@vtl/api';
 import { watchOpUntilFinished, type OpHandler } from '@vtl/reconcile';
-import { checkRecoverPreconditions, loadSnapshot, type EventJournal, type Store } from '@vtl/store';
-import { createJob, nodeOfLibrary } from '@vtl/domain';
+import type { EventJournal, Store } from '@vtl/store';
+import { createJob, nodeOfLibrary, checkRecoverPreconditions, loadSnapshot } from '@vtl/domain';
 import { catalogEntries, putCatalogEntries } from './catalog-rows.js';
 import { deadlineOf, remoteCall } from './remote-call.js';
 import { loadOffsite } from './offsite-module.js';

@@ -1,7 +1,6 @@
 import { Op, conflict, isOpFinished, keys } from '@vtl/api';
 import { z } from 'zod';
-import type { Store } from './store.js';
-import type { Txn } from './txn.js';
+import type { Store, Txn } from '@vtl/store';
 
 /**
  * The record under keys.exclusiveOp: the last apply, data-plane restart or library delete

@@ -1,8 +1,8 @@
 import { RemoteRecord, badRequest, keys, type PoolSpec, type RecoverRequest } from '@vtl/api';
 import { z } from 'zod';
-import { refuseWithActiveJobs, type Snapshot } from '@vtl/domain';
-import { loadSnapshot } from './snapshot.js';
-import type { Store } from './store.js';
+import type { Store } from '@vtl/store';
+import { loadSnapshot } from './load-snapshot.js';
+import { refuseWithActiveJobs, type Snapshot } from './snapshot.js';
 
 /**
  * The preconditions of a recovery that etcd alone can check (§4.6 rule 5: 400 otherwise, nothing

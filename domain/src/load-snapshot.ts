@@ -8,9 +8,8 @@ import {
   PoolStatus,
   keys,
 } from '@vtl/api';
-import type { Snapshot } from '@vtl/domain';
-import { listNodeStatus } from './node-status.js';
-import type { Store } from './store.js';
+import { listNodeStatus, type Store } from '@vtl/store';
+import type { Snapshot } from './snapshot.js';
 
 /** Reads every record a view or a refusal check needs. */
 export async function loadSnapshot(store: Store): Promise<Snapshot> {
