@@ -25,6 +25,9 @@ packages+=(chromium chromium-driver)
 # O_DIRECT I/O on the same disk (the disk's limit) and with bare loopback TCP, a C program it
 # compiles (emulator/bench/loopback.c: the transport's limit).
 packages+=(tgt fio build-essential)
+# Shared storage (docs/storage.md) is btrfs over loop devices in the tests: btrfs-progs makes and
+# grows it, compsize reads its figures, duperemove runs the dedup pass.
+packages+=(btrfs-progs btrfs-compsize duperemove)
 # kubectl builds the CRD directories with `kubectl kustomize` (crds/src/kustomize.test.ts):
 # Debian's kubernetes-client, unless a kubectl is installed already (its file would clash).
 command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)

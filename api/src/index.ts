@@ -5,6 +5,7 @@ export { ErrorBody, ErrorCode } from './error-schema.js';
 export * from './label.js';
 export * from './models.js';
 export * from './resources/pool.js';
+export * from './resources/storage.js';
 export * from './resources/library.js';
 export * from './resources/live.js';
 export * from './resources/cartridge.js';

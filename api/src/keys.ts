@@ -23,6 +23,13 @@ export const keys = {
   },
   /** Nodeagent-owned pool figures, written under the nodeagent's lease. */
   poolStatus: { prefix: `${ROOT}status/pools/`, one: (id: number) => `${ROOT}status/pools/${pad(id)}` },
+  /** Shared storage of one node (docs/storage.md): the devices it should span, written by the apiserver. */
+  storage: { prefix: `${ROOT}spec/storage/`, one: (node: string) => `${ROOT}spec/storage/${node}` },
+  /** What the node's storage is (mounted, devices, dedup pass), written by its nodeagent; not leased. */
+  storageStatus: {
+    prefix: `${ROOT}status/storage/`,
+    one: (node: string) => `${ROOT}status/storage/${node}`,
+  },
   /** Nodeagent-owned live view of one node (data plane, fabric), leased; its libraries are apart. */
   nodeStatus: { prefix: `${ROOT}status/nodes/`, one: (node: string) => `${ROOT}status/nodes/${node}` },
   /**

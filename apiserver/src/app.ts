@@ -18,6 +18,7 @@ import { systemRoutes } from './routes/system.js';
 import { maintenanceRoutes } from './routes/maintenance.js';
 import { supportBundleRoutes } from './routes/support-bundle.js';
 import { poolRoutes } from './routes/pools.js';
+import { storageRoutes } from './routes/storage.js';
 import { libraryRoutes } from './routes/libraries.js';
 import { cartridgeRoutes } from './routes/cartridges.js';
 import { driveRoutes } from './routes/drives.js';
@@ -106,6 +107,7 @@ export async function buildApp(
     licenseRoutes,
     settingsRoutes,
     poolRoutes,
+    storageRoutes,
     libraryRoutes,
     cartridgeRoutes,
     cartridgeJobRoutes,

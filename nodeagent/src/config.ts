@@ -21,6 +21,8 @@ export interface NodeagentConfig {
   storeDeadlineMs: number;
   /** A directory pool created on first start when no pool exists yet (single-node default). */
   defaultPoolPath: string;
+  /** Where the node's shared btrfs storage is mounted (VTL_STORAGE_MOUNT; docs/storage.md). */
+  storageMount: string;
   bind: string;
   iscsiPort: number;
   iscsiOpen: boolean;
@@ -78,6 +80,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): NodeagentConfi
     etcdTls: store.tls,
     sealingKeyFile: store.sealingKeyFile,
     defaultPoolPath: env.VTL_DEFAULT_POOL ?? '',
+    storageMount: path.resolve(env.VTL_STORAGE_MOUNT || path.join(stateDir, 'storage')),
     bind: env.VTL_BIND ?? '127.0.0.1',
     iscsiPort: Number.parseInt(env.VTL_ISCSI_PORT ?? '3260', 10),
     iscsiOpen: env.VTL_ISCSI_OPEN === '1',

@@ -19,6 +19,8 @@ import { driveOps } from './ops/drive-ops.js';
 import { eraseLibraryOp } from './ops/erase-library.js';
 import { rebootOp } from './ops/reboot.js';
 import { poolPathCheckOp } from './ops/pool-path-check.js';
+import { storageDeviceCheckOp } from './ops/storage-device-check.js';
+import { startStorageReconciler } from './storage/storage-reconciler.js';
 import { LioFcDriver } from './fabric/lio-driver.js';
 import { startFabricReconciler } from './fabric/fabric-reconciler.js';
 import { TcmuHandlerSupervisor, handlerEndpoint } from './fabric/tcmu-handler.js';
@@ -50,7 +52,19 @@ runProcess('nodeagent', async (rootLogger) => {
   // the nodeagent (and the jobs it runs) carries on instead of exiting.
   const lease = await store.renewingLease(STATUS_LEASE_TTL_SEC);
   await ensureDefaultPool(store, config.node, config.defaultPoolPath, logger);
-  const pools = await startPoolReconciler({ store, lease, node: config.node, logger });
+  const storage = await startStorageReconciler({
+    store,
+    node: config.node,
+    mountpoint: config.storageMount,
+    logger: logger.child({ component: 'storage' }),
+  });
+  const pools = await startPoolReconciler({
+    store,
+    lease,
+    node: config.node,
+    storageMount: config.storageMount,
+    logger,
+  });
 
   // The supervisor reports to the publisher, which reads the supervisor: tie them after both exist.
   const publish = { now: () => undefined as unknown };
@@ -158,6 +172,7 @@ runProcess('nodeagent', async (rootLogger) => {
       erase_library: eraseLibraryOp({ supervisor, publisher }),
       reboot: rebootOp(hostPower),
       pool_path_check: poolPathCheckOp(config.stateDir),
+      storage_device_check: storageDeviceCheckOp(),
     },
   });
   // A control-plane restart must leave the emulator serving even where stopping the nodeagent
@@ -193,6 +208,7 @@ runProcess('nodeagent', async (rootLogger) => {
     await step('stop fabric', () => fabric.stop());
     await step('stop cartridges', () => carts.stop());
     await step('stop pools', () => pools.stop());
+    await step('stop storage', () => storage.stop());
     publisher.stop();
     // The launcher died: the next start's nodeagent adopts the emulator, host sessions go on.
     const keepEmulator = controlPlaneRestart || reason === 'supervisor-gone';

@@ -23,6 +23,8 @@ export const OpKind = z.enum([
   'remote_objects_delete',
   // Node-side checks of a pool path (symlinks resolve on the node's own disk).
   'pool_path_check',
+  // Node-side checks of the block devices named for shared storage (docs/storage.md).
+  'storage_device_check',
 ]);
 export type OpKind = z.infer<typeof OpKind>;
 

@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import { CONTROL_CHARS, displayText } from '../text.js';
 import { ManagedBy } from './managed-by.js';
+import { DedupStatus, PoolCompression } from './storage.js';
+
+/** `directory`: a plain directory (the default); `btrfs`: a subvolume of the node's shared storage. */
+export const PoolEngine = z.enum(['directory', 'btrfs']);
+export type PoolEngine = z.infer<typeof PoolEngine>;
 
 /** Desired pool: a directory on a named node. Written by the apiserver. */
 export const PoolSpec = z.object({
@@ -9,6 +14,10 @@ export const PoolSpec = z.object({
   node: z.string(),
   path: z.string(),
   created_at: z.string(),
+  /** Absent: a directory pool (records written before shared storage existed). */
+  engine: PoolEngine.optional(),
+  /** btrfs pools: the compression of their subvolume (docs/storage.md). */
+  compression: PoolCompression.optional(),
   /** The GitOps source that owns the pool (docs/gitops.md); absent when made through REST. */
   managed_by: ManagedBy.optional(),
 });
@@ -29,7 +38,10 @@ export const CreatePoolRequest = z.strictObject({
     .min(1)
     .max(4096, 'path: at most 4096 characters')
     .refine((p) => !CONTROL_CHARS.test(p), 'path: control characters are not allowed')
-    .refine((p) => p.startsWith('/'), 'path must be absolute'),
+    .refine((p) => p.startsWith('/'), 'path must be absolute')
+    .optional(),
+  /** Only for a pool on shared storage (no path): none, zstd (level 3) or zstd:1..15. */
+  compression: PoolCompression.optional(),
 });
 export type CreatePoolRequest = z.infer<typeof CreatePoolRequest>;
 
@@ -47,6 +59,10 @@ export const PoolFigures = z.object({
   zpool_size_bytes: z.number().int(),
   zpool_alloc_bytes: z.number().int(),
   collected_at: z.string(),
+  /** Where the figures come from: a plain directory, or the btrfs engine (docs/storage.md). */
+  engine: PoolEngine.optional(),
+  /** btrfs pools: the node's dedup pass (state, progress, last run). */
+  dedup: DedupStatus.optional(),
   // Older fields kept for shape stability (§2.8).
   vdo_logical_bytes: z.number().int(),
   vdo_physical_bytes: z.number().int(),

@@ -6,6 +6,7 @@ import {
   PoolRow,
   PoolSpec,
   PoolStatus,
+  DEFAULT_POOL_COMPRESSION,
   badRequest,
   conflict,
   isoNow,
@@ -17,6 +18,7 @@ import type { AppContext } from '../context.js';
 import { normalisePoolPath, refusePoolPath, type Snapshot, loadSnapshot } from '@vtl/domain';
 import { idParam } from '../plugins/validate.js';
 import { runRemoteOp } from '../services/remote-ops.js';
+import { requestNode, storagePoolPath } from '../services/storage.js';
 
 /** How long POST /api/pools waits for the owning nodeagent to report the new pool active. */
 const POOL_ACTIVATION_WAIT_MS = 10_000;
@@ -66,21 +68,22 @@ export async function poolRoutes(app: FastifyInstance, ctx: AppContext) {
     },
     async (request, reply) => {
       const body = request.body;
-      // The rules on the path as written here; symlinks resolve on the node's disk, below.
-      const input = body.path;
-      body.path = normalisePoolPath(input);
-      refusePoolPath(input, [body.path], [ctx.config.stateDir]);
       const s = await loadSnapshot(ctx.store);
-      let node = body.node;
-      if (!node) {
-        const nodes = s.nodes.map((n) => n.node);
-        if (nodes.length !== 1)
-          throw badRequest(`node is required: ${nodes.length} nodes are up (${nodes.join(', ') || 'none'}).`);
-        node = nodes[0] as string;
-      }
+      const node = requestNode(
+        s.nodes.map((n) => n.node),
+        body.node,
+      );
+      // No path: a subvolume of the node's shared storage (docs/storage.md).
+      const onStorage = body.path === undefined;
+      if (!onStorage && body.compression !== undefined)
+        throw badRequest('compression applies to pools on shared storage only: leave out path to make one.');
+      const input = body.path ?? (await storagePoolPath(ctx, node, body.name));
+      // The rules on the path as written here; symlinks resolve on the node's disk, below.
+      const poolPath = normalisePoolPath(input);
+      if (!onStorage) refusePoolPath(input, [poolPath], [ctx.config.stateDir]);
       // A node that is up checks the path on its own disk (the apiserver reads no node's disk);
       // a pool declared for a node that is down is checked as written and shows offline.
-      if (s.nodes.some((n) => n.node === node))
+      if (!onStorage && s.nodes.some((n) => n.node === node))
         await runRemoteOp(ctx.store, {
           kind: 'pool_path_check',
           executor: `node:${node}`,
@@ -91,13 +94,22 @@ export async function poolRoutes(app: FastifyInstance, ctx: AppContext) {
       if (s.pools.some((p) => p.name === body.name))
         throw conflict(`A pool named "${body.name}" exists already.`);
       const clash = s.pools.find(
-        (p) => p.node === node && (within(body.path, p.path) || within(p.path, body.path)),
+        (p) => p.node === node && (within(poolPath, p.path) || within(p.path, poolPath)),
       );
       if (clash)
-        throw badRequest(`Path ${body.path} overlaps pool "${clash.name}" (${clash.path}) on node ${node}.`);
+        throw badRequest(`Path ${poolPath} overlaps pool "${clash.name}" (${clash.path}) on node ${node}.`);
 
       const id = await ctx.store.nextId('pools');
-      const pool: PoolSpec = { id, name: body.name, node, path: body.path, created_at: isoNow() };
+      const pool: PoolSpec = {
+        id,
+        name: body.name,
+        node,
+        path: poolPath,
+        created_at: isoNow(),
+        ...(onStorage
+          ? { engine: 'btrfs' as const, compression: body.compression ?? DEFAULT_POOL_COMPRESSION }
+          : {}),
+      };
       const ok = await ctx.store
         .transaction()
         .ifAbsent(keys.poolName(body.name))
@@ -105,7 +117,7 @@ export async function poolRoutes(app: FastifyInstance, ctx: AppContext) {
         .put(keys.pools.one(id), pool)
         .commit();
       if (!ok) throw conflict(`A pool named "${body.name}" exists already.`);
-      await ctx.journal.emit({ kind: 'pool_created', subject: body.name, detail: `${node}:${body.path}` });
+      await ctx.journal.emit({ kind: 'pool_created', subject: body.name, detail: `${node}:${poolPath}` });
       await waitFor(
         async () => (await ctx.store.get(keys.poolStatus.one(id), PoolStatus))?.value.state === 'active',
         {

@@ -10,7 +10,8 @@ export const RESULT_RETAIN_MS = 10 * 60_000;
 const GC_EVERY_MS = 10 * 60_000;
 
 /** Whether an op is one of the request-scoped kinds this collector owns. */
-const collectable = (op: Op, executor: string) => op.executor === executor || op.kind === 'pool_path_check';
+const collectable = (op: Op, executor: string) =>
+  op.executor === executor || op.kind === 'pool_path_check' || op.kind === 'storage_device_check';
 
 /**
  * One pass: deletes finished request-scoped ops (remote work, pool path checks) older than

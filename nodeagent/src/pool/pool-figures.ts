@@ -49,7 +49,7 @@ export async function usage(root: string): Promise<{ logical: number; allocated:
 /**
  * Figures of a directory pool (§2.8). A plain directory neither deduplicates nor compresses,
  * so dedup is 1 and compression is what sparse allocation saves; the "zpool" figures are the
- * filesystem's. ZFS pools fill these from zfs/zpool properties instead.
+ * filesystem's. Pools on shared storage take theirs from btrfs (storage/btrfs-pool.ts).
  */
 export async function directoryPoolFigures(pool: PoolSpec): Promise<PoolFigures> {
   const fsStats = await fs.statfs(pool.path);
@@ -70,6 +70,7 @@ export async function directoryPoolFigures(pool: PoolSpec): Promise<PoolFigures>
     zpool_size_bytes: total,
     zpool_alloc_bytes: used,
     collected_at: isoNow(),
+    engine: 'directory',
     vdo_logical_bytes: logical,
     vdo_physical_bytes: allocated,
     vdo_saving_pct: logical > 0 ? Math.max(0, Math.round((1 - allocated / logical) * 100)) : 0,

@@ -1,9 +1,10 @@
 import fs from 'node:fs/promises';
-import { PoolSpec, PoolStatus, keys, type PoolFigures } from '@vtl/api';
+import { PoolSpec, PoolStatus, keys, type DedupStatus, type PoolFigures } from '@vtl/api';
 import { EventJournal, type Lease, type Store } from '@vtl/store';
 import { Requeue, startController, watchInto, type ReconcileResult } from '@vtl/reconcile';
 import type { Logger } from 'pino';
 import { directoryPoolFigures } from './pool-figures.js';
+import { btrfsPoolFigures, ensurePoolSubvolume, removeOrphanSubvolumes } from '../storage/btrfs-pool.js';
 
 /**
  * Figures are refreshed every 5 s, or less often when walks are long: a walk stats every file
@@ -28,9 +29,13 @@ export async function startPoolReconciler(opts: {
   store: Store;
   lease: Lease;
   node: string;
+  /** The node's shared storage (btrfs pools are its subvolumes). */
+  storageMount: string;
+  /** The node's dedup pass, shown in its btrfs pools' figures. */
+  dedup?: () => DedupStatus | undefined;
   logger: Logger;
 }) {
-  const { store, lease, node } = opts;
+  const { store, lease, node, storageMount } = opts;
   const published = new Map<number, PoolStatus>();
   const journal = new EventJournal(store);
   const statsAt = new Map<number, { at: number; figures: PoolFigures }>();
@@ -63,26 +68,37 @@ export async function startPoolReconciler(opts: {
     const statusKey = keys.poolStatus.one(Number.parseInt(key.slice(keys.pools.prefix.length), 10));
     if (!pool || pool.node !== node) {
       walked.delete(key);
+      if (!pool) await removeGoneSubvolumes();
       return;
     }
     walked.add(key);
     let status: PoolStatus;
     const walkStarted = performance.now();
+    const onStorage = pool.engine === 'btrfs';
     try {
-      await fs.mkdir(pool.path, { recursive: true });
+      let figures: PoolFigures;
+      if (onStorage) {
+        await ensurePoolSubvolume(pool, storageMount);
+        figures = await btrfsPoolFigures(pool, storageMount, opts.dedup?.());
+      } else {
+        await fs.mkdir(pool.path, { recursive: true });
+        figures = await directoryPoolFigures(pool);
+      }
       status = {
         id: pool.id,
         node,
         state: 'active',
-        detail: 'ready',
-        figures: await directoryPoolFigures(pool),
+        detail: onStorage ? `btrfs subvolume, compression ${pool.compression ?? 'zstd:3'}` : 'ready',
+        figures,
       };
     } catch (err) {
       status = {
         id: pool.id,
         node,
         state: 'error',
-        detail: `Cannot use ${pool.path}: ${(err as Error).message}. Fix the directory or its permissions.`,
+        detail: onStorage
+          ? `Cannot use ${pool.path}: ${(err as Error).message}.`
+          : `Cannot use ${pool.path}: ${(err as Error).message}. Fix the directory or its permissions.`,
       };
     }
     const before = published.get(pool.id);
@@ -101,10 +117,21 @@ export async function startPoolReconciler(opts: {
     return { requeueAfterMs: refreshAfter(performance.now() - walkStarted, walked.size) };
   }
 
+  /** The disk part of a pool delete: subvolumes no pool names any more go. */
+  async function removeGoneSubvolumes() {
+    const pools = (await store.list(keys.pools.prefix, PoolSpec)).items.map((i) => i.value);
+    const removed = await removeOrphanSubvolumes(
+      storageMount,
+      pools.filter((p) => p.node === node),
+    );
+    if (removed.length > 0) opts.logger.info({ removed }, 'deleted the subvolumes of deleted pools');
+  }
+
   const controller = startController<string>({ name: 'pools', logger: opts.logger, reconcile });
   const informer = await watchInto(store, keys.pools.prefix, PoolSpec, controller.queue, (key, pool) =>
     !pool || pool.node === node ? key : undefined,
   );
+  await removeGoneSubvolumes().catch((err) => opts.logger.warn({ err }, 'pool subvolumes not swept'));
   return {
     /** Writes every pool status again: they vanished with a lost lease. */
     republish: () => {
