@@ -16,7 +16,7 @@ import {
   notFound,
 } from '@vtl/api';
 import { waitFor } from '@vtl/reconcile';
-import { loadSnapshot } from '@vtl/store';
+import { loadSnapshot } from '@vtl/domain';
 import type { AppContext } from '../context.js';
 import { runRemoteOp } from '../services/remote-ops.js';
 import { requestNode, storageView } from '../services/storage.js';
