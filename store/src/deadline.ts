@@ -1,11 +1,5 @@
 import { VtlError } from '@vtl/api';
-import {
-  GRPCCancelledError,
-  GRPCDeadlineExceededError,
-  GRPCUnavailableError,
-  type CallContext,
-  type CallOptionsFactory,
-} from 'etcd3';
+import { GRPCCancelledError, GRPCDeadlineExceededError, GRPCUnavailableError } from 'etcd3';
 
 export { DEFAULT_STORE_DEADLINE_MS, storeDeadlineFromEnv } from './deadline-env.js';
 
@@ -37,9 +31,9 @@ export function isUnreachable(err: unknown): boolean {
 
 /**
  * Runs one store call under a deadline. A stalled etcd (SIGSTOP, a partition) keeps its TCP
- * connection open, so without this a call waits forever; the gRPC deadline set by
- * unaryDeadlines cancels the call itself, this timer bounds what the caller waits even across
- * etcd3's internal retries.
+ * connection open, so without this a call waits forever; the gRPC deadline of each attempt
+ * (MemberPool) cancels the call itself, this timer bounds what the caller waits across its
+ * attempts on several members.
  */
 export async function withDeadline<T>(
   deadlineMs: number,
@@ -64,11 +58,6 @@ export async function withDeadline<T>(
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** gRPC call options giving every unary etcd call a deadline; streams (watch, keepalive) have none. */
-export function unaryDeadlines(deadlineMs: number): CallOptionsFactory {
-  return (ctx: CallContext) => (ctx.isStream ? {} : { deadline: Date.now() + deadlineMs });
 }
 
 /** A store call's description for logs, with record ids cut off (a session key holds a token hash). */

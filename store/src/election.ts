@@ -14,7 +14,8 @@ export interface Leadership {
 
 /** What a campaign needs from the store. */
 export interface ElectionDeps {
-  client: Etcd3;
+  /** One store call under the store deadline, on whichever etcd member answers. */
+  run<R>(what: string, fn: (client: Etcd3) => Promise<R>): Promise<R>;
   log: Logger;
   lease(ttlSec: number): Promise<StoreLease>;
   watch(prefix: string, opts: WatchOptions, onEvent: (e: WatchEvent) => void): Promise<Watch>;
@@ -45,10 +46,9 @@ export async function campaign(
     try {
       lease = await deps.lease(ttlSec);
       const key = prefix + BigInt(lease.id).toString(16);
-      const res = await runTxn(deps.client, {
-        compare: [absent(key)],
-        success: [putOp(key, candidateId, lease)],
-      });
+      const res = await deps.run('campaigning', (c) =>
+        runTxn(c, { compare: [absent(key)], success: [putOp(key, candidateId, lease)] }),
+      );
       if (!res.succeeded) throw new Error(`campaign key ${key} exists already`);
       const myRevision = res.header.revision;
       await waitForPredecessors(deps, prefix, myRevision, lease, signal);
@@ -77,13 +77,15 @@ async function waitForPredecessors(
   signal?: AbortSignal,
 ): Promise<void> {
   while (true) {
-    const res = await deps.client
-      .getAll()
-      .prefix(prefix)
-      .maxCreateRevision(addRevision(myRevision, -1))
-      .sort('Create', 'Descend')
-      .limit(1)
-      .exec();
+    const res = await deps.run('reading the election', (c) =>
+      c
+        .getAll()
+        .prefix(prefix)
+        .maxCreateRevision(addRevision(myRevision, -1))
+        .sort('Create', 'Descend')
+        .limit(1)
+        .exec(),
+    );
     const predecessor = res.kvs[0];
     if (!predecessor) return;
     await waitForDelete(deps, predecessor.key.toString(), addRevision(res.header.revision, 1), lease, signal);

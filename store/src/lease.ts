@@ -1,5 +1,6 @@
-import type { Etcd3, Lease as EtcdLease } from 'etcd3';
+import { castGrpcError, EtcdLeaseInvalidError, type Etcd3 } from 'etcd3';
 import type { Logger } from 'pino';
+import type { MemberPool } from './members.js';
 
 /** A granted etcd lease, kept alive until revoke(). */
 export interface Lease {
@@ -10,11 +11,17 @@ export interface Lease {
 
 /** How long a revoke may take before close() gives up on it (the lease then expires by TTL). */
 const REVOKE_DEADLINE_MS = 2_000;
+/** Keepalives at most this far apart (and at a third of the TTL for shorter leases). */
+const KEEPALIVE_EVERY_MAX_MS = 1_000;
+/** The wait before the next keepalive after one no member answered (an election under way). */
+const KEEPALIVE_RETRY_MS = 100;
 
 /**
- * Wraps an etcd3 lease. etcd3 only reports a lost lease after 2×TTL without contact,
- * by which time etcd has expired it and another process may hold what it guarded; we
- * declare it lost after two missed keepalives (2/3 TTL) so a leader steps down first.
+ * A granted etcd lease kept alive by our own keepalives, each sent to every member at once
+ * and the first answer taken (etcd3's keepalive stream stayed on one member: a frozen one
+ * lost the lease). etcd3 also only reported a lost lease after 2×TTL without contact, by which time
+ * etcd has expired it and another process may hold what it guarded; we declare it lost after
+ * 2/3 TTL without an answer so a leader steps down first.
  */
 export class StoreLease implements Lease {
   private lost = false;
@@ -22,18 +29,15 @@ export class StoreLease implements Lease {
   private lastOk = Date.now();
   private readonly callbacks: (() => void)[] = [];
   private readonly watchdog: NodeJS.Timeout;
+  private keepaliveTimer: NodeJS.Timeout | undefined;
 
   private constructor(
     readonly id: string,
-    private readonly inner: EtcdLease,
+    private readonly pool: MemberPool,
     private readonly ttlSec: number,
     private readonly log: Logger,
     private readonly onFinished: (lease: StoreLease) => void,
   ) {
-    inner.on('keepaliveSucceeded', () => {
-      this.lastOk = Date.now();
-    });
-    inner.on('lost', (err) => this.markLost(`etcd reported the lease lost: ${err.message}`));
     const limitMs = (ttlSec * 1000 * 2) / 3;
     this.watchdog = setInterval(
       () => {
@@ -42,20 +46,49 @@ export class StoreLease implements Lease {
       },
       Math.min(250, limitMs / 4),
     );
+    this.scheduleKeepalive(this.keepaliveEveryMs());
   }
 
   /** Grants a lease of ttlSec seconds and starts its keepalives. */
   static async grant(
-    client: Etcd3,
+    pool: MemberPool,
     ttlSec: number,
     log: Logger,
     onFinished: (lease: StoreLease) => void,
   ): Promise<StoreLease> {
-    const inner = client.lease(ttlSec);
-    // etcd3 emits 'lost' on a failed grant too; grant() rejects for us, so swallow the event until wrapped.
-    inner.on('lost', () => undefined);
-    const id = await inner.grant();
-    return new StoreLease(String(id), inner, ttlSec, log.child({ lease: String(id), ttlSec }), onFinished);
+    const res = await pool.run(
+      (c) => c.leaseClient.leaseGrant({ TTL: ttlSec, ID: 0 }),
+      pool.attemptMs * pool.size,
+    );
+    const id = String(res.ID);
+    return new StoreLease(id, pool, ttlSec, log.child({ lease: id, ttlSec }), onFinished);
+  }
+
+  private keepaliveEveryMs(): number {
+    return Math.min(KEEPALIVE_EVERY_MAX_MS, (this.ttlSec * 1000) / 3);
+  }
+
+  private scheduleKeepalive(ms: number): void {
+    this.keepaliveTimer = setTimeout(() => void this.keepalive(), ms);
+  }
+
+  private async keepalive(): Promise<void> {
+    if (this.lost || this.revoked) return;
+    let ttl: number;
+    try {
+      ttl = await this.pool.first((c) => keepaliveOnce(c, this.id, this.pool.attemptMs));
+    } catch (err) {
+      this.log.debug({ err: String(err) }, 'lease keepalive not answered; retrying');
+      this.scheduleKeepalive(KEEPALIVE_RETRY_MS);
+      return;
+    }
+    if (this.lost || this.revoked) return;
+    if (ttl <= 0) {
+      this.markLost('etcd reported the lease expired');
+      return;
+    }
+    this.lastOk = Date.now();
+    this.scheduleKeepalive(this.keepaliveEveryMs());
   }
 
   get isLost(): boolean {
@@ -72,10 +105,10 @@ export class StoreLease implements Lease {
   markLost(reason: string): void {
     if (this.lost || this.revoked) return;
     this.lost = true;
-    clearInterval(this.watchdog);
+    this.stop();
     this.log.warn({ reason, ttlSec: this.ttlSec }, 'lease lost');
     // Revoking releases what the lease guarded at once if etcd still honours it.
-    this.inner.revoke({ deadline: Date.now() + REVOKE_DEADLINE_MS }).catch(() => undefined);
+    this.sendRevoke().catch(() => undefined);
     this.onFinished(this);
     for (const cb of this.callbacks.splice(0)) {
       try {
@@ -90,14 +123,49 @@ export class StoreLease implements Lease {
   async revoke(): Promise<void> {
     if (this.revoked) return;
     this.revoked = true;
-    clearInterval(this.watchdog);
+    this.stop();
     this.onFinished(this);
     if (this.lost) return;
     try {
-      await this.inner.revoke({ deadline: Date.now() + REVOKE_DEADLINE_MS });
+      await this.sendRevoke();
     } catch (err) {
       // Keepalives are stopped either way, so the lease still ends when its TTL runs out.
       this.log.warn({ err }, 'lease revoke failed; it will expire by TTL');
     }
+  }
+
+  private stop(): void {
+    clearInterval(this.watchdog);
+    clearTimeout(this.keepaliveTimer);
+  }
+
+  /** A lease etcd no longer knows is revoked already. */
+  private sendRevoke(): Promise<void> {
+    return this.pool
+      .run((c) => c.leaseClient.leaseRevoke({ ID: this.id }), REVOKE_DEADLINE_MS)
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          if (!(err instanceof EtcdLeaseInvalidError)) throw err;
+        },
+      );
+  }
+}
+
+/**
+ * One keepalive over a stream of its own on this member's client; resolves with the TTL etcd
+ * granted (0 or less: the lease is gone). The stream's deadline bounds a silent member.
+ */
+async function keepaliveOnce(client: Etcd3, id: string, deadlineMs: number): Promise<number> {
+  const stream = await client.leaseClient.leaseKeepAlive({ deadline: Date.now() + deadlineMs });
+  try {
+    return await new Promise<number>((resolve, reject) => {
+      stream.on('data', (res) => resolve(Number(res.TTL)));
+      // After the answer, the cancel below ends the stream with an error nobody waits for.
+      stream.on('error', (err) => reject(castGrpcError(err)));
+      stream.write({ ID: id });
+    });
+  } finally {
+    stream.cancel();
   }
 }

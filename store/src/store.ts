@@ -1,6 +1,6 @@
 import { keys, VtlError } from '@vtl/api';
 import {
-  Etcd3,
+  type Etcd3,
   EtcdLeaseInvalidError,
   type ICompare,
   type IKeyValue,
@@ -10,10 +10,11 @@ import {
 import { pino, type Logger } from 'pino';
 import type { z } from 'zod';
 import { decodeKv, decodeKvOrSkip, encode, type Versioned } from './codec.js';
-import { DEFAULT_STORE_DEADLINE_MS, coarse, unaryDeadlines, withDeadline } from './deadline.js';
+import { DEFAULT_STORE_DEADLINE_MS, coarse, withDeadline } from './deadline.js';
 import { campaign, type Leadership } from './election.js';
 import { startInformer, type Informer, type InformerHandler } from './informer.js';
 import { StoreLease, type Lease } from './lease.js';
+import { MemberPool } from './members.js';
 import { restoreKeyspace, saveKeyspace } from './keyspace-snapshot.js';
 import { scan } from './range.js';
 import { RenewingLease } from './renewing-lease.js';
@@ -50,7 +51,7 @@ export class Store {
   private seen = 0n;
 
   private constructor(
-    private readonly client: Etcd3,
+    private readonly members: MemberPool,
     readonly log: Logger,
     private readonly sealing: RecordSealing,
     /** The most one store call waits for etcd (VTL_STORE_DEADLINE_MS); past it: 503 unavailable. */
@@ -72,22 +73,25 @@ export class Store {
   }): Promise<Store> {
     const log = (opts.logger ?? pino({ level: 'silent' })).child({ component: 'store' });
     const deadlineMs = opts.deadlineMs ?? DEFAULT_STORE_DEADLINE_MS;
-    const client = new Etcd3({
-      hosts: opts.endpoints,
-      defaultCallOptions: unaryDeadlines(deadlineMs),
-      ...(opts.tls ? { credentials: await credentials(opts.tls) } : {}),
-      grpcOptions: {
-        ...loopbackServerName(opts.endpoints),
-        'grpc.max_receive_message_length': 64 * 1024 * 1024,
-        // gRPC's default reconnect backoff grows to 2 minutes; an etcd restart should be noticed in seconds.
-        'grpc.initial_reconnect_backoff_ms': 100,
-        'grpc.max_reconnect_backoff_ms': 2_000,
+    const members = new MemberPool(
+      opts.endpoints,
+      {
+        ...(opts.tls ? { credentials: await credentials(opts.tls) } : {}),
+        grpcOptions: {
+          ...loopbackServerName(opts.endpoints),
+          'grpc.max_receive_message_length': 64 * 1024 * 1024,
+          // gRPC's default reconnect backoff grows to 2 minutes; an etcd restart should be noticed in seconds.
+          'grpc.initial_reconnect_backoff_ms': 100,
+          'grpc.max_reconnect_backoff_ms': 2_000,
+        },
       },
-    });
+      deadlineMs,
+      log,
+    );
     try {
-      await client.maintenance.status();
+      await members.run((client) => client.maintenance.status(), deadlineMs);
     } catch (err) {
-      client.close();
+      members.close();
       const hint = opts.tls
         ? ' Is it running? If so, check that VTL_ETCD_CA_FILE signed its certificate and that its CA signed VTL_ETCD_CERT_FILE.'
         : opts.endpoints.some((e) => e.startsWith('https:'))
@@ -99,7 +103,7 @@ export class Store {
       );
     }
     const sealer = opts.sealingKeyFile ? new Sealer(opts.sealingKeyFile) : undefined;
-    return new Store(client, log, new RecordSealing(sealer), deadlineMs);
+    return new Store(members, log, new RecordSealing(sealer), deadlineMs);
   }
 
   /** Reads one record; throws VtlError('internal') naming the key when it fails the schema. */
@@ -114,7 +118,7 @@ export class Store {
     schema: z.ZodType<T>,
     opts: ListOptions = {},
   ): Promise<{ items: Versioned<T>[]; revision: string }> {
-    const { kvs, revision } = await this.bounded(`listing ${prefix}`, () => scan(this.client, prefix, opts));
+    const { kvs, revision } = await this.bounded(`listing ${prefix}`, (c) => scan(c, prefix, opts));
     this.noteRevision(revision);
     const items: Versioned<T>[] = [];
     for (const kv of kvs) {
@@ -127,15 +131,13 @@ export class Store {
 
   /** The keys under prefix, sorted. */
   async listKeys(prefix: string): Promise<string[]> {
-    const { kvs } = await this.bounded(`listing ${prefix}`, () =>
-      scan(this.client, prefix, { keysOnly: true }),
-    );
+    const { kvs } = await this.bounded(`listing ${prefix}`, (c) => scan(c, prefix, { keysOnly: true }));
     return kvs.map((kv) => kv.key.toString());
   }
 
   /** How many keys are under prefix. */
   async count(prefix: string): Promise<number> {
-    return this.bounded(`counting ${prefix}`, () => this.client.getAll().prefix(prefix).count());
+    return this.bounded(`counting ${prefix}`, (c) => c.getAll().prefix(prefix).count());
   }
 
   /** Creates the record if the key is absent; undefined when it exists. */
@@ -221,7 +223,7 @@ export class Store {
   /** Deletes a key (only at modRevision when given); false when nothing was deleted. */
   async delete(key: string, opts: { modRevision?: string } = {}): Promise<boolean> {
     if (opts.modRevision === undefined) {
-      const res = await this.bounded(`deleting ${key}`, () => this.client.delete().key(key).exec());
+      const res = await this.bounded(`deleting ${key}`, (c) => c.delete().key(key).exec());
       this.noteRevision(res.header.revision);
       return Number(res.deleted) > 0;
     }
@@ -236,7 +238,7 @@ export class Store {
   async deletePrefix(prefix: string): Promise<number> {
     if (prefix === '')
       throw new VtlError('internal', 'Refusing to delete the whole key space: give a prefix.');
-    const res = await this.bounded(`deleting ${prefix}`, () => this.client.delete().prefix(prefix).exec());
+    const res = await this.bounded(`deleting ${prefix}`, (c) => c.delete().prefix(prefix).exec());
     this.noteRevision(res.header.revision);
     return Number(res.deleted);
   }
@@ -254,9 +256,10 @@ export class Store {
   async watchCache(root: string, prefixes: CachedPrefix[]): Promise<WatchCache> {
     this.assertOpen();
     const source = {
-      list: (prefix: string, revision?: string) => scan(this.client, prefix, revision ? { revision } : {}),
+      list: (prefix: string, revision?: string) =>
+        this.bounded(`listing ${prefix}`, (c) => scan(c, prefix, revision ? { revision } : {})),
       watch: (prefix: string, opts: WatchOptions, cb: (e: WatchEvent) => void) =>
-        startWatch(this.client, this.log, prefix, opts, cb),
+        startWatch(this.members, this.log, prefix, opts, cb),
     };
     return this.track(await WatchCache.start(source, this.log, root, prefixes));
   }
@@ -294,7 +297,7 @@ export class Store {
   /** Watches a prefix from a revision (default: from now); survives reconnects without gaps. */
   async watch(prefix: string, opts: WatchOptions, onEvent: (e: WatchEvent) => void): Promise<Watch> {
     this.assertOpen();
-    const starting = startWatch(this.client, this.log, prefix, opts, this.opening(onEvent));
+    const starting = startWatch(this.members, this.log, prefix, opts, this.opening(onEvent));
     try {
       return this.track(await this.bounded(`starting a watch of ${prefix}`, () => starting));
     } catch (err) {
@@ -310,7 +313,7 @@ export class Store {
     const source = {
       list: this.list.bind(this),
       watch: (p: string, o: WatchOptions, cb: (e: WatchEvent) => void) =>
-        startWatch(this.client, this.log, p, o, this.opening(cb)),
+        startWatch(this.members, this.log, p, o, this.opening(cb)),
     };
     const informer = await startInformer(source, this.log, prefix, schema, handler);
     return this.track(informer);
@@ -338,7 +341,7 @@ export class Store {
   ): Promise<Leadership> {
     this.assertOpen();
     const deps = {
-      client: this.client,
+      run: <R>(what: string, fn: (c: Etcd3) => Promise<R>) => this.bounded(what, fn),
       log: this.log,
       lease: (ttl: number) => this.grantLease(ttl),
       watch: (prefix: string, o: WatchOptions, cb: (e: WatchEvent) => void) => this.watch(prefix, o, cb),
@@ -350,13 +353,13 @@ export class Store {
   /** Writes the appliance's records to `file` (updates: the snapshot a rollback restores). */
   async saveSnapshot(file: string, exclude: string[]): Promise<number> {
     this.assertOpen();
-    return saveKeyspace(this.client, file, exclude);
+    return this.members.run((c) => saveKeyspace(c, file, exclude), this.deadlineMs);
   }
 
   /** Restores the records saved by saveSnapshot; records created since are deleted. */
   async restoreSnapshot(file: string, exclude: string[]): Promise<{ put: number; deleted: number }> {
     this.assertOpen();
-    return restoreKeyspace(this.client, file, exclude);
+    return this.members.run((c) => restoreKeyspace(c, file, exclude), this.deadlineMs);
   }
 
   /** Stops watches, revokes leases (etcd3's close() would leave keepalives running), then closes. */
@@ -366,13 +369,13 @@ export class Store {
     this.closing.abort(new VtlError('unavailable', 'The store is closed.'));
     await Promise.all([...this.watches].map((w) => w.close().catch(() => undefined)));
     await Promise.all([...this.leases].map((l) => l.revoke()));
-    this.client.close();
+    this.members.close();
   }
 
   private async grantLease(ttlSec: number): Promise<StoreLease> {
     this.assertOpen();
     const lease = await this.bounded('granting a lease', () =>
-      StoreLease.grant(this.client, ttlSec, this.log, (l) => this.leases.delete(l)),
+      StoreLease.grant(this.members, ttlSec, this.log, (l) => this.leases.delete(l)),
     );
     this.leases.add(lease);
     return lease;
@@ -383,7 +386,7 @@ export class Store {
    * clear, from before sealing existed), for the rotation that re-seals them.
    */
   async secretSeals(): Promise<{ key: string; kid: string | null; modRevision: string }[]> {
-    const { kvs } = await scan(this.client, SECRETS_PREFIX);
+    const { kvs } = await this.bounded('listing the secrets', (c) => scan(c, SECRETS_PREFIX));
     return kvs.map((kv) => {
       let parsed: unknown;
       try {
@@ -400,7 +403,7 @@ export class Store {
   }
 
   private async getKv(key: string): Promise<IKeyValue | undefined> {
-    const res = await this.bounded(`reading ${key}`, () => this.client.get(key).exec());
+    const res = await this.bounded(`reading ${key}`, (c) => c.get(key).exec());
     this.noteRevision(res.header.revision);
     const kv = res.kvs[0];
     return kv && this.open(kv);
@@ -443,7 +446,7 @@ export class Store {
     try {
       const first = req.success[0];
       const key = first ? Object.values(first)[0]?.key?.toString() : undefined;
-      const res = await this.bounded(`writing ${key ?? 'a transaction'}`, () => runTxn(this.client, req));
+      const res = await this.bounded(`writing ${key ?? 'a transaction'}`, (c) => runTxn(c, req));
       this.noteRevision(res.header.revision);
       return res;
     } catch (err) {
@@ -466,8 +469,8 @@ export class Store {
    * deadline): a cache that has reached it holds everything written before this call.
    */
   async currentRevision(): Promise<string> {
-    const res = await this.bounded('reading the current revision', () =>
-      this.client.kv.range({ key: Buffer.from(keys.settings), count_only: true }),
+    const res = await this.bounded('reading the current revision', (c) =>
+      c.kv.range({ key: Buffer.from(keys.settings), count_only: true }),
     );
     this.noteRevision(res.header.revision);
     return res.header.revision;
@@ -479,7 +482,9 @@ export class Store {
   async ping(timeoutMs = this.deadlineMs): Promise<boolean> {
     if (this.closed) return false;
     try {
-      await withDeadline(timeoutMs, () => this.client.maintenance.status().then(() => undefined));
+      await withDeadline(timeoutMs, () =>
+        this.members.run((c) => c.maintenance.status().then(() => undefined), timeoutMs),
+      );
       return true;
     } catch {
       return false;
@@ -487,10 +492,14 @@ export class Store {
   }
 
   /** One etcd call under the store deadline: 503 unavailable instead of a hang (deadline.ts). */
-  private async bounded<R>(what: string, fn: () => Promise<R>): Promise<R> {
+  private async bounded<R>(what: string, fn: (client: Etcd3) => Promise<R>): Promise<R> {
     let cause: unknown;
     try {
-      return await withDeadline(this.deadlineMs, fn, (err) => (cause = err));
+      return await withDeadline(
+        this.deadlineMs,
+        () => this.members.run(fn, this.deadlineMs),
+        (err) => (cause = err),
+      );
     } catch (err) {
       if (err instanceof VtlError && err.code === 'unavailable')
         this.log.warn({ during: coarse(what), err: String(cause ?? err.message) }, 'store call failed');

@@ -1,7 +1,8 @@
 import { VtlError } from '@vtl/api';
-import type { Etcd3, IWatchResponse, Watcher } from 'etcd3';
+import type { IWatchResponse, Watcher } from 'etcd3';
 import type { Logger } from 'pino';
 import { addRevision, decodeRaw } from './codec.js';
+import type { Member, MemberPool } from './members.js';
 
 /** One change under a watched prefix; values are parsed JSON, not schema-checked. */
 export type WatchEvent =
@@ -29,10 +30,14 @@ const MAX_BACKOFF_MS = 5_000;
  * A prefix watch that survives disconnects without gaps. etcd3 resumes a broken watch
  * from the last response header's revision, which skips events when the stream breaks
  * mid-replay; we track the next revision from delivered events and reopen from it.
+ * A frozen member keeps its stream open and silent, so the watch also moves, from the same
+ * next revision, to another member when the pool finds its member no longer answering.
  */
 class ResumingWatch implements Watch {
   private next: string | undefined;
   private watcher: Watcher | undefined;
+  private member: Member | undefined;
+  private readonly unsubscribe: () => void;
   private closed = false;
   private backoffMs = 100;
   private timer: NodeJS.Timeout | undefined;
@@ -40,7 +45,7 @@ class ResumingWatch implements Watch {
   readonly started: Promise<void>;
 
   constructor(
-    private readonly client: Etcd3,
+    private readonly pool: MemberPool,
     private readonly log: Logger,
     private readonly prefix: string,
     private readonly opts: WatchOptions,
@@ -50,19 +55,35 @@ class ResumingWatch implements Watch {
     this.started = new Promise((resolve, reject) => {
       this.settleStart = (err) => (err ? reject(err) : resolve());
     });
+    this.unsubscribe = pool.onHealthChange(() => this.moveIfStalled());
     this.open();
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.unsubscribe();
     clearTimeout(this.timer);
     await this.detach();
   }
 
+  /** Reopens on a healthy member, from the next undelivered revision, when this one stopped answering. */
+  private moveIfStalled(): void {
+    const member = this.member;
+    if (this.closed || !member || member.healthy || !this.pool.hasHealthyOtherThan(member)) return;
+    this.log.info(
+      { prefix: this.prefix, from: member.endpoint, next: this.next },
+      'watch moves off an etcd member that does not answer',
+    );
+    clearTimeout(this.timer);
+    void this.detach();
+    this.open();
+  }
+
   private open(): void {
     if (this.closed) return;
-    const builder = this.client.watch().prefix(this.prefix);
+    this.member = this.pool.pick();
+    const builder = this.member.client.watch().prefix(this.prefix);
     if (this.next !== undefined) builder.startRevision(this.next);
     const watcher = builder.watcher();
     this.watcher = watcher;
@@ -80,12 +101,14 @@ class ResumingWatch implements Watch {
       if (!current()) return;
       this.log.debug({ err: err.message, prefix: this.prefix }, 'watch disconnected; reopening');
       void this.detach();
+      clearTimeout(this.timer);
       this.timer = setTimeout(() => this.open(), this.backoffMs);
       this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
     });
     watcher.on('error', (err) => {
       if (!current()) return;
       this.closed = true;
+      this.unsubscribe();
       void this.detach();
       const fail = new VtlError(
         'conflict',
@@ -153,14 +176,14 @@ class ResumingWatch implements Watch {
 
 /** Starts a watch on prefix; resolves once etcd has accepted it. */
 export async function startWatch(
-  client: Etcd3,
+  pool: MemberPool,
   log: Logger,
   prefix: string,
   opts: WatchOptions,
   onEvent: (e: WatchEvent) => void,
 ): Promise<Watch> {
-  if (opts.fromRevision !== undefined) await assertNotCompacted(client, prefix, opts.fromRevision);
-  const watch = new ResumingWatch(client, log, prefix, opts, onEvent);
+  if (opts.fromRevision !== undefined) await assertNotCompacted(pool, prefix, opts.fromRevision);
+  const watch = new ResumingWatch(pool, log, prefix, opts, onEvent);
   await watch.started;
   return watch;
 }
@@ -169,9 +192,12 @@ export async function startWatch(
  * etcd accepts a watch from a compacted revision and cancels it only afterwards; a read at
  * that revision fails at once, so the caller gets the error from watch() itself.
  */
-async function assertNotCompacted(client: Etcd3, prefix: string, revision: string): Promise<void> {
+async function assertNotCompacted(pool: MemberPool, prefix: string, revision: string): Promise<void> {
   try {
-    await client.kv.range({ key: Buffer.from(prefix), revision, count_only: true });
+    await pool.run(
+      (client) => client.kv.range({ key: Buffer.from(prefix), revision, count_only: true }),
+      pool.attemptMs * pool.size,
+    );
   } catch (err) {
     if (!/compacted/.test(String(err))) return; // a future revision is fine to watch from
     throw new VtlError('conflict', `Cannot watch ${prefix} from revision ${revision}: it was compacted.`, {

@@ -8,3 +8,4 @@ export { startTestEtcd, startTestStores, type TestEtcd, type TestStores } from '
 export { putTestLibrary, putTestNodeStatus, putTestPool, putTestRemote, testJob } from './records.js';
 export { modulesLoadedBy } from './loaded-modules.js';
 export { freePort, freePorts } from './free-port.js';
+export { startTestCluster, type ClusterMember, type TestCluster } from './etcd-cluster.js';
