@@ -119,11 +119,35 @@ function cartridgeWide(id: number): boolean {
   return id < 0x0800 || id === MAM.BARCODE;
 }
 
+/** The change of each cartridge's MAM file still going on, so that the next waits for it. */
+const changing = new Map<string, Promise<unknown>>();
+
+/**
+ * Runs the read-modify-write `change` of a cartridge's MAM file after those already asked for:
+ * the drive records its usage and volume change reference while a host writes attributes, and
+ * two changes read at once would lose one of them.
+ */
+function oneAtATime<T>(dir: string, change: () => Promise<T>): Promise<T> {
+  const run = (changing.get(dir) ?? Promise.resolve()).then(change);
+  const settled = run.catch(() => undefined);
+  changing.set(dir, settled);
+  void settled.then(() => {
+    if (changing.get(dir) === settled) changing.delete(dir);
+  });
+  return run;
+}
+
 /**
  * The stored attributes of a partition: the chip's own for partition 0; for partition n > 0
  * the cartridge-wide ones (one chip, one barcode) and the host attributes written for it.
  */
 export async function readMam(dir: string, partition = 0): Promise<MamAttributes> {
+  // After the changes asked for before this read.
+  await changing.get(dir);
+  return readStoredMam(dir, partition);
+}
+
+async function readStoredMam(dir: string, partition: number): Promise<MamAttributes> {
   const file = await readMamFile(dir);
   const attrs = decode(file.attributes);
   if (partition === 0) return attrs;
@@ -132,35 +156,41 @@ export async function readMam(dir: string, partition = 0): Promise<MamAttributes
   return own;
 }
 
-export async function writeMam(dir: string, attrs: MamAttributes): Promise<void> {
-  const file = await readMamFile(dir);
-  await writeMamFile(dir, { ...file, format: 1, attributes: encode(attrs) });
+export function writeMam(dir: string, attrs: MamAttributes): Promise<void> {
+  return oneAtATime(dir, async () => {
+    const file = await readMamFile(dir);
+    await writeMamFile(dir, { ...file, format: 1, attributes: encode(attrs) });
+  });
 }
 
 /** Sets (or, with null, deletes) some attributes of a partition and keeps the rest. */
-export async function updateMam(
+export function updateMam(
   dir: string,
   changes: Map<number, Buffer | null>,
   partition = 0,
 ): Promise<MamAttributes> {
-  const file = await readMamFile(dir);
-  const key = String(partition);
-  const attrs = decode(partition === 0 ? file.attributes : file.partitions?.[key]);
-  for (const [id, value] of changes) {
-    if (value === null) attrs.delete(id);
-    else attrs.set(id, Buffer.from(value));
-  }
-  if (partition === 0) file.attributes = encode(attrs);
-  else file.partitions = { ...file.partitions, [key]: encode(attrs) };
-  await writeMamFile(dir, file);
-  return readMam(dir, partition);
+  return oneAtATime(dir, async () => {
+    const file = await readMamFile(dir);
+    const key = String(partition);
+    const attrs = decode(partition === 0 ? file.attributes : file.partitions?.[key]);
+    for (const [id, value] of changes) {
+      if (value === null) attrs.delete(id);
+      else attrs.set(id, Buffer.from(value));
+    }
+    if (partition === 0) file.attributes = encode(attrs);
+    else file.partitions = { ...file.partitions, [key]: encode(attrs) };
+    await writeMamFile(dir, file);
+    return readStoredMam(dir, partition);
+  });
 }
 
 /** Forgets the host attributes of partitions a format removed (numbers `count` and up). */
-export async function dropPartitionMam(dir: string, count: number): Promise<void> {
-  const file = await readMamFile(dir);
-  if (!file.partitions) return;
-  const kept = Object.fromEntries(Object.entries(file.partitions).filter(([n]) => Number(n) < count));
-  file.partitions = Object.keys(kept).length > 0 ? kept : undefined;
-  await writeMamFile(dir, file);
+export function dropPartitionMam(dir: string, count: number): Promise<void> {
+  return oneAtATime(dir, async () => {
+    const file = await readMamFile(dir);
+    if (!file.partitions) return;
+    const kept = Object.fromEntries(Object.entries(file.partitions).filter(([n]) => Number(n) < count));
+    file.partitions = Object.keys(kept).length > 0 ? kept : undefined;
+    await writeMamFile(dir, file);
+  });
 }

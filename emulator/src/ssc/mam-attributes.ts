@@ -6,8 +6,9 @@ import type { ScsiResult } from '../scsi/types.js';
 import { cartridgeDir } from '../media/layout.js';
 import { binaryField, readMam, type MamAttributes } from '../media/mam.js';
 import { withCurrentLoad } from './medium-usage.js';
-import type { MountedTape, TapeDrive } from './tape-drive.js';
+import type { TapeDrive } from './tape-drive.js';
 import { TapeSense, mediaErrorToScsi } from './tape-sense.js';
+import { VOLUME_CHANGE_REFERENCE } from './volume-change-reference.js';
 
 const MIB = 1_048_576;
 const BINARY = 0;
@@ -85,7 +86,7 @@ async function attributesOf(drive: TapeDrive, partition = 0): Promise<MamAttribu
     attrs.set(0x0000, binaryField((total - m.tape.partitionUsed(partition)) / MIB));
     attrs.set(0x0001, binaryField(total / MIB));
     attrs.set(0x0006, Buffer.from([m.format.density]));
-    attrs.set(0x0009, volumeChangeReference(m));
+    if (m.changes) attrs.set(VOLUME_CHANGE_REFERENCE, m.changes.read());
     if (m.cartridge) withCurrentLoad(attrs, drive.loadBytes);
   }
   attrs.set(0x0002, drive.alerts.asBitmap());
@@ -93,26 +94,6 @@ async function attributesOf(drive: TapeDrive, partition = 0): Promise<MamAttribu
   const density = stored.get(0x0405)?.[0];
   if (density !== undefined && !attrs.has(0x0006)) attrs.set(0x0006, Buffer.from([density]));
   return attrs;
-}
-
-/**
- * VOLUME CHANGE REFERENCE (0009h): a value that changes whenever what is on the tape changes, so
- * a host (LTFS) can tell whether anyone wrote since it last looked. Derived from each partition's
- * object count and written bytes, which every write, erase and format moves; never FFFFFFFFh,
- * which says "not usable".
- */
-function volumeChangeReference(m: MountedTape): Buffer {
-  let v = 0;
-  for (let p = 0; p < m.tape.partitionCount; p++) {
-    v =
-      (Math.imul(v ^ (p + 1), 0x9e3779b1) +
-        m.tape.partitionUsed(p) +
-        m.tape.partitionObjects(p) * 0x10001) >>>
-      0;
-  }
-  const out = Buffer.alloc(4);
-  out.writeUInt32BE(v === 0xffffffff ? 0 : v);
-  return out;
 }
 
 function encodeAttribute(id: number, value: Buffer): Buffer {

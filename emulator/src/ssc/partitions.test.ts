@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { cartridgeDir } from '../media/layout.js';
 import { crc32c } from '../util/crc32c.js';
 import { startLibraryTarget, type LibraryTarget } from '../testing/library-target.js';
-import { Cdb, attributeList } from '../testing/scsi-cdbs.js';
+import { Cdb, attributeList, attributeValue } from '../testing/scsi-cdbs.js';
 import type { HostResult, ScsiHost } from '../testing/scsi-host.js';
 
 let t: LibraryTarget;
@@ -139,15 +139,6 @@ function volumeStat(page: Buffer, code: number): number[] {
     return out;
   }
   return [];
-}
-
-function attributeValue(data: Buffer, id: number): Buffer | undefined {
-  for (let at = 4; at < 4 + data.readUInt32BE(0);) {
-    const length = data.readUInt16BE(at + 3);
-    if (data.readUInt16BE(at) === id) return data.subarray(at + 5, at + 5 + length);
-    at += 5 + length;
-  }
-  return undefined;
 }
 
 describe('partitions (LTO-5 and later)', () => {

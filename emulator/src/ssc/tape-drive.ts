@@ -26,6 +26,7 @@ import type { CommandContext } from '../scsi/dispatch.js';
 import { StubTape, type TapeIo } from './stub-tape.js';
 import { TapeAlertFlag, TapeAlerts } from './tape-alert.js';
 import { TapeSense, mediaErrorToScsi } from './tape-sense.js';
+import { VolumeChangeReference } from './volume-change-reference.js';
 
 /** Where a drive reports what it is doing: the library inventory's drive runtime. */
 export interface DriveActivitySink {
@@ -58,6 +59,8 @@ export interface MountedTape {
   cartridge?: PartitionedTape;
   access: 'read-write' | 'read-only';
   format: LtoFormat;
+  /** The volume change reference of a real cartridge (stubs keep their stored one). */
+  changes?: VolumeChangeReference;
 }
 
 export type DriveMedium =
@@ -243,6 +246,7 @@ export class TapeDrive extends ScsiDeviceBase {
       this.alerts.raise(TapeAlertFlag.WRITE_PROTECT);
       throw new ScsiError(TapeSense.writeProtected());
     }
+    m.changes?.changing();
     return m;
   }
 
@@ -403,6 +407,7 @@ export class TapeDrive extends ScsiDeviceBase {
     await recordLoad(dir, this.identity).catch((err: unknown) =>
       this.logger?.warn({ err, label }, 'could not record the load in the cartridge MAM'),
     );
-    return { state: 'mounted', label, dir, access, format, tape: cartridge, cartridge };
+    const changes = await VolumeChangeReference.load(dir, cartridge, this.logger);
+    return { state: 'mounted', label, dir, access, format, tape: cartridge, cartridge, changes };
   }
 }

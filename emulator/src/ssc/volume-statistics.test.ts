@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startLibraryTarget, type LibraryTarget } from '../testing/library-target.js';
+import { startLibraryTarget, startWithCartridge, type LibraryTarget } from '../testing/library-target.js';
 import { Cdb } from '../testing/scsi-cdbs.js';
 import type { HostResult, ScsiHost } from '../testing/scsi-host.js';
 
@@ -78,13 +78,9 @@ async function volumeStatistics(h: ScsiHost) {
 }
 
 async function loaded(): Promise<ScsiHost> {
-  t = await startLibraryTarget([{ id: 1, generation: 8 }]);
-  await t.mint(1, LABEL, 1, { generation: 8 });
-  const h = await t.host();
-  await h.clearUnitAttentions(DRIVE);
-  await t.dp.library(1).inventory.load(0, LABEL);
-  await h.clearUnitAttentions(DRIVE);
-  return h;
+  const { target, host } = await startWithCartridge(LABEL);
+  t = target;
+  return host;
 }
 
 describe('log page 17h (volume statistics)', () => {

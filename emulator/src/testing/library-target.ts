@@ -126,3 +126,20 @@ export async function startLibraryTarget(
     },
   };
 }
+
+/**
+ * One library of LTO `generation` with `label` minted into slot 1 and loaded in its first drive
+ * (LUN 1), and a host whose unit attentions on that drive are cleared.
+ */
+export async function startWithCartridge(
+  label: string,
+  generation = 8,
+): Promise<{ target: LibraryTarget; host: ScsiHost }> {
+  const target = await startLibraryTarget([{ id: 1, generation }]);
+  await target.mint(1, label, 1, { generation });
+  const host = await target.host();
+  await host.clearUnitAttentions(1);
+  await target.dp.library(1).inventory.load(0, label);
+  await host.clearUnitAttentions(1);
+  return { target, host };
+}

@@ -57,7 +57,7 @@ export const Cdb = {
   modeSelect10: (length: number) => [0x55, 0x10, 0, 0, 0, 0, 0, ...u16(length), 0],
   logSense: (page: number, alloc = 4096) => [0x4d, 0, 0x40 | page, 0, 0, 0, 0, ...u16(alloc), 0],
   logSelectReset: () => [0x4c, 0x02, 0xc0, 0, 0, 0, 0, 0, 0, 0],
-  readAttribute: (action: number, first = 0, alloc = 8192) => [
+  readAttribute: (action: number, first = 0, alloc = 8192, partition = 0) => [
     0x8c,
     action,
     0,
@@ -65,13 +65,28 @@ export const Cdb = {
     0,
     0,
     0,
-    0,
+    partition,
     ...u16(first),
     ...u32(alloc),
     0,
     0,
   ],
-  writeAttribute: (length: number) => [0x8d, 1, 0, 0, 0, 0, 0, 0, 0, 0, ...u32(length), 0, 0],
+  writeAttribute: (length: number, partition = 0) => [
+    0x8d,
+    1,
+    0,
+    0,
+    0,
+    0,
+    0,
+    partition,
+    0,
+    0,
+    ...u32(length),
+    0,
+    0,
+  ],
+  formatMedium: (format: number) => [0x04, 0, format, 0, 0, 0],
   reportLuns: (alloc = 1024) => [0xa0, 0, 0, 0, 0, 0, ...u32(alloc), 0, 0],
   reportSupportedOpcodes: (alloc = 8192) => [0xa3, 0x0c, 0, 0, 0, 0, ...u32(alloc), 0, 0],
   reserve6: () => [0x16, 0, 0, 0, 0, 0],
@@ -147,4 +162,14 @@ export function attributeList(attrs: Array<[id: number, format: number, value: B
     ),
   );
   return Buffer.concat([Buffer.from(u32(body.length)), body]);
+}
+
+/** The value of attribute `id` in READ ATTRIBUTE (VALUES) data, if it is there. */
+export function attributeValue(data: Buffer, id: number): Buffer | undefined {
+  for (let at = 4; at < 4 + data.readUInt32BE(0);) {
+    const length = data.readUInt16BE(at + 3);
+    if (data.readUInt16BE(at) === id) return data.subarray(at + 5, at + 5 + length);
+    at += 5 + length;
+  }
+  return undefined;
 }
