@@ -11,25 +11,30 @@ export {
 } from './snapshot.js';
 export { libraryLiveness, libraryStateUnknown, refuseWhileLivenessUnknown, requireLive } from './liveness.js';
 export {
-  createJob,
+  admitJob,
+  admitPolicyJob,
+  busyLabel,
+  cartridgeAbsent,
+  cartridgeUnchanged,
+  JobLabelClaim,
   newJobRow,
   publishJob,
+  readLabelClaim,
+  remoteUnchanged,
   updateJob,
   type JobJournal,
   type JobStore,
-  type NewJob,
-  admitJob,
-  busyLabel,
-  JobLabelClaim,
-  readLabelClaim,
   type LabelClaim,
+  type NewJob,
 } from './records/jobs.js';
 export {
   ExclusiveOpClaim,
   exclusiveOpBusy,
   readExclusiveOp,
+  submitExclusiveOp,
   type ExclusiveOpRead,
 } from './records/exclusive-op.js';
+export { newOpRecord, submitOp, type SubmitOp } from './records/ops.js';
 export { loadSnapshot } from './load-snapshot.js';
 export { checkRecoverPreconditions } from './recover-rules.js';
 export { normalisePoolPath, refusePoolPath } from './pool-path-rules.js';

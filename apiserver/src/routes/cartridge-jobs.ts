@@ -11,12 +11,9 @@ import {
   type LibrarySpec,
   badRequest,
   conflict,
-  keys,
   newGeneration,
   notFound,
-  RemoteRecord,
 } from '@vtl/api';
-import type { Store, Txn } from '@vtl/store';
 import {
   liveLibraryIds,
   nodeOfLibrary,
@@ -26,6 +23,8 @@ import {
   type Snapshot,
   admitJob,
   loadSnapshot,
+  cartridgeAbsent,
+  cartridgeUnchanged,
 } from '@vtl/domain';
 import type { AppContext } from '../context.js';
 import { validInput } from '../plugins/validate.js';
@@ -68,44 +67,6 @@ function libraryOf(s: Snapshot, spec: CartridgeSpec) {
   if (!lib) throw notFound(`Cartridge ${spec.label} belongs to no library here.`);
   return lib;
 }
-
-/**
- * What job admission compares in its transaction besides the label's claim: the cartridge
- * record as it is now (present, not being deleted), so a delete and an export cannot both win.
- */
-const cartridgeUnchanged = (store: Store, label: string, remoteId: number) => async () => {
-  const key = keys.cartridges.one(label);
-  const found = await store.get(key, CartridgeSpec);
-  if (!found || found.value.deleting)
-    throw notFound(`No cartridge ${label}; GET /api/cartridges lists them.`);
-  const remote = await remoteUnchanged(store, remoteId)();
-  return (txn: Txn) => {
-    txn.ifModRevision(key, found.modRevision);
-    remote(txn);
-  };
-};
-
-/** For an import under a new label: the label is still free of a cartridge. */
-const cartridgeAbsent = (store: Store, label: string, remoteId: number) => async () => {
-  const key = keys.cartridges.one(label);
-  if (await store.get(key, CartridgeSpec))
-    throw conflict(
-      `${label} exists here and is not an evicted stub; delete it first or import another label.`,
-    );
-  const remote = await remoteUnchanged(store, remoteId)();
-  return (txn: Txn) => {
-    txn.ifAbsent(key);
-    remote(txn);
-  };
-};
-
-/** The job's remote still exists as read: a remote delete racing the admission cannot both win. */
-const remoteUnchanged = (store: Store, remoteId: number) => async () => {
-  const key = keys.remotes.one(remoteId);
-  const found = await store.get(key, RemoteRecord);
-  if (!found) throw badRequest(`remote_id ${remoteId}: no such remote; GET /api/remotes lists them.`);
-  return (txn: Txn) => void txn.ifModRevision(key, found.modRevision);
-};
 
 /** §4.5 rules 3–7: export, evict and import jobs. */
 export async function cartridgeJobRoutes(app: FastifyInstance, ctx: AppContext) {

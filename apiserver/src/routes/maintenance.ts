@@ -13,9 +13,8 @@ import {
   keys,
   type RestartRequest,
 } from '@vtl/api';
-import { activeJobs, loadSnapshot } from '@vtl/domain';
+import { activeJobs, loadSnapshot, submitOp } from '@vtl/domain';
 import type { AppContext } from '../context.js';
-import { submitOp } from '../services/ops.js';
 
 /** §8: how long a graceful restart waits for jobs (the controller may end it sooner in tests). */
 const DRAIN_LIMIT_MS = 30 * 60_000;

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Op, VtlError, keys } from '@vtl/api';
 import type { Store } from '@vtl/store';
 import { startTestStores, type TestStores } from '@vtl/store/testing';
-import { awaitOpResult, submitOp } from './ops.js';
+import { submitOp } from '@vtl/domain';
+import { awaitOpResult } from './ops.js';
 
 /** The route helpers' wait for an op on a real etcd: its result, its error, or 504 naming it. */
 describe('awaitOpResult', () => {

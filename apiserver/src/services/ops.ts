@@ -1,34 +1,7 @@
-import { Op, VtlError, isOpFinished, isoNow, keys, type OpKind } from '@vtl/api';
+import { Op, VtlError, isOpFinished } from '@vtl/api';
+import { submitOp, type SubmitOp } from '@vtl/domain';
 import type { Store } from '@vtl/store';
 import { watchOpUntilFinished } from '@vtl/reconcile';
-
-export interface SubmitOp {
-  kind: OpKind;
-  executor: string;
-  params: Record<string, unknown>;
-  requestedBy?: string;
-}
-
-/** A new operation's record, pending for its executor. */
-export function newOpRecord(id: number, req: SubmitOp): Op {
-  return {
-    id,
-    kind: req.kind,
-    executor: req.executor,
-    params: req.params,
-    state: 'pending',
-    steps: [],
-    requested_by: req.requestedBy ?? '',
-    created_at: isoNow(),
-  };
-}
-
-/** Records an operation for its executor to carry out; returns its id at once. */
-export async function submitOp(store: Store, req: SubmitOp): Promise<number> {
-  const id = await store.nextId('ops');
-  await store.put(keys.ops.one(id), newOpRecord(id, req));
-  return id;
-}
 
 /** While the store does not answer, a wait tries to read and watch the op again this often. */
 const STORE_RETRY_MS = 200;

@@ -1,5 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CartridgeSpec, Job, isoNow, keys, type CatalogEntry, type PoolStatus } from '@vtl/api';
+import {
+  CartridgeSpec,
+  Job,
+  Op,
+  isJobActive,
+  isoNow,
+  keys,
+  type CatalogEntry,
+  type PoolStatus,
+} from '@vtl/api';
+import { submitExclusiveOp } from '@vtl/domain';
 import { EventJournal, type Store } from '@vtl/store';
 import {
   putTestLibrary,
@@ -125,5 +135,41 @@ describe('eviction policy (evict.threshold_pct)', () => {
     });
     // While they run, the policy waits for them instead of queuing more.
     expect(await evictionPass(store, journal)).toEqual([]);
+  });
+
+  /** Ends every job and operation the earlier steps left running (as their executors would). */
+  async function settle() {
+    for (const { value } of (await store.list(keys.jobs.prefix, Job)).items)
+      if (isJobActive(value.state))
+        await store.put(keys.jobs.one(value.id), { ...value, state: 'cancelled' });
+    for (const { value } of (await store.list(keys.ops.prefix, Op)).items)
+      if (value.state !== 'succeeded' && value.state !== 'failed')
+        await store.put(keys.ops.one(value.id), { ...value, state: 'succeeded' });
+  }
+  const apply = () =>
+    submitExclusiveOp(store, { kind: 'apply', executor: 'controller', params: {} }, 'An apply');
+  const jobCount = async () => (await store.list(keys.jobs.prefix, Job)).items.length;
+
+  it('queues nothing while an apply runs: its jobs meet the admission of API jobs', async () => {
+    await settle();
+    const applyId = await apply();
+    const before = await jobCount();
+    expect(await evictionPass(store, journal)).toEqual([]);
+    expect(await jobCount()).toBe(before);
+    const op = (await store.get(keys.ops.one(applyId), Op))!.value;
+    await store.put(keys.ops.one(applyId), { ...op, state: 'succeeded' });
+    expect(await evictionPass(store, journal)).toHaveLength(2);
+  });
+
+  it('a policy pass racing an apply: never both go ahead', async () => {
+    for (let round = 0; round < 6; round++) {
+      await settle();
+      const [pass, op] = await Promise.allSettled([evictionPass(store, journal), apply()]);
+      expect(pass.status).toBe('fulfilled');
+      const queued = pass.status === 'fulfilled' ? pass.value : [];
+      // The apply is refused (409 or 400 with jobs active) if a job went first, and vice versa.
+      if (op.status === 'fulfilled') expect(queued).toEqual([]);
+      else expect(queued.length).toBeGreaterThan(0);
+    }
   });
 });

@@ -12,9 +12,14 @@ import {
   type ObservedCartridge,
 } from '@vtl/api';
 import type { EventJournal, Store } from '@vtl/store';
-import { nodeOfLibrary, observedCartridges, loadSnapshot } from '@vtl/domain';
+import {
+  admitPolicyJob,
+  cartridgeUnchanged,
+  loadSnapshot,
+  nodeOfLibrary,
+  observedCartridges,
+} from '@vtl/domain';
 import { Requeue, startController, watchInto } from '@vtl/reconcile';
-import { createJob } from '@vtl/domain';
 
 /** Jobs the policy creates carry this as `requested_by`. */
 export const EVICT_POLICY = POLICY_REQUESTERS.evictThreshold;
@@ -75,20 +80,29 @@ export async function evictionPass(store: Store, journal: EventJournal): Promise
       .sort((a, b) => a.seen.modified.localeCompare(b.seen.modified));
     for (const c of candidates) {
       if (excess <= 0) break;
-      const job = await createJob(store, journal, {
-        kind: 'evict',
-        state: 'queued',
-        label: c.spec.label,
-        library: c.lib.id,
-        remote_id: remoteId,
-        generation: c.spec.last_export_gen,
-        system_name: system,
-        library_serial: c.lib.serial,
-        node: nodeOfLibrary(s, c.lib) ?? '',
-        logical_bytes: c.seen.size_bytes,
-        detail: `pool ${pool.name} is above ${threshold}% full`,
-        requested_by: EVICT_POLICY,
-      });
+      const { job, refused } = await admitPolicyJob(
+        store,
+        journal,
+        {
+          kind: 'evict',
+          state: 'queued',
+          label: c.spec.label,
+          library: c.lib.id,
+          remote_id: remoteId,
+          generation: c.spec.last_export_gen,
+          system_name: system,
+          library_serial: c.lib.serial,
+          node: nodeOfLibrary(s, c.lib) ?? '',
+          logical_bytes: c.seen.size_bytes,
+          detail: `pool ${pool.name} is above ${threshold}% full`,
+          requested_by: EVICT_POLICY,
+        },
+        cartridgeUnchanged(store, c.spec.label, remoteId),
+      );
+      // Refused as an API request would be: an apply or library delete runs (nothing more
+      // this pass), or this cartridge changed meanwhile (the next one may still go).
+      if (refused?.details?.op) return queued;
+      if (!job) continue;
       queued.push(job.id);
       excess -= c.seen.phys_bytes;
     }

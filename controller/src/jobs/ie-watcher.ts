@@ -9,9 +9,14 @@ import {
   keys,
 } from '@vtl/api';
 import type { EventJournal, Store } from '@vtl/store';
-import { nodeOfLibrary, observedCartridges, loadSnapshot } from '@vtl/domain';
+import {
+  admitPolicyJob,
+  cartridgeUnchanged,
+  loadSnapshot,
+  nodeOfLibrary,
+  observedCartridges,
+} from '@vtl/domain';
 import { Requeue, startController, watchInto } from '@vtl/reconcile';
-import { createJob } from '@vtl/domain';
 
 const KEY = 'ie-watcher';
 
@@ -45,20 +50,29 @@ export async function ieWatcherPass(store: Store, journal: EventJournal): Promis
     if (!spec || !lib) continue;
     const jobs = s.jobs.filter((j) => j.label === label);
     if (jobs.some((j) => isJobActive(j.state) || j.created_at >= seen.modified)) continue;
-    const job = await createJob(store, journal, {
-      kind: 'export',
-      state: 'detected',
-      label,
-      library: lib.id,
-      remote_id: remoteId,
-      generation: generationNow(),
-      system_name: system,
-      library_serial: lib.serial,
-      node: nodeOfLibrary(s, lib) ?? '',
-      logical_bytes: seen.size_bytes,
-      detail: `ejected to ${seen.location.replace(':', ' slot ')}`,
-      requested_by: POLICY_REQUESTERS.ieWatcher,
-    });
+    const { job, refused } = await admitPolicyJob(
+      store,
+      journal,
+      {
+        kind: 'export',
+        state: 'detected',
+        label,
+        library: lib.id,
+        remote_id: remoteId,
+        generation: generationNow(),
+        system_name: system,
+        library_serial: lib.serial,
+        node: nodeOfLibrary(s, lib) ?? '',
+        logical_bytes: seen.size_bytes,
+        detail: `ejected to ${seen.location.replace(':', ' slot ')}`,
+        requested_by: POLICY_REQUESTERS.ieWatcher,
+      },
+      cartridgeUnchanged(store, label, remoteId),
+    );
+    // Refused as an API request would be (an apply or library delete runs, the label is busy):
+    // the next pass tries again.
+    if (refused?.details?.op) return created;
+    if (!job) continue;
     created.push(job.id);
   }
   return created;

@@ -14,7 +14,13 @@ import {
 } from '@vtl/api';
 import { watchOpUntilFinished, type OpHandler } from '@vtl/reconcile';
 import type { EventJournal, Store } from '@vtl/store';
-import { createJob, nodeOfLibrary, checkRecoverPreconditions, loadSnapshot } from '@vtl/domain';
+import {
+  admitPolicyJob,
+  cartridgeAbsent,
+  checkRecoverPreconditions,
+  loadSnapshot,
+  nodeOfLibrary,
+} from '@vtl/domain';
 import { catalogEntries, putCatalogEntries } from './catalog-rows.js';
 import { deadlineOf, remoteCall } from './remote-call.js';
 import { loadOffsite } from './offsite-module.js';
@@ -223,23 +229,34 @@ export function recoverOp(store: Store, journal: EventJournal): OpHandler {
           steps.push(`${cart.label}: a cartridge with this label exists here; not imported`);
           continue;
         }
-        const job = await createJob(store, journal, {
-          kind: 'import',
-          state: 'queued',
-          label: cart.label,
-          library: lib.id,
-          remote_id: body.remote_id,
-          generation: newest.generation,
-          system_name: body.system_name,
-          library_serial: body.library_serial,
-          target_library: lib.id,
-          home_slot: cart.home_slot,
-          node: nodeOfLibrary(s, lib) ?? '',
-          logical_bytes: newest.logical_bytes,
-          stored_bytes: newest.stored_bytes,
-          detail: 'queued by recovery',
-          requested_by: op.requested_by,
-        });
+        const { job, refused } = await admitPolicyJob(
+          store,
+          journal,
+          {
+            kind: 'import',
+            state: 'queued',
+            label: cart.label,
+            library: lib.id,
+            remote_id: body.remote_id,
+            generation: newest.generation,
+            system_name: body.system_name,
+            library_serial: body.library_serial,
+            target_library: lib.id,
+            home_slot: cart.home_slot,
+            node: nodeOfLibrary(s, lib) ?? '',
+            logical_bytes: newest.logical_bytes,
+            stored_bytes: newest.stored_bytes,
+            detail: 'queued by recovery',
+            requested_by: op.requested_by,
+          },
+          cartridgeAbsent(store, cart.label, body.remote_id),
+        );
+        // Refused as POST /api/cartridges/<label>/import would be (an apply runs, the label is
+        // taken meanwhile): said in the steps; the import can be requested once that is over.
+        if (!job) {
+          steps.push(`${cart.label}: not imported (${refused?.message ?? 'refused'})`);
+          continue;
+        }
         jobs.push(job.id);
       }
       steps.push(`Queued ${jobs.length} imports`);

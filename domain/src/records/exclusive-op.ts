@@ -1,6 +1,9 @@
-import { Op, conflict, isOpFinished, keys } from '@vtl/api';
+import { Job, Op, conflict, isOpFinished, keys } from '@vtl/api';
 import { z } from 'zod';
 import type { Store, Txn } from '@vtl/store';
+import { loadSnapshot } from '../load-snapshot.js';
+import { refuseWithActiveJobs, type Snapshot } from '../snapshot.js';
+import { newOpRecord, type SubmitOp } from './ops.js';
 
 /**
  * The record under keys.exclusiveOp: the last apply, data-plane restart or library delete
@@ -44,4 +47,40 @@ export function exclusiveOpBusy(what: string, op: Op) {
     `${what} is refused while ${WHAT[op.kind] ?? op.kind} (operation ${op.id}, ${op.state}) runs; retry once it finished (GET /api/events shows it).`,
     { op: op.id },
   );
+}
+
+/** Transaction attempts of one submission; a lost one re-reads and re-checks everything. */
+const SUBMIT_ATTEMPTS = 8;
+
+/**
+ * Records an operation that needs every job stopped (apply, data-plane restart, library delete);
+ * returns its id. "No job is active or queued" is checked in the same etcd transaction that
+ * records the operation: the jobs are compared as listed (none changed since), and the operation
+ * takes the exclusive claim, which job admission and retry compare in theirs (records/jobs.ts).
+ * Of an operation and a job racing, exactly one goes ahead; of two operations, one (the other
+ * gets 409 while the first runs). `check` adds the caller's own refusals on the same snapshot.
+ */
+export async function submitExclusiveOp(
+  store: Store,
+  req: SubmitOp,
+  what: string,
+  check: (s: Snapshot) => void = () => undefined,
+): Promise<number> {
+  const id = await store.nextId('ops');
+  for (let attempt = 1; attempt <= SUBMIT_ATTEMPTS; attempt++) {
+    const claim = await readExclusiveOp(store);
+    if (claim.busy) throw exclusiveOpBusy(what, claim.busy);
+    const jobs = await store.list(keys.jobs.prefix, Job);
+    const s = { ...(await loadSnapshot(store)), jobs: jobs.items.map((j) => j.value) };
+    refuseWithActiveJobs(s, what);
+    check(s);
+    const txn = store.transaction().ifUnchangedSince(keys.jobs.prefix, jobs.revision);
+    claim.guard(txn);
+    txn
+      .ifAbsent(keys.ops.one(id))
+      .put(keys.ops.one(id), newOpRecord(id, req))
+      .put(keys.exclusiveOp, ExclusiveOpClaim.parse({ op: id }));
+    if (await txn.commit()) return id;
+  }
+  throw conflict(`Jobs kept changing while ${what.toLowerCase()} was submitted; retry.`);
 }

@@ -1,4 +1,17 @@
-import { Job, VtlError, conflict, isJobActive, isoNow, keys, type JobInput, type NewEvent } from '@vtl/api';
+import {
+  CartridgeSpec,
+  Job,
+  RemoteRecord,
+  VtlError,
+  badRequest,
+  conflict,
+  isJobActive,
+  isoNow,
+  keys,
+  notFound,
+  type JobInput,
+  type NewEvent,
+} from '@vtl/api';
 import type { EventJournal, Store, Txn } from '@vtl/store';
 import { z } from 'zod';
 import { exclusiveOpBusy, readExclusiveOp } from './exclusive-op.js';
@@ -11,8 +24,6 @@ import { exclusiveOpBusy, readExclusiveOp } from './exclusive-op.js';
  * announced as `job_update` (§6.2).
  */
 export interface JobStore {
-  nextId(counter: string): Promise<number>;
-  create(key: string, value: Job): Promise<unknown>;
   update(
     key: string,
     schema: typeof Job,
@@ -53,16 +64,6 @@ export function newJobRow(fields: NewJob, id: number): Job {
     created_at: now,
     updated_at: now,
   });
-}
-
-/** Stores a new job under the next id of the `jobs` counter and announces it. */
-export async function createJob(store: JobStore, journal: JobJournal, fields: NewJob): Promise<Job> {
-  const id = await store.nextId('jobs');
-  const job = newJobRow(fields, id);
-  if (!(await store.create(keys.jobs.one(id), job)))
-    throw new VtlError('internal', `Job id ${id} was taken; retry.`);
-  await publishJob(journal, job);
-  return job;
 }
 
 /**
@@ -167,4 +168,62 @@ export async function admitJob(
   throw conflict(
     `${label} kept changing while this job was admitted; GET /api/jobs?label=${label}, then retry.`,
   );
+}
+
+/**
+ * What job admission compares in its transaction besides the label's claim: the cartridge
+ * record as it is now (present, not being deleted), so a delete and an export cannot both win.
+ */
+export const cartridgeUnchanged = (store: Store, label: string, remoteId: number) => async () => {
+  const key = keys.cartridges.one(label);
+  const found = await store.get(key, CartridgeSpec);
+  if (!found || found.value.deleting)
+    throw notFound(`No cartridge ${label}; GET /api/cartridges lists them.`);
+  const remote = await remoteUnchanged(store, remoteId)();
+  return (txn: Txn) => {
+    txn.ifModRevision(key, found.modRevision);
+    remote(txn);
+  };
+};
+
+/** For an import under a new label: the label is still free of a cartridge. */
+export const cartridgeAbsent = (store: Store, label: string, remoteId: number) => async () => {
+  const key = keys.cartridges.one(label);
+  if (await store.get(key, CartridgeSpec))
+    throw conflict(
+      `${label} exists here and is not an evicted stub; delete it first or import another label.`,
+    );
+  const remote = await remoteUnchanged(store, remoteId)();
+  return (txn: Txn) => {
+    txn.ifAbsent(key);
+    remote(txn);
+  };
+};
+
+/** The job's remote still exists as read: a remote delete racing the admission cannot both win. */
+export const remoteUnchanged = (store: Store, remoteId: number) => async () => {
+  const key = keys.remotes.one(remoteId);
+  const found = await store.get(key, RemoteRecord);
+  if (!found) throw badRequest(`remote_id ${remoteId}: no such remote; GET /api/remotes lists them.`);
+  return (txn: Txn) => void txn.ifModRevision(key, found.modRevision);
+};
+
+/**
+ * Admits a job a policy makes (eviction threshold, I/E watcher, recovery) by exactly the rules of
+ * an API job (admitJob with the same recheck). A refusal the API would answer with a 4xx (the
+ * label busy, an apply or library delete running, the cartridge or remote gone) is the policy's
+ * answer "not now": undefined, nothing written. Anything else is thrown.
+ */
+export async function admitPolicyJob(
+  store: Store,
+  journal: EventJournal,
+  fields: NewJob,
+  recheck: () => Promise<(txn: Txn) => void>,
+): Promise<{ job?: Job; refused?: VtlError }> {
+  try {
+    return { job: await admitJob(store, journal, fields, recheck) };
+  } catch (err) {
+    if (err instanceof VtlError && err.status < 500) return { refused: err };
+    throw err;
+  }
 }
