@@ -74,7 +74,7 @@ runProcess('nodeagent', async (rootLogger) => {
     unit: config.emulatorUnit,
     logger,
     onEvent: (e) => {
-      void journal.emit(e).catch((err) => logger.warn({ err }, 'event not recorded'));
+      journal.record(e); // in order, retried while the store does not answer
       void publish.now();
     },
     onChange: () => void publish.now(),
@@ -219,6 +219,7 @@ runProcess('nodeagent', async (rootLogger) => {
     until = Date.now() + 1_000;
     await step('release node', () => claim.release());
     if (metrics) await step('close metrics', () => metrics.close());
+    await step('record held events', () => journal.recorded());
     await step('close store', () => store.close());
   };
 });

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { EventRecord, keys } from '@vtl/api';
+import { EventJournal } from './event-journal.js';
 import { Store } from './store.js';
 import { startTestCluster, type ClusterMember, type TestCluster } from './testing/etcd-cluster.js';
 
@@ -27,6 +29,7 @@ async function freezeWhileBusy(store: Store, member: ClusterMember, label: strin
   const written = new Set<string>();
   const watched = new Map<string, number>();
   const watch = await store.watch(prefix, {}, (e) => watched.set(e.key, Date.now()));
+  const journal = new EventJournal(store);
   const lease = await store.lease(5);
   let leaseLost = false;
   lease.onLost(() => (leaseLost = true));
@@ -35,6 +38,7 @@ async function freezeWhileBusy(store: Store, member: ClusterMember, label: strin
   const loop = (async () => {
     for (let i = 0; !stop; i++) {
       const key = `${prefix}${i}`;
+      journal.record({ kind: 'probe', subject: `${label}${i}` });
       calls.push(
         store
           .put(key, { i })
@@ -59,6 +63,13 @@ async function freezeWhileBusy(store: Store, member: ClusterMember, label: strin
   stop = true;
   await loop;
   await Promise.all(calls);
+  await journal.recorded();
+  const events = (await store.list(keys.events.prefix, EventRecord)).items
+    .map((e) => e.value)
+    .filter((e) => e.kind === 'probe' && e.subject.startsWith(label))
+    .sort((a, b) => a.id - b.id)
+    .map((e) => e.subject);
+  const journalInOrderOnce = events.length === calls.length && events.every((s, i) => s === `${label}${i}`);
   await sleep(500); // the last writes' events
   await watch.close();
   await lease.revoke();
@@ -70,6 +81,8 @@ async function freezeWhileBusy(store: Store, member: ClusterMember, label: strin
     unseen,
     leaseLost,
     answered: answered.length,
+    journalInOrderOnce,
+    journaled: events.length,
   };
 }
 
@@ -97,6 +110,7 @@ describe('a hung etcd member of three', () => {
     const r = await freezeWhileBusy(store, follower, 'follower');
     expect(r.failures).toEqual([]);
     expect(r.unseen).toEqual([]);
+    expect(r.journalInOrderOnce, JSON.stringify(r)).toBe(true);
     expect(r.callGapMs, JSON.stringify(r)).toBeLessThanOrEqual(MAX_GAP_MS);
     expect(r.watchGapMs, JSON.stringify(r)).toBeLessThanOrEqual(MAX_GAP_MS);
     expect(r.leaseLost).toBe(false);
@@ -106,6 +120,7 @@ describe('a hung etcd member of three', () => {
     const r = await freezeWhileBusy(store, await cluster.leader(), 'leader');
     expect(r.failures).toEqual([]);
     expect(r.unseen).toEqual([]);
+    expect(r.journalInOrderOnce, JSON.stringify(r)).toBe(true);
     // etcd's own election (1 s election timeout) is part of this gap.
     expect(r.callGapMs, JSON.stringify(r)).toBeLessThanOrEqual(MAX_GAP_MS);
     expect(r.watchGapMs, JSON.stringify(r)).toBeLessThanOrEqual(MAX_GAP_MS);

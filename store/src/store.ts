@@ -362,6 +362,10 @@ export class Store {
     return this.members.run((c) => restoreKeyspace(c, file, exclude), this.deadlineMs);
   }
 
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
   /** Stops watches, revokes leases (etcd3's close() would leave keepalives running), then closes. */
   async close(): Promise<void> {
     if (this.closed) return;

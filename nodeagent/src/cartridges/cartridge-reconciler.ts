@@ -52,8 +52,11 @@ export async function startCartridgeReconciler(opts: {
       detail: `library ${library} slot ${r.slot}`,
       data: { library, slot: r.slot },
     }));
+    // Recorded in order and retried while the store does not answer; the answer waits at most
+    // the store deadline for them.
+    journal.record(...events);
     await Promise.all([
-      journal.emitMany(events).catch((err) => opts.logger.warn({ err }, 'mint events not recorded')),
+      Promise.race([journal.recorded(), new Promise((r) => setTimeout(r, store.deadlineMs))]),
       publisher.publish(),
     ]);
     const ms = Math.round(performance.now() - started);

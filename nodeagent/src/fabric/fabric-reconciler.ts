@@ -132,9 +132,12 @@ export async function startFabricReconciler(opts: {
     const state = `${verified}:${detail}`;
     if (state !== lastState && !(noHba && lastState === '')) {
       lastState = state;
-      void opts.journal
-        .emit({ kind: 'fc_state', subject: opts.node, detail, data: { verified, no_hba: noHba } })
-        .catch((err: unknown) => logger.warn({ err }, 'fc_state event not recorded'));
+      opts.journal.record({
+        kind: 'fc_state',
+        subject: opts.node,
+        detail,
+        data: { verified, no_hba: noHba },
+      });
     } else lastState = state;
     if (problems.length > 0) logger.warn({ problems }, 'fabric apply incomplete');
     opts.report(status);
