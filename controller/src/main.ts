@@ -52,8 +52,9 @@ runProcess('controller', async (logger) => {
         executor: 'controller',
         logger,
         handlers: {
-          apply: (_op, ctx) => activate(store, 'Apply', ctx),
-          dataplane_restart: (_op, ctx) => activate(store, 'A data-plane restart', ctx),
+          apply: (_op, ctx) => activate(store, 'Apply', ctx, { refuseLoaded: true }),
+          dataplane_restart: (_op, ctx) =>
+            activate(store, 'A data-plane restart', ctx, { refuseLoaded: false }),
           delete_library: deleteLibraryOp({ store, journal }),
         },
       });

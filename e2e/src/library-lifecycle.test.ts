@@ -235,6 +235,14 @@ describe('a library from declaration to deletion, through every process', () => 
     expect((await app.api.post(`/api/libraries/${libId}/drives/1/unload`)).status).toBe(400);
     expect((await app.api.post('/api/libraries/apply', { confirm: 'apply' })).status).toBe(400);
     expect((await app.api.delete('/api/cartridges/ABC001L8', { confirm: 'ABC001L8' })).status).toBe(400);
+    // §4.2 rule 7: a loaded drive with no job refuses apply, not a data-plane restart; the
+    // emulator keeps its inventory, so the cartridge is still in the drive afterwards.
+    const restart = await app.api.post('/api/system/dataplane-restart', { confirm: 'restart' });
+    expect(restart.status, JSON.stringify(restart.body)).toBe(200);
+    expect((await app.api.get('/api/status')).body.libraries[0].drives[0]).toMatchObject({
+      loaded: 'ABC001L8',
+      source_slot: 1,
+    });
 
     // The guard let go meanwhile (or soon): the unload goes through.
     let unload = early;

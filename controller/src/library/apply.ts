@@ -63,12 +63,20 @@ async function fcOutcome(store: Store, nodes: string[], generation: number): Pro
 }
 
 /**
- * Apply and data-plane restart (§4.6 rule 3, §4.2 rule 3): asks every node's tape emulator to
+ * Apply and data-plane restart (§4.6 rule 3, §4.2 rules 3 and 7): both are refused while a job is
+ * active or queued; apply also while a drive holds a cartridge (`refuseLoaded`), a data-plane
+ * restart not (the emulator keeps its inventory, so the cartridge is in its drive afterwards).
+ * Asks every node's tape emulator to
  * restart with every declared library (the controller is the one writer of the data-plane
  * record), then answers from the library statuses the library reconciler derives, waiting on
  * watches. The answer and the records say the same: both come from the reconciler's verdict.
  */
-export async function activate(store: Store, what: string, ctx: OpContext): Promise<ApplyResponse> {
+export async function activate(
+  store: Store,
+  what: string,
+  ctx: OpContext,
+  opts: { refuseLoaded: boolean },
+): Promise<ApplyResponse> {
   const steps: string[] = [];
   const step = async (text: string) => {
     steps.push(text);
@@ -76,8 +84,10 @@ export async function activate(store: Store, what: string, ctx: OpContext): Prom
   };
   const before = await loadSnapshot(store);
   refuseWithActiveJobs(before, what);
-  refuseWithLoadedDrives(before, what);
-  await step('Checked: no job is active or queued and every drive is empty');
+  if (opts.refuseLoaded) {
+    refuseWithLoadedDrives(before, what);
+    await step('Checked: no job is active or queued and every drive is empty');
+  } else await step('Checked: no job is active or queued');
 
   const libraries = before.libraries.filter((l) => !l.deleting).map((l) => l.id);
   const nodes = [

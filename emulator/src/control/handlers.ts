@@ -104,8 +104,7 @@ export function createHandlers(dp: DataPlane, requestShutdown: () => void): Hand
       if (force !== undefined && typeof force !== 'boolean')
         throw badRequest('params.force must be a boolean');
       const moved = await lib.inventory.unload(int(p, 'drive'), { force: force === true });
-      const slot = moved.to.kind === 'ie' ? -moved.to.num : moved.to.num;
-      return { detail: moved.detail, slot };
+      return { detail: moved.detail, slot: moved.to.num };
     },
     hold: async (p) => {
       await dp

@@ -33,15 +33,12 @@ export function describeElement(ref: ElementRef): string {
 }
 
 /**
- * The int the spec's `source_slot` (and the unload response's `slot`) carries: a storage
- * slot as its number, an import/export slot as its number negated (-2 = I/E slot 2), and 0
- * for none. Slots are 1-based, so the three never collide.
+ * The int the spec's `source_slot` carries: the storage slot a loaded cartridge came from (and
+ * returns to on unload), 0 when it came from an import/export slot (it goes to the first empty
+ * storage slot then) or the drive is empty.
  */
 export function slotNumber(ref: ElementRef | undefined): number {
-  if (!ref) return 0;
-  if (ref.kind === 'storage') return ref.num;
-  if (ref.kind === 'ie') return -ref.num;
-  return 0;
+  return ref?.kind === 'storage' ? ref.num : 0;
 }
 
 export function sameElement(a: ElementRef, b: ElementRef): boolean {

@@ -107,12 +107,14 @@ describe('library inventory', () => {
     ]);
   });
 
-  it('lets a host move without the quiet window; an operator unload returns to the I/E slot', async () => {
+  it('lets a host move without the quiet window; an operator unload never returns to the I/E slot', async () => {
     const inv = await openInv();
     await inv.place('AAA001L8', 2);
     await inv.move(storageSlot(2), ieSlot(1), 'host');
     await inv.move(ieSlot(1), driveElement(1), 'host');
-    expect(inv.drives()[1]).toMatchObject({ loaded: 'AAA001L8', source_slot: -1 });
+    // source_slot names a storage slot only (§2.5): one loaded from an I/E slot has none.
+    expect(inv.drives()[1]).toMatchObject({ loaded: 'AAA001L8', source_slot: 0 });
+    expect(inv.sourceOf(1)).toEqual(ieSlot(1));
     const moved = await inv.move(driveElement(1), storageSlot(4), 'host');
     expect(moved.detail).toBe('drive 1 -> slot 4');
     expect(events.filter((e) => e.kind === 'cart_moved').map((e) => e.detail)).toEqual([
@@ -126,10 +128,12 @@ describe('library inventory', () => {
 
     await inv.move(storageSlot(4), ieSlot(2), 'host');
     await inv.load(0, 'AAA001L8');
-    expect(inv.drives()[0]).toMatchObject({ source_slot: -2 });
+    expect(inv.drives()[0]).toMatchObject({ source_slot: 0 });
     clock += 15_000;
+    // §3.3: unload returns a cartridge to its home or the first empty storage slot.
     const back = await inv.unload(0);
-    expect(back).toMatchObject({ to: ieSlot(2), detail: 'drive 0 -> ie 2' });
+    expect(back).toMatchObject({ to: storageSlot(1), detail: 'drive 0 -> slot 1' });
+    expect(inv.slots().find((x) => x.kind === 'ie' && x.num === 2)?.label).toBe('');
   });
 
   it('unloads to the first empty storage slot when the home slot was filled', async () => {

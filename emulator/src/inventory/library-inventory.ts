@@ -219,6 +219,12 @@ export class LibraryInventory {
     });
   }
 
+  /** The element a drive's cartridge was loaded from (the SCSI source element); none when empty. */
+  sourceOf(drive: number): ElementRef | undefined {
+    const d = this.state.drives[drive];
+    return d?.label ? d.source : undefined;
+  }
+
   /** A storage slot a loaded cartridge returns to on unload: never given to another one. */
   isHomeOfLoaded(slot: number): boolean {
     return this.state.drives.some((d) => d.label && d.source?.kind === 'storage' && d.source.num === slot);
@@ -298,8 +304,10 @@ export class LibraryInventory {
   }
 
   /**
-   * Operator unload: back to the slot it came from, or the first empty storage slot. `force`
-   * (library delete) skips the busy check and the quiet window; the drive hook still runs.
+   * Operator unload (§3.3, §4.6 rule 7): back to the storage slot it came from, or the first
+   * empty storage slot; never into an import/export slot (a cartridge loaded from one goes to
+   * storage). `force` (library delete) skips the busy check and the quiet window; the drive hook
+   * still runs.
    */
   unload(drive: number, opts: { force?: boolean } = {}): Promise<MoveResult> {
     return this.queue.run(async () => {
@@ -307,7 +315,7 @@ export class LibraryInventory {
       this.assertExists(from);
       if (!this.labelAt(from)) throw badRequest(`drive ${drive} of library ${this.id} is empty`);
       const source = this.state.drives[drive]!.source;
-      let to = source && !this.labelAt(source) ? source : undefined;
+      let to = source?.kind === 'storage' && !this.labelAt(source) ? source : undefined;
       if (!to) {
         const free = this.firstEmptyStorage();
         if (free === undefined)

@@ -65,13 +65,7 @@ function descriptor(changer: MediaChanger, e: SmcElement, opts: ReportOptions, i
     }
   }
   if (full) {
-    const source = e.ref?.kind === 'drive' ? changer.inventory.drives()[e.ref.num]?.source_slot : 0;
-    const sourceRef =
-      source && source > 0
-        ? { kind: 'storage' as const, num: source }
-        : source
-          ? { kind: 'ie' as const, num: -source }
-          : undefined;
+    const sourceRef = e.ref?.kind === 'drive' ? changer.inventory.sourceOf(e.ref.num) : undefined;
     out[9] = (sourceRef ? Flag.SVALID : 0) | DATA_MEDIUM;
     if (sourceRef) out.writeUInt16BE(changer.elements.addressOf(sourceRef), 10);
   }
