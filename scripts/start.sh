@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Starts the single-node appliance with its built-in defaults, installing what is missing first:
 # etcd from Debian packages, the Node LTS the project runs on (scripts/node-lts.sh), npm
-# dependencies and the build.
+# dependencies and the build (of what changed only: scripts/build-changed.mjs). Its stdout is the
+# appliance's log, one JSON object per line when it is not a terminal: what installs go on stderr.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,9 +16,9 @@ fi
 # the machine's own Node only fetches it.
 PATH="$(bash scripts/node-lts.sh):$PATH"
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  npm ci --no-audit --no-fund
+  npm ci --no-audit --no-fund >&2
 fi
-npm run build --silent
+node scripts/build-changed.mjs
 # exec: the appliance takes this shell's place, so the SIGTERM npm forwards (or a service manager
 # sends) reaches it directly (docs/systemd.md).
 exec node appliance/dist/main.js

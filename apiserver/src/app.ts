@@ -1,5 +1,5 @@
 import type { ServerOptions } from 'node:https';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { AppContext } from './context.js';
 import './plugins/route-config.js';
 import { hygieneOptions } from './plugins/hygiene.js';
@@ -12,7 +12,7 @@ import {
   viewsPlugin,
   zodPlugin,
 } from './plugins/app-plugins.js';
-import { registerRequestLog, requestLogger } from './plugins/request-log.js';
+import { registerRequestLog, requestIdOptions, requestLogger } from './plugins/request-log.js';
 import { healthRoutes } from './routes/health.js';
 import { systemRoutes } from './routes/system.js';
 import { maintenanceRoutes } from './routes/maintenance.js';
@@ -71,7 +71,9 @@ async function base(
   // The pino instance is typed more narrowly than Fastify's logger; the cast only widens it.
   const app = Fastify({
     loggerInstance: requestLogger(ctx.logger),
-    disableRequestLogging: true, // registerRequestLog: one line per request instead of two
+    // registerRequestLog: one line per request instead of two.
+    logController: new LogController({ disableRequestLogging: true }),
+    ...requestIdOptions(),
     ...(opts.https ? { https: opts.https } : {}),
     ...hygieneOptions(opts.https),
   }) as unknown as FastifyInstance;

@@ -14,13 +14,19 @@ export function launcherLogger(name: string, tty = process.stdout.isTTY === true
   if (!tty) return pino({ name }, pino.destination({ dest: 1, sync: true }));
   return pino(
     { name },
-    pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname', sync: true }),
+    pretty({
+      colorize: true,
+      translateTime: 'SYS:HH:MM:ss',
+      ignore: 'pid,hostname',
+      singleLine: true,
+      sync: true,
+    }),
   );
 }
 
 /**
- * Where a child's output goes besides its log file: at a terminal, through pino-pretty (one
- * stream per child stream, so lines of two children never interleave mid-line); else unchanged.
+ * Where a child's output goes besides its log file: at a terminal, through pino-pretty, one line
+ * per entry (a request is one line, not its object spread over eight); else stdout unchanged.
  */
 export function terminalSink(tty = process.stdout.isTTY === true): NodeJS.WritableStream {
   if (!tty) return process.stdout;
@@ -28,6 +34,7 @@ export function terminalSink(tty = process.stdout.isTTY === true): NodeJS.Writab
     colorize: true,
     translateTime: 'SYS:HH:MM:ss',
     ignore: 'pid,hostname',
+    singleLine: true,
     destination: process.stdout,
     sync: true,
   });

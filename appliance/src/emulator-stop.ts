@@ -31,12 +31,18 @@ export async function stopEmulatorIfRunning(
     if (client) {
       const hello = await client.hello();
       who = await identify(hello.pid);
-      logger.warn({ pid: hello.pid }, 'the emulator still runs after the nodeagent stopped; stopping it');
+      logger.warn(
+        { emulatorPid: hello.pid },
+        'the emulator still runs after the nodeagent stopped; stopping it',
+      );
       await client.shutdown().catch(() => undefined);
     } else {
       who = await runningEmulator(stateDir);
       if (who)
-        logger.warn({ pid: who.pid }, 'the emulator does not answer but still runs; waiting for it to exit');
+        logger.warn(
+          { emulatorPid: who.pid },
+          'the emulator does not answer but still runs; waiting for it to exit',
+        );
     }
   } catch (err) {
     logger.warn({ err }, 'could not stop the emulator');
@@ -49,7 +55,7 @@ export async function stopEmulatorIfRunning(
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
   if (await stillRuns(who)) {
-    logger.warn({ pid: who.pid }, 'the emulator did not exit in time; killing it');
+    logger.warn({ emulatorPid: who.pid }, 'the emulator did not exit in time; killing it');
     process.kill(who.pid, 'SIGKILL');
   }
 }

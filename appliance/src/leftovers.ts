@@ -33,7 +33,7 @@ export async function stopLeftovers(pids: PidFiles, stateDir: string, logger: Lo
 
 async function stopOne(leftover: PidRecord, logger: Logger): Promise<void> {
   logger.warn(
-    { process: leftover.name, pid: leftover.pid },
+    { process: leftover.name, processPid: leftover.pid },
     'a process of the previous run of this state directory still runs; stopping it',
   );
   signal(leftover.pid, 'SIGTERM');
@@ -44,7 +44,7 @@ async function stopOne(leftover: PidRecord, logger: Logger): Promise<void> {
     if (!(await stillRuns(leftover))) return;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
-  logger.warn({ process: leftover.name, pid: leftover.pid }, 'leftover ignored SIGTERM; killing it');
+  logger.warn({ process: leftover.name, processPid: leftover.pid }, 'leftover ignored SIGTERM; killing it');
   signal(leftover.pid, 'SIGKILL');
   while (await stillRuns(leftover)) await new Promise((resolve) => setTimeout(resolve, POLL_MS));
 }

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import type { Logger } from 'pino';
 import { terminalSink } from './banner.js';
+import { relayLines } from './log-relay.js';
 
 /** Restart delays after a crash: doubling from 1 s up to 30 s, reset after a minute of uptime. */
 const RESTART_MIN_MS = 1_000;
@@ -12,7 +13,7 @@ const RELEASE_CHECK_MS = 1_000;
 
 /**
  * A child process of the appliance that is restarted when it dies unexpectedly. Its output goes
- * to its own log file and, line by line, to the appliance's stdout.
+ * to its own log file and, line by line and as JSON (log-relay.ts), to the appliance's stdout.
  */
 export class SupervisedProcess {
   private child: ChildProcess | undefined;
@@ -21,6 +22,8 @@ export class SupervisedProcess {
   private restartTimer: NodeJS.Timeout | undefined;
   private releaseCheck: NodeJS.Timeout | undefined;
   private log: WriteStream;
+  /** The appliance's stdout, or a terminal's pretty printer: one for every start of this process. */
+  private readonly out = terminalSink();
 
   constructor(
     readonly name: string,
@@ -56,10 +59,11 @@ export class SupervisedProcess {
     child.on('error', (err) =>
       this.logger.error({ process: this.name, err }, 'process could not be started'),
     );
-    for (const stream of [child.stdout!, child.stderr!]) {
-      stream.pipe(this.log, { end: false });
-      stream.pipe(terminalSink(), { end: false });
-    }
+    relayLines(
+      this.name,
+      { stdout: child.stdout!, stderr: child.stderr! },
+      { file: this.log, out: this.out },
+    );
     child.on('exit', (code, signal) => {
       this.child = undefined;
       if (this.stopping) return;

@@ -14,7 +14,7 @@ import { iscsiTransport } from './transport/iscsi-transport.js';
  * front end (Fibre Channel hosts, docs/fc.md); unset: no FC data path.
  */
 async function main(): Promise<void> {
-  const logger = pino({ base: { component: 'emulator', pid: process.pid } });
+  const logger = pino({ name: 'emulator' });
   const { values } = parseArgs({ options: { config: { type: 'string' } } });
   if (!values.config) {
     logger.fatal('usage: main.js --config <emulator-config.json>');

@@ -57,7 +57,7 @@ export async function runEmulator(opts: RunnerOptions): Promise<void> {
       child = spawn(process.execPath, [...EMULATOR_NODE_FLAGS, opts.entry, '--config', opts.configFile], {
         stdio: ['ignore', 'inherit', 'inherit'],
       });
-      opts.logger.info({ pid: child.pid, config: opts.configFile }, 'emulator started');
+      opts.logger.info({ emulatorPid: child.pid, config: opts.configFile }, 'emulator started');
       const running = child;
       const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
         running.once('exit', (c, s) => resolve([c, s])),
@@ -102,7 +102,7 @@ export async function probeEmulator(stateDir: string, timeoutMs = 3_000): Promis
 }
 
 async function main(): Promise<void> {
-  const logger = pino({ base: { component: 'emulator-runner', pid: process.pid } });
+  const logger = pino({ name: 'emulator-runner' });
   const { stateDir, retryMs, tcmu } = loadEmulatorRunnerConfig();
   if (process.argv.includes('--probe')) process.exit((await probeEmulator(stateDir)) ? 0 : 1);
   const entry = path.resolve(import.meta.dirname, '../../emulator/dist/main.js');

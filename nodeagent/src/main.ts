@@ -184,7 +184,7 @@ runProcess('nodeagent', async (rootLogger) => {
     controlPlaneRestart = true;
     if (request.resume_jobs) pauseJobsFor = request.reason ?? 'a control-plane restart';
   });
-  logger.info({ node: config.node }, 'nodeagent running');
+  logger.info('nodeagent running');
 
   // Every step bounded, within a shared budget: with etcd stopped or gone the emulator is still
   // stopped (or let go) before runProcess's hard exit.

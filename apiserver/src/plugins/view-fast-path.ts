@@ -5,6 +5,7 @@ import { VtlError, roleAllows, type Role } from '@vtl/api';
 import { bearerToken, cachedPrincipal } from '../services/principal.js';
 import type { ViewCache } from '../services/view-cache.js';
 import { markAnswered } from './arrival.js';
+import { requestIdOf } from './request-log.js';
 import { FAIL_CLOSED_ROLE, type CachedView } from './route-config.js';
 import { securityHeaders } from './security-headers.js';
 
@@ -91,7 +92,10 @@ export function registerViewFastPath(
     }
     const chunks = Buffer.isBuffer(body) ? [body] : body;
     const length = chunks.reduce((n, c) => n + c.length, 0);
-    res.writeHead(200, [...fixed, ['content-length', String(length)]].flat());
+    res.writeHead(
+      200,
+      [...fixed, ['content-length', String(length)], ['x-request-id', requestIdOf(req)]].flat(),
+    );
     for (const chunk of chunks.slice(0, -1)) res.write(chunk);
     res.end(chunks.at(-1));
     markAnswered(app, req.socket);
@@ -104,7 +108,8 @@ export function registerViewFastPath(
    * handing it to Fastify instead would wait out the store deadline a second time.
    */
   const refuse = (req: IncomingMessage, res: ServerResponse, err: VtlError) => {
-    logger.error({ code: err.code, msg: err.message, details: err.details }, 'request failed');
+    const reqId = requestIdOf(req);
+    logger.error({ reqId, code: err.code, msg: err.message, details: err.details }, 'request failed');
     const retryAfter = err.details?.retry_after_sec;
     const body = JSON.stringify(err.toBody());
     res.writeHead(
@@ -112,12 +117,16 @@ export function registerViewFastPath(
       [
         ...fixed,
         ['content-length', String(Buffer.byteLength(body))],
+        ['x-request-id', reqId],
         ...(typeof retryAfter === 'number' ? [['retry-after', String(retryAfter)]] : []),
       ].flat(),
     );
     res.end(body);
     markAnswered(app, req.socket);
-    logger.info({ req: { method: req.method, url: req.url }, statusCode: err.status }, 'request completed');
+    logger.info(
+      { reqId, req: { method: req.method, url: req.url }, statusCode: err.status },
+      'request completed',
+    );
   };
 
   /** Whether the fast path answers (or will answer) this request. */

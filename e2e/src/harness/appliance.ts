@@ -25,6 +25,8 @@ export interface ApplianceOptions {
 export class Appliance {
   private child: ChildProcess | undefined;
   private output = '';
+  /** The launcher's stdout alone, whole, since the last boot (its log stream). */
+  stdout = '';
   /** Logged in as admin (session token from POST /api/auth/login). */
   api!: ApiClient;
   /** No credentials: for the 401 tests. */
@@ -66,6 +68,7 @@ export class Appliance {
       etcdPeer: await freePort(),
     };
     this.output = '';
+    this.stdout = '';
     const [command, ...args] = this.command;
     const child = spawn(command!, args, {
       cwd: root,
@@ -73,7 +76,10 @@ export class Appliance {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
-    child.stdout?.on('data', (d: Buffer) => (this.output = (this.output + d.toString()).slice(-200_000)));
+    child.stdout?.on('data', (d: Buffer) => {
+      this.output = (this.output + d.toString()).slice(-200_000);
+      this.stdout += d.toString();
+    });
     child.stderr?.on('data', (d: Buffer) => (this.output = (this.output + d.toString()).slice(-200_000)));
     this.anonymous = new ApiClient(`https://127.0.0.1:${this.ports.https}`, '', this.transcript);
     this.plain = new ApiClient(`http://127.0.0.1:${this.ports.plain}`, '', this.transcript);

@@ -103,7 +103,10 @@ export class EmulatorSupervisor {
     const hello = await client.hello().catch(() => undefined);
     if (hello && hello.generation === config.generation) {
       this.attach(client, hello, config);
-      this.opts.logger.info({ pid: hello.pid, generation: hello.generation }, 'adopted the running emulator');
+      this.opts.logger.info(
+        { emulatorPid: hello.pid, generation: hello.generation },
+        'adopted the running emulator',
+      );
       return true;
     }
     // Wrong generation: stop it so the restart below starts the right configuration.
@@ -223,7 +226,7 @@ export class EmulatorSupervisor {
     });
     child.unref();
     closeSync(log); // the child holds its own copy of the descriptor
-    this.opts.logger.info({ pid: child.pid, generation }, 'emulator started');
+    this.opts.logger.info({ emulatorPid: child.pid, generation }, 'emulator started');
     const spawned: { pid?: number; exit?: string } = { pid: child.pid };
     child.once('exit', (code, signal) => (spawned.exit = signal ? `signal ${signal}` : `code ${code}`));
     child.once('error', (err) => (spawned.exit = err.message));
@@ -240,7 +243,7 @@ export class EmulatorSupervisor {
     client.close();
     // The next emulator binds the same socket and iSCSI port: wait until this one is gone.
     await waitFor(() => !isAlive(pid), { timeoutMs: 10_000, intervalMs: 50 }).catch(() => {
-      this.opts.logger.warn({ pid }, 'emulator ignored shutdown; killing it');
+      this.opts.logger.warn({ emulatorPid: pid }, 'emulator ignored shutdown; killing it');
       process.kill(pid, 'SIGKILL');
     });
     this.setStatus({ state: 'stopped', detail: 'stopped' });

@@ -74,7 +74,7 @@ export class TcmuHandlerSupervisor {
     if (!opts.kill || !this.pid || !(await this.isHandler(this.pid))) return;
     process.kill(this.pid, 'SIGTERM');
     await fs.rm(this.pidFile, { force: true });
-    this.opts.logger.info({ pid: this.pid }, 'TCMU handler stopped');
+    this.opts.logger.info({ tcmuPid: this.pid }, 'TCMU handler stopped');
     this.pid = 0;
   }
 
@@ -91,11 +91,11 @@ export class TcmuHandlerSupervisor {
       const recorded = Number((await fs.readFile(this.pidFile, 'utf8').catch(() => '')).trim());
       if (recorded > 0 && (await this.isHandler(recorded))) {
         this.pid = recorded;
-        this.opts.logger.info({ pid: recorded }, 'adopted the running TCMU handler');
+        this.opts.logger.info({ tcmuPid: recorded }, 'adopted the running TCMU handler');
         return;
       }
     } else {
-      this.opts.logger.warn({ pid: this.pid }, 'TCMU handler exited; starting it again');
+      this.opts.logger.warn({ tcmuPid: this.pid }, 'TCMU handler exited; starting it again');
       this.pid = 0;
     }
     if (Date.now() - this.startedAt < RESTART_BACKOFF_MS) return;
@@ -124,6 +124,6 @@ export class TcmuHandlerSupervisor {
     if (!child.pid) throw new Error(`the TCMU handler ${binary} did not start`);
     this.pid = child.pid;
     await fs.writeFile(this.pidFile, `${child.pid}\n`);
-    this.opts.logger.info({ pid: child.pid, endpoint }, 'TCMU handler started');
+    this.opts.logger.info({ tcmuPid: child.pid, endpoint }, 'TCMU handler started');
   }
 }
