@@ -9,7 +9,14 @@ export {
   refuseWithLoadedDrives,
   type Snapshot,
 } from './snapshot.js';
-export { libraryLiveness, libraryStateUnknown, refuseWhileLivenessUnknown, requireLive } from './liveness.js';
+export {
+  libraryLiveness,
+  libraryNotServed,
+  libraryStateUnknown,
+  refuseWhileLivenessUnknown,
+  requireLive,
+  type Liveness,
+} from './liveness.js';
 export {
   admitJob,
   admitPolicyJob,

@@ -47,8 +47,31 @@ describe('library liveness', () => {
     expect(() => refuseWhileLivenessUnknown(s)).toThrow(/unknown/);
   });
 
-  it('is not live, a 400, when the node reports without it or it was never applied', () => {
-    for (const s of [snapshot({ state: 'active', nodes: [{ ...served(), libraries: [] }] }), snapshot({})]) {
+  it('is not served, a 503 saying what happens, for an applied library its reporting node does not serve', () => {
+    const restarting = {
+      ...served(),
+      libraries: [],
+      dataplane: { state: 'starting', detail: 'restarting after a crash' },
+    } as unknown as NodeStatus;
+    const s = snapshot({ state: 'active', nodes: [restarting] });
+    expect(libraryLiveness(s, lib)).toEqual({ state: 'not_served', node: 'n1' });
+    const err = (() => {
+      try {
+        requireLive(s, lib, 'not live; apply it first');
+      } catch (e) {
+        return e as VtlError;
+      }
+    })();
+    expect(err?.code).toBe('unavailable');
+    expect(err?.message).toMatch(
+      /emulator on node n1 is starting \(restarting after a crash\).*no apply is needed/,
+    );
+    expect(err?.details).toMatchObject({ library: 1, node: 'n1', dataplane: 'starting', retry_after_sec: 5 });
+    expect(() => refuseWhileLivenessUnknown(s)).toThrow(/not serving it at the moment/);
+  });
+
+  it('is not live, a 400, only for a library never applied, whatever the node', () => {
+    for (const s of [snapshot({ nodes: [{ ...served(), libraries: [] }] }), snapshot({})]) {
       expect(libraryLiveness(s, lib).state).toBe('not_live');
       expect(() => requireLive(s, lib, 'not live; apply it first')).toThrow(/apply it first/);
       expect(() => refuseWhileLivenessUnknown(s)).not.toThrow();

@@ -40,16 +40,39 @@ describe('refusals that rest on liveness', () => {
     }
   });
 
-  it('answers 400 "not live" when the node reports without the library', async () => {
-    await t.store.put(keys.libraryStatus.one(1), { id: 1, state: 'active' });
+  it('answers 503 saying the data plane restarts when the node reports without an applied library', async () => {
+    await t.store.put(keys.libraryStatus.one(1), {
+      id: 1,
+      state: 'active',
+      phase: 'degraded',
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'False',
+          reason: 'NotServed',
+          message: 'The emulator restarts; it comes back by itself.',
+          lastTransitionTime: new Date().toISOString(),
+        },
+      ],
+    });
     await putTestNodeStatus(t.store, []);
     for (const res of await Promise.all(calls())) {
-      expect(res.statusCode, res.body).toBe(400);
-      expect(res.json().error.message).toMatch(/live/);
+      expect(res.statusCode, res.body).toBe(503);
+      expect(res.json().error.code).toBe('unavailable');
+      expect(res.json().error.message).toMatch(
+        /applied but its data plane is not serving it.*NotServed.*no apply is needed/,
+      );
+      expect(res.json().error.details).toMatchObject({ library: 1, node: 'n1', phase: 'degraded' });
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
     }
   });
 
   it('answers 400 "not live" for a library never applied, whatever the node', async () => {
     for (const res of await Promise.all(calls())) expect(res.statusCode, res.body).toBe(400);
+    await putTestNodeStatus(t.store, []);
+    for (const res of await Promise.all(calls())) {
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json().error.message).toMatch(/apply/);
+    }
   });
 });
