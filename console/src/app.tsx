@@ -4,6 +4,7 @@ import { session, type Session } from './api/session';
 import { startLive, useConnected } from './live';
 import { useRoute } from './router';
 import { Login } from './pages/login';
+import { ChangeInitialPassword } from './pages/first-password';
 import { Overview } from './pages/overview';
 import { LibraryPage } from './pages/library';
 import { CartridgesPage } from './pages/cartridges';
@@ -84,5 +85,7 @@ export function App() {
     const off = session.subscribe(setS);
     return () => void off();
   }, []);
-  return s ? <Shell s={s} key={s.token} /> : <Login />;
+  if (!s) return <Login />;
+  if (s.must_change_password) return <ChangeInitialPassword s={s} />;
+  return <Shell s={s} key={s.token} />;
 }

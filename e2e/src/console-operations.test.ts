@@ -61,6 +61,13 @@ describe('the web console: targets, jobs and charts, in a real browser', () => {
     const stuck = await app.api.post('/api/remotes', unreachableRemote('silent', silent.port));
     expect(stuck.status, stuck.text).toBe(201);
     remotes.silent = stuck.body.id;
+    // The console asks for a new password at the first login with the initial one: set it here.
+    const changed = await app.api.put('/api/users/admin/password', {
+      current_password: app.adminPassword,
+      password: 'operations admin password',
+    });
+    expect(changed.status, changed.text).toBe(200);
+    await app.adminPasswordChanged('operations admin password');
     url = `https://127.0.0.1:${app.ports.https}/`;
     ctx = await browser.context();
     page = await ctx.newPage();
@@ -120,7 +127,7 @@ describe('the web console: targets, jobs and charts, in a real browser', () => {
     await page.getByRole('button', { name: `Edit scope of ${HOST}` }).click();
     const dialog = page.getByRole('dialog');
     await dialog.getByLabel('Port WWPNs').fill(PORT2);
-    await dialog.getByLabel('Library ids').fill('none');
+    await dialog.getByRole('radio', { name: 'Only these libraries' }).check();
     await dialog.getByRole('button', { name: 'Save scope' }).click();
     await dialog.waitFor({ state: 'hidden' });
     const initiator = async () => (await targets()).initiators.find((i: { wwpn: string }) => i.wwpn === HOST);

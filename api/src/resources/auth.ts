@@ -29,6 +29,11 @@ export const UserRecord = z.object({
   password_hash: z.string(),
   created_at: z.string(),
   password_changed_at: z.string(),
+  /**
+   * Set on the first admin, whose password came from a file (docs/api.md "Authentication"):
+   * cleared by the first password change. Clients ask for a new password while it is set.
+   */
+  must_change_password: z.boolean().optional(),
 });
 export type UserRecord = z.infer<typeof UserRecord>;
 export const UserRow = UserRecord.omit({ password_hash: true });
@@ -61,12 +66,16 @@ export const LoginResponse = z.object({
   username: z.string(),
   role: PrincipalRole,
   expires_at: z.string(),
+  /** The user still has the initial password: the console asks for a new one before anything else. */
+  must_change_password: z.boolean(),
 });
 export const WhoAmI = z.object({
   kind: z.enum(['user', 'apikey']),
   name: z.string(),
   role: PrincipalRole,
   apikeys_enabled: z.boolean(),
+  /** As in the login answer; always false for an API key. */
+  must_change_password: z.boolean(),
 });
 
 export const CreateUserRequest = z.strictObject({

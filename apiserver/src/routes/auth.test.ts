@@ -158,6 +158,40 @@ describe('users, sessions, API keys and roles', () => {
     });
     expect(JSON.stringify(all)).not.toMatch(/correct horse|another long one|vtlk_|vtls_/);
   });
+
+  it('marks the initial admin as must_change_password until its password is changed', async () => {
+    const initial = (await fs.readFile(path.join(t.stateDir, INITIAL_PASSWORD_FILE), 'utf8')).trim();
+    const first = await call('POST', '/api/auth/login', {}, { username: 'admin', password: initial });
+    expect(first.json().must_change_password).toBe(true);
+    const session = { authorization: `Bearer ${first.json().token}` };
+    expect((await call('GET', '/api/auth/whoami', session)).json().must_change_password).toBe(true);
+    const changed = await call('PUT', '/api/users/admin/password', session, {
+      current_password: initial,
+      password: 'the admin chose this one',
+    });
+    expect(changed.statusCode).toBe(200);
+    expect(changed.json()).not.toHaveProperty('must_change_password');
+    // Every other session of admin ended, the harness's too: the tests go on with this one.
+    t.admin.authorization = session.authorization;
+    // The session that changed it goes on, now without the flag; a new login has none either.
+    expect((await call('GET', '/api/auth/whoami', session)).json().must_change_password).toBe(false);
+    const again = await call(
+      'POST',
+      '/api/auth/login',
+      {},
+      { username: 'admin', password: 'the admin chose this one' },
+    );
+    expect(again.json().must_change_password).toBe(false);
+    // A user an admin creates is never asked.
+    await call('POST', '/api/users', session, { username: 'fresh', password: 'fresh user password' });
+    const fresh = await call(
+      'POST',
+      '/api/auth/login',
+      {},
+      { username: 'fresh', password: 'fresh user password' },
+    );
+    expect(fresh.json().must_change_password).toBe(false);
+  });
 });
 
 describe('session expiry', () => {

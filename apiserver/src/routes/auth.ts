@@ -1,6 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from '../plugins/zod-provider.js';
-import { LoginRequest, LoginResponse, OkResponse, VtlError, WhoAmI, badRequest } from '@vtl/api';
+import {
+  LoginRequest,
+  LoginResponse,
+  OkResponse,
+  UserRecord,
+  VtlError,
+  WhoAmI,
+  badRequest,
+  keys,
+} from '@vtl/api';
 import type { AppContext } from '../context.js';
 import { login } from '../services/users.js';
 import { readSettings } from '../services/identity.js';
@@ -68,7 +77,12 @@ export async function authRoutes(app: FastifyInstance, ctx: AppContext) {
     async (request) => {
       const p = request.principal;
       const settings = await readSettings(ctx.store);
-      return WhoAmI.parse({ ...p, apikeys_enabled: settings['apikeys.enabled'] === '1' });
+      const user = p?.kind === 'user' ? await ctx.store.get(keys.users.one(p.name), UserRecord) : undefined;
+      return WhoAmI.parse({
+        ...p,
+        apikeys_enabled: settings['apikeys.enabled'] === '1',
+        must_change_password: user?.value.must_change_password === true,
+      });
     },
   );
 }

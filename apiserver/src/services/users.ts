@@ -47,6 +47,7 @@ export async function ensureInitialAdmin(
     password_hash: await hashPassword(password),
     created_at: now,
     password_changed_at: now,
+    must_change_password: true,
   };
   await fs.mkdir(stateDir, { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
@@ -80,6 +81,7 @@ async function createGivenAdmin(store: Store, passwordFile: string, log: Logger)
     password_hash: await hashPassword(password),
     created_at: now,
     password_changed_at: now,
+    must_change_password: true,
   };
   const created = await store
     .transaction()
@@ -116,7 +118,13 @@ export async function login(store: Store, username: string, password: string, tt
   const expires = new Date(Date.now() + ttlSec * 1000);
   const session: SessionRecord = { username, created_at: isoNow(), expires_at: isoNow(expires) };
   await store.put(keys.sessions.one(sha256(token)), session);
-  return { token, username, role: user.value.role, expires_at: session.expires_at };
+  return {
+    token,
+    username,
+    role: user.value.role,
+    expires_at: session.expires_at,
+    must_change_password: user.value.must_change_password === true,
+  };
 }
 
 /** Deletes expired sessions and those `drop` selects (a deleted user's). */
@@ -151,11 +159,17 @@ export async function createUser(
 export async function changePassword(store: Store, username: string, password: string, keepSession?: string) {
   const hash = await hashPassword(password);
   const updated = await store.update(keys.users.one(username), UserRecord, (u) =>
-    u ? { ...u, password_hash: hash, password_changed_at: isoNow() } : undefined,
+    u ? { ...withoutFlag(u), password_hash: hash, password_changed_at: isoNow() } : undefined,
   );
   if (!updated) throw notFound(`No user "${username}"; GET /api/users lists them.`);
   await sweepSessions(store, (s, key) => s.username === username && key !== keepSession);
   return updated.value;
+}
+
+/** The record without `must_change_password`: any password change ends the initial password. */
+function withoutFlag(u: UserRecord): UserRecord {
+  const { must_change_password: _, ...rest } = u;
+  return rest;
 }
 
 /** Deletes a user and its sessions; the last admin stays (an appliance nobody can govern is lost). */

@@ -11,6 +11,8 @@ export interface Session {
   username: string;
   role: 'read-only' | 'admin';
   expires_at: string;
+  /** Still the initial password: the console asks for a new one before anything else. */
+  must_change_password?: boolean;
 }
 
 let current: Session | undefined = load();

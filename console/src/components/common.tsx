@@ -53,7 +53,9 @@ export function useAction() {
   return { error, busy, run, setError };
 }
 
-export function Progress({ value, max, label }: { value: number; max: number; label: string }) {
+/** A bar with its percentage; `text` (e.g. "80 MB of 12 TB") is shown before the percentage. */
+export function Progress(props: { value: number; max: number; label: string; text?: string }) {
+  const { value, max, label, text } = props;
   const pct = max > 0 ? Math.min(100, Math.round((value / max) * 100)) : 0;
   return (
     <span
@@ -65,7 +67,7 @@ export function Progress({ value, max, label }: { value: number; max: number; la
       aria-valuenow={pct}
     >
       <span class="bar" style={{ width: `${pct}%` }} />
-      <span class="pct">{pct}%</span>
+      <span class="pct">{text ? `${text} · ${pct}%` : `${pct}%`}</span>
     </span>
   );
 }

@@ -3,6 +3,7 @@ import { api, unwrap } from '../api/client';
 import {
   bytes,
   canWrite,
+  Progress,
   Confirm,
   ErrorLine,
   Notice,
@@ -11,8 +12,10 @@ import {
   ListTable,
 } from '../components/common';
 import { useLive } from '../live';
+import { useNames } from '../names';
 import { ACTIVE_JOB_STATES, loadJobs, type Job } from '../status';
 import { MintForm, ImportForm } from './cartridge-forms';
+import { capacityOf, jobBlockers } from './cartridge-rules';
 
 const loadAll = async () => {
   const [cartridges, remotes] = await Promise.all([
@@ -120,6 +123,7 @@ export function CartridgesPage() {
       c.label.toLowerCase().includes(q.toLowerCase()) &&
       (state === 'all' || where(c, active).startsWith(state)),
   );
+  const names = useNames();
   const reload = () => (data.reload(), jobs.reload());
   const job = (label: string, kind: 'export' | 'evict') =>
     action.run(async () => {
@@ -152,7 +156,7 @@ export function CartridgesPage() {
             <option value="import">importing</option>
           </select>
         </label>
-        {write && (
+        {write && remotes.length > 0 && (
           <label>
             Remote
             <select value={remoteId} onChange={(e) => setRemote(Number(e.currentTarget.value))}>
@@ -165,6 +169,12 @@ export function CartridgesPage() {
           </label>
         )}
       </div>
+      {write && data.data && remotes.length === 0 && (
+        <p class="banner warn" id="no-remote">
+          Export and Evict need a remote: none exists yet. Create one on the <a href="#/remotes">Remotes</a>{' '}
+          page.
+        </p>
+      )}
       <ErrorLine error={action.error} />
       <ListTable
         caption={`${rows.length} cartridge(s)`}
@@ -173,47 +183,76 @@ export function CartridgesPage() {
           { label: 'Library', class: 'opt' },
           'Location',
           'State',
-          { label: 'Size', class: 'opt' },
+          { label: 'Used of capacity', class: 'opt' },
           { label: 'Offsite', class: 'opt' },
           write && 'Actions',
         ]}
       >
-        {rows.map((c) => (
-          <tr key={c.label}>
-            <td>{c.label}</td>
-            <td class="opt">{c.library}</td>
-            <td>{c.location}</td>
-            <td>{where(c, active)}</td>
-            <td class="opt">{bytes(c.size_bytes)}</td>
-            <td class="opt">{c.last_export_gen || '—'}</td>
-            {write && (
-              <td class="row-actions">
-                <button
-                  type="button"
-                  onClick={() => void job(c.label, 'export')}
-                  aria-label={`Export ${c.label}`}
-                >
-                  Export
-                </button>
-                <button
-                  type="button"
-                  onClick={() => void job(c.label, 'evict')}
-                  aria-label={`Evict ${c.label}`}
-                >
-                  Evict
-                </button>
-                <button
-                  type="button"
-                  class="danger"
-                  onClick={() => (action.setError(undefined), setDeleting(c.label))}
-                  aria-label={`Delete ${c.label}`}
-                >
-                  Delete
-                </button>
+        {rows.map((c) => {
+          const capacity = capacityOf(c.label);
+          const blocked = jobBlockers(c, active.has(c.label), remotes.length > 0);
+          const why = `why-${c.label}`;
+          const described = (reason: string | undefined) =>
+            reason === undefined ? undefined : reason === blocked.noRemote ? 'no-remote' : why;
+          return (
+            <tr key={c.label}>
+              <td>{c.label}</td>
+              <td class="opt">{names.library(c.library)}</td>
+              <td>{c.location}</td>
+              <td>{where(c, active)}</td>
+              <td class="opt">
+                {capacity ? (
+                  <Progress
+                    value={c.size_bytes}
+                    max={capacity}
+                    label={`${c.label} fill`}
+                    text={`${bytes(c.size_bytes)} of ${bytes(capacity)}`}
+                  />
+                ) : (
+                  bytes(c.size_bytes)
+                )}
               </td>
-            )}
-          </tr>
-        ))}
+              <td class="opt">{c.last_export_gen || '—'}</td>
+              {write && (
+                <td class="row-actions">
+                  <button
+                    type="button"
+                    disabled={!!blocked.export}
+                    title={blocked.export}
+                    aria-describedby={described(blocked.export)}
+                    onClick={() => void job(c.label, 'export')}
+                    aria-label={`Export ${c.label}`}
+                  >
+                    Export
+                  </button>
+                  <button
+                    type="button"
+                    disabled={!!blocked.evict}
+                    title={blocked.evict}
+                    aria-describedby={described(blocked.evict)}
+                    onClick={() => void job(c.label, 'evict')}
+                    aria-label={`Evict ${c.label}`}
+                  >
+                    Evict
+                  </button>
+                  <button
+                    type="button"
+                    class="danger"
+                    onClick={() => (action.setError(undefined), setDeleting(c.label))}
+                    aria-label={`Delete ${c.label}`}
+                  >
+                    Delete
+                  </button>
+                  {blocked.rowReasons.length > 0 && (
+                    <small class="why" id={why}>
+                      {blocked.rowReasons.join(' ')}
+                    </small>
+                  )}
+                </td>
+              )}
+            </tr>
+          );
+        })}
       </ListTable>
       {write && <ImportForm remotes={remotes} onStarted={(n) => (setNotice(n), reload())} />}
       <JobsTable jobs={jobs.data ?? []} onChange={reload} />

@@ -2,6 +2,8 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
 import { ErrorLine, Page } from '../components/common';
 import { onLiveEvent, useConnected, useLive } from '../live';
+import { useNames } from '../names';
+import { dateTime, kindName, PERIODIC_KINDS, severityOf, subjectText } from '../event-format';
 
 interface Row {
   key: string;
@@ -11,14 +13,17 @@ interface Row {
   detail: string;
 }
 
-const matches = (r: Row, q: string, kind: string) =>
+const matches = (r: Row, q: string, kind: string, periodic: boolean) =>
   (!kind || r.kind === kind) &&
+  (periodic || kind === r.kind || !PERIODIC_KINDS.has(r.kind)) &&
   (!q || `${r.kind} ${r.subject} ${r.detail}`.toLowerCase().includes(q.toLowerCase()));
 
 /** The journal: the newest events, then live ones as the stream delivers them. */
 export function EventsPage() {
   const [q, setQ] = useState('');
   const [kind, setKind] = useState('');
+  const [periodic, setPeriodic] = useState(false);
+  const names = useNames();
   const [live, setLive] = useState<Row[]>([]);
   const connected = useConnected();
   const loaded = useLive(
@@ -54,13 +59,17 @@ export function EventsPage() {
           subject: e.subject,
           detail: String(e.data.detail ?? ''),
         };
-        if (matches(row, q, kind)) setLive((l) => [row, ...l].slice(0, 100));
+        if (matches(row, q, kind, periodic)) setLive((l) => [row, ...l].slice(0, 100));
       }),
-    [q, kind],
+    [q, kind, periodic],
   );
   const known = new Set((loaded.data ?? []).map((r) => `${r.ts}|${r.kind}|${r.subject}`));
-  const rows = [...live.filter((r) => !known.has(`${r.ts}|${r.kind}|${r.subject}`)), ...(loaded.data ?? [])];
+  const rows = [
+    ...live.filter((r) => !known.has(`${r.ts}|${r.kind}|${r.subject}`)),
+    ...(loaded.data ?? []),
+  ].filter((r) => matches(r, '', kind, periodic));
   const kinds = [...new Set((loaded.data ?? []).map((r) => r.kind))].sort();
+  const hidden = (loaded.data ?? []).length + live.length - rows.length;
   return (
     <Page title="Events">
       <p class={`badge ${connected ? 'ok' : 'off'}`} role="status">
@@ -81,21 +90,32 @@ export function EventsPage() {
           />
           <datalist id="event-kinds">
             {kinds.map((k) => (
-              <option key={k} value={k} />
+              <option key={k} value={k} label={kindName(k)} />
             ))}
           </datalist>
         </label>
+        <label class="check">
+          <input type="checkbox" checked={periodic} onChange={(e) => setPeriodic(e.currentTarget.checked)} />
+          Show periodic figures (pool figures, drive activity)
+        </label>
       </form>
+      {!periodic && hidden > 0 && <p class="hint">{hidden} periodic figure(s) hidden.</p>}
       <ErrorLine error={loaded.error} />
       <ol class="events" aria-label="Events, newest first">
-        {rows.map((r) => (
-          <li key={r.key} class="event">
-            <time dateTime={r.ts}>{new Date(r.ts).toLocaleTimeString()}</time>
-            <span class="kind">{r.kind}</span>
-            <span class="subject">{r.subject}</span>
-            <span class="detail">{r.detail}</span>
-          </li>
-        ))}
+        {rows.map((r) => {
+          const severity = severityOf(r.kind, r.detail);
+          return (
+            <li key={r.key} class={`event ${severity}`}>
+              <time dateTime={r.ts}>{dateTime(r.ts)}</time>
+              <span class={`severity ${severity}`}>{severity}</span>
+              <span class="kind" title={r.kind}>
+                {kindName(r.kind)}
+              </span>
+              <span class="subject">{subjectText(r.subject, names.library)}</span>
+              <span class="detail">{r.detail}</span>
+            </li>
+          );
+        })}
       </ol>
     </Page>
   );

@@ -18,6 +18,58 @@ export const scopeText = (s: string) => (s === '-' ? 'none' : s.split(',').join(
 
 export const scopeLabel = (s: string) => (s === '' ? 'all' : s === '-' ? 'none' : s);
 
+/** A library scope as the targets view gives it ('' all, '-' none, else ids) → ids, or undefined for all. */
+export const libraryScope = (s: string): number[] | undefined =>
+  s === '' ? undefined : s === '-' ? [] : s.split(',').map(Number);
+
+/** The library scope by name: "all", "none" or the names, comma-separated. */
+export const libraryScopeLabel = (s: string, name: (id: number) => string) =>
+  s === '' || s === '-'
+    ? scopeLabel(s)
+    : s
+        .split(',')
+        .map((id) => name(Number(id)))
+        .join(', ');
+
+/**
+ * Picks an initiator's libraries by name: all (the field is left out of the request), or only
+ * the checked ones (none checked is the empty scope).
+ */
+export function LibraryScopePicker(props: {
+  value: number[] | undefined;
+  libraries: { id: number; name: string }[];
+  onChange: (v: number[] | undefined) => void;
+}) {
+  const all = props.value === undefined;
+  const chosen = props.value ?? [];
+  return (
+    <fieldset class="scope">
+      <legend>Libraries</legend>
+      <label class="check">
+        <input type="radio" name="library-scope" checked={all} onChange={() => props.onChange(undefined)} />
+        All libraries
+      </label>
+      <label class="check">
+        <input type="radio" name="library-scope" checked={!all} onChange={() => props.onChange([])} />
+        Only these libraries
+      </label>
+      {props.libraries.map((l) => (
+        <label class="check indent" key={l.id}>
+          <input
+            type="checkbox"
+            disabled={all}
+            checked={!all && chosen.includes(l.id)}
+            onChange={(e) =>
+              props.onChange(e.currentTarget.checked ? [...chosen, l.id] : chosen.filter((id) => id !== l.id))
+            }
+          />
+          {l.name}
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
 export interface InitiatorRow {
   wwpn: string;
   alias: string;
@@ -33,6 +85,7 @@ export interface InitiatorRow {
  */
 export function EditScopeDialog(props: {
   initiator: InitiatorRow;
+  libraries: { id: number; name: string }[];
   onClose: () => void;
   onSaved: () => void;
 }) {
@@ -41,7 +94,7 @@ export function EditScopeDialog(props: {
   const [f, setF] = useState({
     alias: i.alias,
     ports: scopeText(i.ports),
-    libraries: scopeText(i.libraries),
+    libraries: libraryScope(i.libraries),
   });
   return (
     <Confirm
@@ -52,7 +105,7 @@ export function EditScopeDialog(props: {
       onConfirm={() =>
         action.run(async () => {
           const ports = parseScope(f.ports);
-          const libraries = parseScope(f.libraries)?.map(Number);
+          const libraries = f.libraries;
           await unwrap(
             api.PUT('/api/targets/acls/{wwpn}', {
               params: { path: { wwpn: i.wwpn } },
@@ -68,7 +121,7 @@ export function EditScopeDialog(props: {
       }
     >
       <p>
-        Leave a scope empty for all, or type <code>none</code>.
+        Leave the port scope empty for all, or type <code>none</code>.
         {i.logged_in && ' This host is logged in: a changed LUN map briefly bounces its session.'}
       </p>
       <label>
@@ -80,10 +133,11 @@ export function EditScopeDialog(props: {
           <input value={f.ports} onInput={(e) => setF({ ...f, ports: e.currentTarget.value })} />
         </label>
       )}
-      <label>
-        Library ids
-        <input value={f.libraries} onInput={(e) => setF({ ...f, libraries: e.currentTarget.value })} />
-      </label>
+      <LibraryScopePicker
+        value={f.libraries}
+        libraries={props.libraries}
+        onChange={(libraries) => setF({ ...f, libraries })}
+      />
     </Confirm>
   );
 }

@@ -3,21 +3,54 @@ import { bytes, ErrorLine, Page, Progress } from '../components/common';
 import { useLive } from '../live';
 import { cartridgeSets, loadJobs, loadStatus } from '../status';
 import { Throughput } from '../components/throughput';
+import { api, unwrap } from '../api/client';
+import { alertsOf } from '../alerts';
+
+/** The public health probe: 503 answers with the same body, naming what is down. */
+const loadHealth = async () => {
+  const { data, error } = await api.GET('/healthz');
+  return (data ?? error) as { ok: boolean; down?: string[] } | undefined;
+};
+const loadNag = async () =>
+  ((await unwrap(api.GET('/api/settings'))) as Record<string, string>)['nag.no_offsite_dismissed'] === '1';
 
 export function Overview() {
   const status = useLive(loadStatus);
   const jobs = useLive(() => loadJobs(100));
+  const health = useLive(loadHealth, [], 10_000);
+  const nag = useLive(loadNag, [], 30_000);
   const s = status.data;
   const { evicted, exporting } = cartridgeSets(s, jobs.data);
-  const noOffsite = !!s && s.cartridges.length > 0 && s.cartridges.every((c) => !c.last_export_gen);
+  const alerts = alertsOf({
+    healthy: status.error ? false : health.data?.ok,
+    down: health.data?.down ?? (status.error ? ['the apiserver'] : []),
+    status: s,
+    jobs: jobs.data,
+    offsiteNagDismissed: nag.data ?? true,
+  });
+  const errors = alerts.filter((a) => a.severity === 'error').length;
   return (
     <Page title="Overview">
       <ErrorLine error={status.error} />
-      {noOffsite && (
-        <p class="banner warn" role="status">
-          No cartridge has an offsite copy: export cartridges to a remote from the Cartridges page.
-        </p>
-      )}
+      <section class="health" aria-labelledby="health-title">
+        <h2 id="health-title">
+          Health:{' '}
+          <span class={`badge ${errors ? 'bad' : alerts.length ? 'warn' : 'ok'}`}>
+            {!s ? 'checking…' : errors ? 'needs attention' : alerts.length ? 'warnings' : 'healthy'}
+          </span>
+        </h2>
+        {s && alerts.length === 0 && <p>Nothing needs you now.</p>}
+        {alerts.length > 0 && (
+          <ul class="alerts" aria-label="What needs attention">
+            {alerts.map((a) => (
+              <li key={a.text} class={`alert ${a.severity}`}>
+                <span class={`severity ${a.severity}`}>{a.severity}</span> {a.text}{' '}
+                <a href={`#/${a.page}`}>Open {a.page}</a>
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
       {s && (
         <div class="pools">
           {s.pools.map((p) => (

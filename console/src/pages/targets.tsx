@@ -3,7 +3,15 @@ import { api, unwrap } from '../api/client';
 import { canWrite, ErrorLine, Page, useAction, ListTable, CardForm, RowButton } from '../components/common';
 import { useLive } from '../live';
 import { FcPorts } from './fc-ports';
-import { EditScopeDialog, parseScope, scopeLabel, type InitiatorRow } from './initiator-scope';
+import {
+  EditScopeDialog,
+  LibraryScopePicker,
+  libraryScopeLabel,
+  parseScope,
+  scopeLabel,
+  type InitiatorRow,
+} from './initiator-scope';
+import { useNames } from '../names';
 
 const load = () => unwrap(api.GET('/api/targets'));
 
@@ -17,8 +25,9 @@ export function TargetsPage() {
     alias: '',
     fabric: 'iscsi' as 'iscsi' | 'fc',
     ports: '',
-    libraries: '',
+    libraries: undefined as number[] | undefined,
   });
+  const names = useNames();
   const [editing, setEditing] = useState<InitiatorRow>();
   const t = targets.data;
   return (
@@ -34,7 +43,7 @@ export function TargetsPage() {
             <td>{i.alias}</td>
             <td>{i.fabric}</td>
             <td>{i.fabric === 'fc' ? scopeLabel(i.ports) : '—'}</td>
-            <td>{scopeLabel(i.libraries)}</td>
+            <td>{libraryScopeLabel(i.libraries, names.library)}</td>
             <td>{i.logged_in ? 'yes' : 'no'}</td>
             {write && (
               <td>
@@ -61,7 +70,12 @@ export function TargetsPage() {
       </ListTable>
       <ErrorLine error={action.error} />
       {editing && (
-        <EditScopeDialog initiator={editing} onClose={() => setEditing(undefined)} onSaved={targets.reload} />
+        <EditScopeDialog
+          initiator={editing}
+          libraries={names.libraries}
+          onClose={() => setEditing(undefined)}
+          onSaved={targets.reload}
+        />
       )}
       {write && (
         <CardForm
@@ -69,7 +83,7 @@ export function TargetsPage() {
           title="Register an initiator"
           onSubmit={async () => {
             await action.run(async () => {
-              const libraries = parseScope(f.libraries)?.map(Number);
+              const libraries = f.libraries;
               const ports = f.fabric === 'fc' ? parseScope(f.ports) : undefined;
               await unwrap(
                 api.POST('/api/targets/acls', {
@@ -110,14 +124,11 @@ export function TargetsPage() {
               <input value={f.ports} onInput={(e) => setF({ ...f, ports: e.currentTarget.value })} />
             </label>
           )}
-          <label>
-            Library ids (scope; empty for all, none for none)
-            <input
-              value={f.libraries}
-              onInput={(e) => setF({ ...f, libraries: e.currentTarget.value })}
-              placeholder="1, 2"
-            />
-          </label>
+          <LibraryScopePicker
+            value={f.libraries}
+            libraries={names.libraries}
+            onChange={(libraries) => setF({ ...f, libraries })}
+          />
           <button type="submit" disabled={action.busy}>
             Register
           </button>
@@ -128,7 +139,7 @@ export function TargetsPage() {
           <tr key={l.lun}>
             <td>{l.lun}</td>
             <td>{l.device}</td>
-            <td>{l.library}</td>
+            <td>{names.library(l.library)}</td>
           </tr>
         ))}
       </ListTable>

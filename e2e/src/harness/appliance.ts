@@ -162,6 +162,15 @@ export class Appliance {
     return true;
   }
 
+  /**
+   * After the admin's password changed (in the console, say, which ends the other sessions of
+   * admin, this harness's too): logs in again with the new one.
+   */
+  async adminPasswordChanged(password: string): Promise<void> {
+    this.adminPassword = password;
+    if (!(await this.login())) throw new Error('admin login with the changed password failed');
+  }
+
   /** A client logged in as another user. */
   async loginAs(username: string, password: string): Promise<ApiClient> {
     const res = await this.anonymous.post('/api/auth/login', { username, password });
