@@ -35,6 +35,9 @@ command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
 # (controller/src/gitops/testing/git-servers.ts): lighttpd (Basic auth) in front of git's
 # git-http-backend, and OpenSSH's sshd started by the test on its own port.
 packages+=(lighttpd openssh-server)
+# promtool (Debian's prometheus package) lints a real scrape (e2e/src/metrics-and-system.test.ts)
+# and the chart's alerting rules (crds/src/chart-alerts.test.ts).
+packages+=(prometheus)
 missing=()
 if ! command -v dpkg >/dev/null 2>&1; then
   echo "scripts/install-test-deps.sh: no dpkg here; install the equivalents of these Debian packages yourself: ${packages[*]}" >&2

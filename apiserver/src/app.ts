@@ -43,10 +43,12 @@ import { systemUpdateRoutes } from './routes/system-update.js';
 import { throughputRoutes } from './routes/throughput.js';
 import { gitopsRoutes } from './routes/gitops.js';
 import { createMetrics } from './services/metrics.js';
+import { setBuildInfo } from './services/process-metrics.js';
 import { AuditLog } from './services/audit-log.js';
 
 async function metricsRoute(app: FastifyInstance, ctx: AppContext) {
   const metrics = createMetrics(ctx.store);
+  setBuildInfo(ctx.version);
   app.get(
     '/metrics',
     {

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -78,6 +79,44 @@ describe('metrics, system and the support fingerprint', () => {
       expect(value('vtl_target_sessions_active', { fabric: 'fc' })).toBe(0);
       expect(value('vtl_fc_target_verified', {})).toBe(0);
     }
+  });
+
+  it('follows Prometheus conventions beside §6.4: promtool finds nothing; counters, names, up, build info, HTTP durations', async () => {
+    await app.api.get('/api/libraries'); // at least one request in the histogram
+    const res = await app.plain.get('/metrics');
+    // Debian's prometheus package (scripts/install-test-deps.sh): its linter of the text format.
+    const lint = spawnSync('promtool', ['check', 'metrics'], { input: res.text, encoding: 'utf8' });
+    expect(lint.error).toBeUndefined();
+    expect(lint.stdout + lint.stderr).toBe('');
+    expect(lint.status).toBe(0);
+    const families = parsePrometheus(res.text);
+    const sample = (name: string, labels: Record<string, string>) =>
+      families.get(name)?.samples.find((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+    expect(families.get('vtl_drive_blocks_written_total')?.type).toBe('counter');
+    expect(families.get('vtl_drive_blocks_read_total')?.type).toBe('counter');
+    expect(
+      sample('vtl_drive_blocks_written_total', { library: serial, name: 'metered', drive: '1' })?.value,
+    ).toBe(0);
+    expect(
+      sample('vtl_cartridges', { library: serial, name: 'metered', local_state: 'resident' })?.value,
+    ).toBe(3);
+    expect(sample('vtl_library_info', { library: serial, name: 'metered' })?.value).toBe(1);
+    for (const component of ['apiserver', 'etcd', 'controller', 'nodeagent', 'emulator'])
+      expect(sample('vtl_up', { component })?.value, component).toBe(1);
+    expect(sample('vtl_build_info', { version: 'v0.1.0' })?.labels.node_version).toBe(process.version);
+    expect(families.get('process_resident_memory_bytes')?.samples[0]?.value).toBeGreaterThan(0);
+    expect(families.get('nodejs_eventloop_lag_seconds')).toBeDefined();
+    expect(families.get('http_request_duration_seconds')?.type).toBe('histogram');
+    const count = families
+      .get('http_request_duration_seconds')
+      ?.samples.find(
+        (s) =>
+          s.name === 'http_request_duration_seconds_count' &&
+          s.labels.route === '/api/libraries' &&
+          s.labels.method === 'GET' &&
+          s.labels.status_code === '200',
+      );
+    expect(count?.value).toBeGreaterThanOrEqual(1);
   });
 
   it('reports the system completely', async () => {

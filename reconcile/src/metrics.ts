@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
  * The reconcile metrics of this process, named as controller-runtime names them, so the
@@ -9,6 +9,15 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
  * and each controller's work-queue depth.
  */
 export const reconcileRegistry = new Registry();
+// With Node's process_* and nodejs_* series, but its gauges named like counters (promtool
+// refuses them; nodejs_active_handles and the like carry the same counts).
+collectDefaultMetrics({ register: reconcileRegistry });
+for (const name of [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+])
+  reconcileRegistry.removeSingleMetric(name);
 
 /** How a pass ended, as controller-runtime's `result` label says it. */
 export type ReconcileOutcome = 'success' | 'requeue_after' | 'error' | 'terminal_error';

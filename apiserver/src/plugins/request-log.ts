@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { observeHttpRequest } from '../services/process-metrics.js';
 
 /**
  * A URL as logs may show it: the query string's values are replaced, since a client may put a
@@ -72,7 +73,8 @@ export function requestIdOf(req: IncomingMessage): string {
 const READS = new Set(['GET', 'HEAD']);
 
 /**
- * One log line per request, when it is answered, with its principal (Fastify's own request logging is off: it
+ * One log line per request, when it is answered, with its principal, and its duration in the
+ * http_request_duration_seconds histogram (Fastify's own request logging is off: it
  * writes two lines per request, which for a polled view cost more than serving it). Writes and
  * every answer of 400 or more at info; successful reads at debug (VTL_LOG_LEVEL=debug shows
  * them), since consoles and monitors poll the views several times a second.
@@ -82,6 +84,7 @@ export function registerRequestLog(app: FastifyInstance): void {
     reply.header('x-request-id', request.id);
   });
   app.addHook('onResponse', async (request, reply) => {
+    observeHttpRequest(request.method, request.routeOptions.url, reply.statusCode, reply.elapsedTime / 1000);
     const quiet = READS.has(request.method) && reply.statusCode < 400;
     const log = request.log;
     if (quiet && !(log as unknown as Logger).isLevelEnabled('debug')) return;

@@ -6,6 +6,7 @@ import { bearerToken, cachedPrincipal } from '../services/principal.js';
 import type { ViewCache } from '../services/view-cache.js';
 import { markAnswered } from './arrival.js';
 import { requestIdOf } from './request-log.js';
+import { observeHttpRequest } from '../services/process-metrics.js';
 import { FAIL_CLOSED_ROLE, type CachedView } from './route-config.js';
 import { securityHeaders } from './security-headers.js';
 
@@ -81,6 +82,7 @@ export function registerViewFastPath(
     route: FastView,
     cache: ViewCache,
     token: string,
+    since: number,
   ) => {
     const principal = cachedPrincipal(token, cache);
     if (!principal || !roleAllows(principal.role, route.role)) return false;
@@ -99,6 +101,7 @@ export function registerViewFastPath(
     for (const chunk of chunks.slice(0, -1)) res.write(chunk);
     res.end(chunks.at(-1));
     markAnswered(app, req.socket);
+    observeHttpRequest('GET', req.url, 200, (performance.now() - since) / 1000);
     stats.count++;
     return true;
   };
@@ -143,10 +146,10 @@ export function registerViewFastPath(
       return false; // a malformed header: Fastify's path answers the 401
     }
     if (!token) return false;
-    if (cache.freshNow(since)) return answer(req, res, route, cache, token);
+    if (cache.freshNow(since)) return answer(req, res, route, cache, token, since);
     // The window's revision read is still out: wait for it as fresh() does, then the same.
     cache.fresh(since).then(
-      () => answer(req, res, route, cache, token) || fastify(req, res),
+      () => answer(req, res, route, cache, token, since) || fastify(req, res),
       (err: unknown) => (err instanceof VtlError ? refuse(req, res, err) : fastify(req, res)),
     );
     return true;

@@ -3,10 +3,22 @@ import { JobKind, TERMINAL_JOB_STATES } from '@vtl/api';
 import type { Store } from '@vtl/store';
 import { loadSnapshot } from '@vtl/domain';
 import { cartridgeView, statusView } from './status-view.js';
+import { componentsOf, namedSeries, upSeries } from './named-metrics.js';
+import { processRegistry } from './process-metrics.js';
 
-/** Prometheus series derived from the records at scrape time (§6.4). No label carries a secret. */
+/** Where the controllers campaign (the election `controller` of controller/src/main.ts): leased keys. */
+const CONTROLLER_ELECTION = 'controller/';
+
+/**
+ * Prometheus series derived from the records at scrape time (§6.4, and their conventional
+ * companions of named-metrics.ts), with the process's own (process-metrics.ts). No label
+ * carries a secret.
+ */
 export function createMetrics(store: Store): Metrics {
   const registry = new Registry();
+  const named = namedSeries(registry);
+  const upRegistry = new Registry();
+  const up = upSeries(upRegistry);
   const pool = (name: string, help: string) =>
     new Gauge({ name, help, labelNames: ['pool'], registers: [registry] });
   const gauges = {
@@ -111,13 +123,21 @@ export function createMetrics(store: Store): Metrics {
     fc.verified.set(view.fc.verified ? 1 : 0);
     fc.sessions.set({ fabric: 'fc' }, view.fabrics.fc.sessions);
     fc.sessions.set({ fabric: 'iscsi' }, view.fabrics.iscsi.sessions);
+    named(s);
+    up(componentsOf(s, (await store.count(CONTROLLER_ELECTION)) > 0));
   };
   // Refresh resets and refills the series: two scrapes at once must not interleave.
   let queue: Promise<unknown> = Promise.resolve();
   const scrape = (): Promise<string> => {
     const next = queue.then(async () => {
-      await refresh();
-      return registry.metrics();
+      try {
+        await refresh();
+      } catch {
+        // The store does not answer: the process's series and vtl_up say so, the rest is unknown.
+        up({ etcd: false, controller: false, nodeagent: false, emulator: false });
+        return Registry.merge([processRegistry, upRegistry]).metrics();
+      }
+      return Registry.merge([registry, processRegistry, upRegistry]).metrics();
     });
     queue = next.catch(() => undefined);
     return next;

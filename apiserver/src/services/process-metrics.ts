@@ -1,0 +1,50 @@
+import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * The apiserver process's own series, shared by its listeners: Node's default process_* and
+ * nodejs_* metrics, vtl_build_info, and the HTTP request duration histogram.
+ */
+export const processRegistry = new Registry();
+collectDefaultMetrics({ register: processRegistry });
+// Gauges named like counters (promtool check metrics refuses them); nodejs_active_handles,
+// nodejs_active_requests and nodejs_active_resources carry the same counts by type.
+for (const name of [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+])
+  processRegistry.removeSingleMetric(name);
+
+const buildInfo = new Gauge({
+  name: 'vtl_build_info',
+  help: 'Always 1: the running release and the Node.js it runs on, as labels',
+  labelNames: ['version', 'node_version'],
+  registers: [processRegistry],
+});
+
+/** Labels vtl_build_info with the running version (once, at start). */
+export function setBuildInfo(version: string): void {
+  buildInfo.reset();
+  buildInfo.set({ version, node_version: process.version }, 1);
+}
+
+const httpDuration = new Histogram({
+  name: 'http_request_duration_seconds',
+  help: 'Time to answer an HTTP request of the control API, by method, route template and status',
+  labelNames: ['method', 'route', 'status_code'],
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+  registers: [processRegistry],
+});
+
+/**
+ * Records one answered request. `route` is the route's template (`/api/libraries/:id`), never
+ * the URL, so the series stay few; a request no route matched counts as `unmatched`.
+ */
+export function observeHttpRequest(
+  method: string,
+  route: string | undefined,
+  status: number,
+  seconds: number,
+) {
+  httpDuration.observe({ method, route: route ?? 'unmatched', status_code: String(status) }, seconds);
+}
