@@ -3,11 +3,32 @@ import type { FastifyInstance } from 'fastify';
 import { EventRecord, keys } from '@vtl/api';
 import type { Watch, WatchEvent } from '@vtl/store';
 import type { AppContext } from '../context.js';
+import { bearerToken, cachedPrincipal, resolvePrincipal } from '../services/principal.js';
 import { sender, sseBytes, type SseBytes } from './sse-bytes.js';
 
 /** A client this far behind is cut off; it reconnects and resynchronises from GET /api/status. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
 const KEEPALIVE = sseBytes(': keepalive\n\n');
+/**
+ * How often an open stream checks that its credentials still hold: a stream whose session ended
+ * (logout, password change, the user deleted) or whose API key was revoked ends within a second.
+ */
+const CREDENTIAL_CHECK_MS = 500;
+
+/**
+ * Whether the credentials a stream was opened with still count: from the view cache's remembered
+ * principals when it holds them (a map lookup), else the full resolution, which refuses
+ * revoked sessions and keys. A store that cannot answer ends the stream too; the client reconnects.
+ */
+async function credentialsHold(ctx: AppContext, token: string | undefined): Promise<boolean> {
+  if (token && ctx.views && cachedPrincipal(token, ctx.views)) return true;
+  try {
+    await resolvePrincipal(ctx.store, token, ctx.views ? await ctx.views.fresh() : ctx.store);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** One SSE message: `id` is the etcd revision (the resume point), `event` the kind. */
 function frame(revision: string, e: EventRecord): string {
@@ -114,6 +135,7 @@ export async function eventStreamRoutes(app: FastifyInstance, ctx: AppContext) {
         if (closed) return;
         closed = true;
         clearInterval(keepalive);
+        clearInterval(recheck);
         open.delete(res);
         void watch?.close();
         if (!res.writableEnded) res.end();
@@ -129,6 +151,23 @@ export async function eventStreamRoutes(app: FastifyInstance, ctx: AppContext) {
         if (text) write(sseBytes(text));
       };
       const keepalive = setInterval(() => write(KEEPALIVE), ctx.config.sseKeepaliveMs);
+      // The auth hook let the request in; the credentials are checked again while it stays open.
+      const token = bearerToken(request.headers.authorization);
+      let checking = false;
+      const recheck = setInterval(() => {
+        if (checking || closed) return;
+        checking = true;
+        void credentialsHold(ctx, token)
+          .then((ok) => {
+            if (ok || closed) return;
+            request.log.info(
+              { principal: request.principal?.name },
+              'event stream ended: credentials revoked',
+            );
+            close();
+          })
+          .finally(() => (checking = false));
+      }, CREDENTIAL_CHECK_MS);
       request.raw.on('close', close);
       res.on('close', close);
 
