@@ -91,6 +91,48 @@ describe('users, sessions, API keys and roles', () => {
     expect((await call('GET', '/api/settings', ops)).statusCode).toBe(401);
   });
 
+  it('requires current_password of an admin changing its own password, throttled like logins', async () => {
+    await call('POST', '/api/users', t.admin, {
+      username: 'boss',
+      password: 'boss-password-1',
+      role: 'admin',
+    });
+    const login = await call(
+      'POST',
+      '/api/auth/login',
+      {},
+      { username: 'boss', password: 'boss-password-1' },
+    );
+    const boss = { authorization: `Bearer ${login.json().token}` };
+    // A stolen admin token alone cannot lock the real admin out.
+    const bare = await call('PUT', '/api/users/boss/password', boss, { password: 'taken-over-pass' });
+    expect(bare.statusCode).toBe(400);
+    expect(bare.json().error.message).toMatch(/current_password/);
+    for (let i = 1; i <= FREE_FAILURES; i++) {
+      const wrong = await call('PUT', '/api/users/boss/password', boss, {
+        password: 'taken-over-pass',
+        current_password: `guess-${i}`,
+      });
+      expect(wrong.statusCode).toBe(400);
+    }
+    // Past the free failures the guesser waits, even with the right answer, as a login would.
+    const locked = await call('PUT', '/api/users/boss/password', boss, {
+      password: 'taken-over-pass',
+      current_password: 'boss-password-1',
+    });
+    expect(locked.statusCode).toBe(429);
+    expect(locked.json().error.code).toBe('rate_limited');
+    expect(
+      (await call('POST', '/api/auth/login', {}, { username: 'boss', password: 'boss-password-1' }))
+        .statusCode,
+    ).toBe(429);
+    // An admin resetting another user's password needs no current_password (it does not know it).
+    expect(
+      (await call('PUT', '/api/users/boss/password', t.admin, { password: 'reset-by-admin' })).statusCode,
+    ).toBe(200);
+    expect((await call('DELETE', '/api/users/boss', t.admin)).statusCode).toBe(200);
+  });
+
   it('treats a route that declares no role as admin-only (fails closed)', async () => {
     const app = Fastify();
     registerErrorHandler(app);

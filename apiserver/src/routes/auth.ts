@@ -13,12 +13,12 @@ import {
 import type { AppContext } from '../context.js';
 import { login } from '../services/users.js';
 import { readSettings } from '../services/identity.js';
-import { LoginThrottle } from '../services/login-throttle.js';
+import { passwordThrottle } from '../services/login-throttle.js';
 
 /** Login sessions (§5; mechanics in docs/api.md "Authentication"). */
 export async function authRoutes(app: FastifyInstance, ctx: AppContext) {
   const r = app.withTypeProvider<ZodTypeProvider>();
-  const throttle = new LoginThrottle();
+  const throttle = passwordThrottle(ctx);
   r.post(
     '/api/auth/login',
     {

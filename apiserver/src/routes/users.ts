@@ -14,6 +14,7 @@ import type { AppContext } from '../context.js';
 import { validInput } from '../plugins/validate.js';
 import { changePassword, createUser, deleteUser } from '../services/users.js';
 import { verifyPassword } from '../services/secrets.js';
+import { passwordThrottle } from '../services/login-throttle.js';
 
 const row = (u: UserRecord) => UserRow.parse(u);
 
@@ -21,6 +22,7 @@ const row = (u: UserRecord) => UserRow.parse(u);
 export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const { store } = ctx;
+  const throttle = passwordThrottle(ctx);
 
   r.get(
     '/api/users',
@@ -64,7 +66,7 @@ export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
         role: 'read-only',
         action: 'user.password',
         doc: {
-          summary: "Change a password: admins any user's, a user its own (with current_password)",
+          summary: "Change a password: admins any user's, everyone its own (with current_password)",
         },
       },
     },
@@ -76,14 +78,19 @@ export async function userRoutes(app: FastifyInstance, ctx: AppContext) {
         throw new VtlError('forbidden', `Only an admin changes the password of "${name}"; change your own.`);
       validInput(request);
       const body = request.body;
-      if (self && p.role !== 'admin') {
+      // Everyone changing their own password proves they know it, admins too: a stolen session
+      // token alone must not lock the real user out. Wrong answers are throttled like logins.
+      if (self) {
+        throttle.check(name, request.ip);
         const user = await store.get(keys.users.one(name), UserRecord);
         const ok = user && (await verifyPassword(body.current_password ?? '', user.value.password_hash));
-        if (!ok)
+        if (!ok) {
+          throttle.failed(name, request.ip);
           throw new VtlError(
             'validation_failed',
             'current_password is missing or wrong; send your current password.',
           );
+        }
       }
       return row(await changePassword(store, name, body.password, p?.sessionKey));
     },

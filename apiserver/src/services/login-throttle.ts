@@ -69,3 +69,15 @@ export class LoginThrottle {
 }
 
 const keyOf = (username: string, client: string) => `${username}\u0000${client}`;
+
+const perApp = new WeakMap<object, LoginThrottle>();
+
+/**
+ * The one throttle of password guesses of an app: logins and the current_password of a
+ * password change count together, so guessing through either path is slowed alike.
+ */
+export function passwordThrottle(app: object): LoginThrottle {
+  let throttle = perApp.get(app);
+  if (!throttle) perApp.set(app, (throttle = new LoginThrottle()));
+  return throttle;
+}
