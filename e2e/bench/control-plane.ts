@@ -6,13 +6,14 @@
  * asserts nothing. `npm run bench:control-plane` (BENCH_SECONDS=n per measurement, default 5;
  * BENCH_ROUNDS=n alternated pairs of reference and view, default 3, medians printed and the
  * targets read on the median of the per-pair ratios; BENCH_PARTS=one to stop after the
- * one-library figures, idle memory and SSE).
+ * one-library figures, idle memory and SSE; BENCH_GZIP=0 to leave out the gzip reads).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { gzipSync } from 'node:zlib';
 import autocannon from 'autocannon';
 import { waitFor } from '@vtl/reconcile';
 import { declareFullLibrary } from './full-library.js';
@@ -25,6 +26,8 @@ const CONNECTIONS = 20;
 const SSE_CLIENTS = 500;
 const VIEWS = ['/api/status', '/api/library', '/api/cartridges', '/api/targets'];
 const ONLY_ONE_LIBRARY = process.env.BENCH_PARTS === 'one';
+/** Each view also with `Accept-Encoding: gzip`, against the reference's bytes gzipped ahead (BENCH_GZIP=0: not). */
+const GZIP = process.env.BENCH_GZIP !== '0';
 /** Alternated pairs (reference, view) per view; the targets are read on their medians. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS) || 3;
 
@@ -57,13 +60,13 @@ async function cpuMs(pid: number): Promise<number> {
  * req/s and p99 depend on what else the machine runs; the server's CPU time per answered
  * request much less so, which makes it the figure to compare on a shared machine.
  */
-async function load(url: string, token: string, serverPid: number): Promise<Load> {
+async function load(url: string, token: string, serverPid: number, gzip: boolean): Promise<Load> {
   const cpuBefore = await cpuMs(serverPid);
   const r = await autocannon({
     url,
     connections: CONNECTIONS,
     duration: SECONDS,
-    headers: { authorization: `Bearer ${token}` },
+    headers: { authorization: `Bearer ${token}`, ...(gzip ? { 'accept-encoding': 'gzip' } : {}) },
   });
   const cpu = (await cpuMs(serverPid)) - cpuBefore;
   return {
@@ -122,12 +125,16 @@ async function views(app: Appliance, label: string): Promise<void> {
   }
   const ref = await startReference(path.join(app.stateDir, 'tls'), bodyDir);
   try {
-    for (const view of VIEWS) {
-      const size = (await fs.stat(path.join(bodyDir, `${path.basename(view)}.json`))).size;
+    for (const [view, gzip] of VIEWS.flatMap((v) => [
+      [v, false] as const,
+      ...(GZIP ? [[v, true] as const] : []),
+    ])) {
+      const body = await fs.readFile(path.join(bodyDir, `${path.basename(view)}.json`));
+      const size = gzip ? gzipSync(body, { level: 1 }).length : body.length;
       const measureReference = () =>
-        load(`https://127.0.0.1:${ref.port}/ref/${path.basename(view)}`, token, ref.child.pid!);
+        load(`https://127.0.0.1:${ref.port}/ref/${path.basename(view)}`, token, ref.child.pid!, gzip);
       const measureView = async () =>
-        load(`https://127.0.0.1:${app.ports.https}${view}`, token, await apiserverPid(app));
+        load(`https://127.0.0.1:${app.ports.https}${view}`, token, await apiserverPid(app), gzip);
       // The two back to back, in reversed order every other round: on a VM whose host is shared
       // the same load's req/s swings by 2 × between minutes, so one pair decides nothing alone.
       const pairs: { real: Load; reference: Load }[] = [];
@@ -152,7 +159,7 @@ async function views(app: Appliance, label: string): Promise<void> {
         );
       };
       row(
-        `GET ${view}, ${label} (${(size / 1024).toFixed(0)} KB)`,
+        `GET ${view}${gzip ? ' gzip' : ''}, ${label} (${(size / 1024).toFixed(0)} KB${gzip ? ' gzipped' : ''})`,
         figures((p) => p.real),
         figures((p) => p.reference),
         `≥ 0.5× req/s, p99 ≤ 2×: ${ok ? 'met' : 'missed'} (${rpsRatio.toFixed(2)} ×, p99 ${p99Ratio.toFixed(2)} ×)`,

@@ -3,12 +3,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import process from 'node:process';
+import zlib from 'node:zlib';
 import Fastify from 'fastify';
 
 const [tlsDir, bodyDir] = process.argv.slice(2);
 const bodies = new Map(
   fs.readdirSync(bodyDir).map((f) => [f.replace(/\.json$/, ''), fs.readFileSync(path.join(bodyDir, f))]),
 );
+// The same bodies gzipped ahead, for a client that takes gzip.
+const gzipped = new Map([...bodies].map(([name, body]) => [name, zlib.gzipSync(body, { level: 1 })]));
 const app = Fastify({
   https: {
     key: fs.readFileSync(path.join(tlsDir, 'key.pem')),
@@ -18,7 +21,10 @@ const app = Fastify({
 app.get('/ref/:name', async (request, reply) => {
   const body = bodies.get(request.params.name);
   if (!body) return reply.code(404).send({ error: 'no such body' });
-  return reply.type('application/json; charset=utf-8').send(body);
+  reply.type('application/json; charset=utf-8').header('vary', 'accept-encoding');
+  if (/\bgzip\b/.test(request.headers['accept-encoding'] ?? ''))
+    return reply.header('content-encoding', 'gzip').send(gzipped.get(request.params.name));
+  return reply.send(body);
 });
 await app.listen({ host: '127.0.0.1', port: 0 });
 process.stdout.write(`${app.server.address().port}\n`);

@@ -1,4 +1,6 @@
+import { request, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../test/test-app.js';
 import { fastPathAnswers } from './view-fast-path.js';
@@ -19,12 +21,35 @@ async function get(path: string, authorization?: string) {
   return { status: res.status, headers: Object.fromEntries(res.headers), text: await res.text() };
 }
 
+/** The raw answer to a GET with these headers, its body as sent (fetch would decompress it). */
+function rawGet(path: string, headers: Record<string, string>) {
+  return new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+    request(base + path, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
 const withoutTime = (text: string) => text.replace(/"updated_at":"[^"]+"/, '');
-const SAME_HEADERS = ['content-type', 'cache-control', 'x-content-type-options', 'content-length'];
+const SAME_HEADERS = [
+  'content-type',
+  'cache-control',
+  'x-content-type-options',
+  'content-length',
+  'content-encoding',
+  'vary',
+];
+const VIEWS = ['/api/status', '/api/library', '/api/targets', '/api/cartridges', '/api/libraries'];
 
 describe('the cached views answered before Fastify', () => {
   it('answers what the Fastify route answers, with the same headers', async () => {
-    for (const view of ['/api/status', '/api/library', '/api/targets', '/api/cartridges', '/api/libraries']) {
+    for (const view of VIEWS) {
       const before = fastPathAnswers(t.app);
       const fast = await get(view, t.admin.authorization);
       expect(fastPathAnswers(t.app), view).toBe(before + 1);
@@ -35,6 +60,31 @@ describe('the cached views answered before Fastify', () => {
       expect(routed.status).toBe(200);
       expect(withoutTime(fast.text)).toBe(withoutTime(routed.text));
       for (const h of SAME_HEADERS) expect(fast.headers[h], `${view} ${h}`).toBe(routed.headers[h]);
+    }
+  });
+
+  it('gzips for a client that takes it: the same bytes once decompressed, on either path', async () => {
+    const authorization = t.admin.authorization;
+    for (const view of VIEWS) {
+      // The fast path, and Fastify's route (a query string is not a cached view's URL).
+      for (const path of [view, `${view}?x=1`]) {
+        const before = fastPathAnswers(t.app);
+        const plain = await rawGet(path, { authorization, 'accept-encoding': 'identity' });
+        const gzipped = await rawGet(path, { authorization, 'accept-encoding': 'br;q=1, gzip;q=0.8' });
+        expect(fastPathAnswers(t.app) - before, path).toBe(path === view ? 2 : 0);
+        expect([plain.status, gzipped.status]).toEqual([200, 200]);
+        expect(gzipped.headers['content-encoding'], path).toBe('gzip');
+        expect(gzipped.headers.vary, path).toBe('accept-encoding');
+        expect(Number(gzipped.headers['content-length'])).toBe(gzipped.body.length);
+        expect(plain.headers['content-encoding'], path).toBeUndefined();
+        expect(plain.headers.vary, path).toBe('accept-encoding');
+        const inflated = gunzipSync(gzipped.body);
+        if (view === '/api/status') {
+          // Its `updated_at` is the time of each answer; everything after it is the same bytes.
+          const after = (b: Buffer) => b.subarray(b.indexOf(',"') + 1);
+          expect(after(inflated).equals(after(plain.body)), path).toBe(true);
+        } else expect(inflated.equals(plain.body), path).toBe(true);
+      }
     }
   });
 

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import type { Logger } from 'pino';
 import { VtlError, roleAllows, type Role } from '@vtl/api';
+import { acceptsGzip, gzipView } from '../services/gzip-view.js';
 import { bearerToken, cachedPrincipal } from '../services/principal.js';
 import type { ViewCache } from '../services/view-cache.js';
 import { markAnswered } from './arrival.js';
@@ -21,15 +22,32 @@ interface FastView {
   view: CachedView;
 }
 
-/** The body of a cached view as one buffer (Fastify's reply takes one). */
-export const viewBody = (bytes: Buffer | readonly Buffer[]): Buffer =>
-  Buffer.isBuffer(bytes) ? bytes : Buffer.concat(bytes as Buffer[]);
+/**
+ * A cached view's answer for a request's Accept-Encoding: its chunks as kept, or gzipped for a
+ * client that takes gzip (gzip-view.ts: the kept part deflated once per change). Either way
+ * the answer varies with Accept-Encoding and says so.
+ */
+export function viewAnswer(
+  bytes: Buffer | readonly Buffer[],
+  acceptEncoding: string | string[] | undefined,
+): { chunks: readonly Buffer[]; headers: [string, string][] } {
+  const chunks = Buffer.isBuffer(bytes) ? [bytes] : bytes;
+  if (!acceptsGzip(acceptEncoding)) return { chunks, headers: [VARY] };
+  return { chunks: gzipView(chunks), headers: [VARY, ['content-encoding', 'gzip']] };
+}
+const VARY: [string, string] = ['vary', 'accept-encoding'];
 
 /** The handler of a route with `config.view`: once the cache is fresh for the request, its bytes. */
 export function cachedViewHandler(views: () => ViewCache) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const fresh = await views().fresh(request.arrivedAt);
-    return reply.type(JSON_TYPE).send(viewBody(request.routeOptions.config.view!(fresh)));
+    const { chunks, headers } = viewAnswer(
+      request.routeOptions.config.view!(fresh),
+      request.headers['accept-encoding'],
+    );
+    for (const [name, value] of headers) reply.header(name, value);
+    // Fastify's reply takes one buffer.
+    return reply.type(JSON_TYPE).send(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks));
   };
 }
 
@@ -45,8 +63,9 @@ export function cachedViewHandler(views: () => ViewCache) {
  * refusals, their bodies and the audit of 403s have one path. A cache not yet known fresh is
  * waited for as fresh() does; its 503 is answered here (refuse), as the error handler would.
  *
- * The answer carries what Fastify's would: the JSON content type, the security headers and
- * `Cache-Control: no-store` (security-headers.ts); the connection is marked answered for arrival.ts.
+ * The answer carries what Fastify's would: the JSON content type, the security headers,
+ * `Cache-Control: no-store` (security-headers.ts), `Vary: Accept-Encoding` and, for a client that
+ * takes gzip, `Content-Encoding: gzip` (viewAnswer); the connection is marked answered for arrival.ts.
  */
 export function registerViewFastPath(
   app: FastifyInstance,
@@ -92,11 +111,11 @@ export function registerViewFastPath(
     } catch {
       return false; // Fastify's path fails the same way and answers the error body
     }
-    const chunks = Buffer.isBuffer(body) ? [body] : body;
+    const { chunks, headers } = viewAnswer(body, req.headers['accept-encoding']);
     const length = chunks.reduce((n, c) => n + c.length, 0);
     res.writeHead(
       200,
-      [...fixed, ['content-length', String(length)], ['x-request-id', requestIdOf(req)]].flat(),
+      [...fixed, ...headers, ['content-length', String(length)], ['x-request-id', requestIdOf(req)]].flat(),
     );
     for (const chunk of chunks.slice(0, -1)) res.write(chunk);
     res.end(chunks.at(-1));
