@@ -208,6 +208,11 @@ describe('issue 12: no credential in a log, pools off the system, TLS policy, in
         ['/usr', '/usr', /system directory/],
         ['/run', '/run/vtl', /system directory \/run/],
       ];
+      // The default pool sits in the state dir's pool area; a symlink to it overlaps it.
+      const toDefault = path.join(os.tmpdir(), `vtl-e2e-link-pool-${process.pid}`);
+      await fs.rm(toDefault, { force: true });
+      await fs.symlink(path.join(stateDir, 'pool'), toDefault);
+      cases.push(['a symlink to the default pool', toDefault, /resolves to .*overlaps pool/]);
       for (const [what, p, why] of cases) {
         const res = await app.api.post('/api/pools', { name: 'evil', path: p });
         expectErrorBody(res, 400, 'bad_request');
@@ -215,6 +220,7 @@ describe('issue 12: no credential in a log, pools off the system, TLS policy, in
       }
     } finally {
       await fs.rm(link, { force: true });
+      await fs.rm(path.join(os.tmpdir(), `vtl-e2e-link-pool-${process.pid}`), { force: true });
     }
     expect(await poolRows(app)).toEqual(before);
     expect((await app.api.get('/api/events/search?kind=pool_created')).body.length).toBe(eventsBefore);

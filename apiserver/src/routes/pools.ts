@@ -87,7 +87,11 @@ export async function poolRoutes(app: FastifyInstance, ctx: AppContext) {
         await runRemoteOp(ctx.store, {
           kind: 'pool_path_check',
           executor: `node:${node}`,
-          params: { path: input },
+          // The node resolves these too: a symlink must not hide an overlap.
+          params: {
+            path: input,
+            pools: s.pools.filter((p) => p.node === node).map((p) => ({ name: p.name, path: p.path })),
+          },
           requestedBy: request.principal?.name ?? '',
           waitMs: POOL_PATH_CHECK_WAIT_MS,
         });

@@ -48,6 +48,31 @@ describe('checkPoolPath', () => {
       expect(await refusal(p)).toMatch(/system directory/);
   });
 
+  it('refuses an overlap with another pool on the resolved paths, either way round', async () => {
+    // A symlink into the state dir's pool area: allowed as a pool on its own ...
+    await fs.mkdir(path.join(state, 'pools', 'a'), { recursive: true });
+    const intoPools = path.join(root, 'to-pools-a');
+    await fs.symlink(path.join(state, 'pools', 'a'), intoPools);
+    expect(await checkPoolPath(intoPools, state)).toBe(intoPools);
+    // ... but not its parent, a child or the same directory once a pool sits there.
+    const linked = [{ name: 'linked', path: intoPools }];
+    expect(await refusal2(path.join(state, 'pools'), linked)).toMatch(/overlaps pool "linked".*resolves to/);
+    expect(await refusal2(path.join(state, 'pools', 'a', 'b'), linked)).toMatch(/overlaps pool "linked"/);
+    expect(await refusal2(path.join(state, 'pools', 'a'), linked)).toMatch(/overlaps pool "linked"/);
+    // And the symlink itself over a pool that exists as written.
+    const plain = [{ name: 'plain', path: path.join(state, 'pools') }];
+    expect(await refusal2(intoPools, plain)).toMatch(/resolves to .*overlaps pool "plain"/);
+    expect(await checkPoolPath(path.join(state, 'pools', 'c'), state, linked)).toBe(
+      path.join(state, 'pools', 'c'),
+    );
+  });
+
+  const refusal2 = async (p: string, pools: { name: string; path: string }[]) => {
+    const err = await checkPoolPath(p, state, pools).catch((e: unknown) => e);
+    expect(err, p).toBeInstanceOf(VtlError);
+    return (err as VtlError).message;
+  };
+
   it('accepts data directories and the state dir pool areas, normalised', async () => {
     expect(await checkPoolPath('/srv/vtl/pool-2/', state)).toBe('/srv/vtl/pool-2');
     expect(await checkPoolPath(path.join(state, 'pool'), state)).toBe(path.join(state, 'pool'));
