@@ -7,6 +7,7 @@ import { httpsOptions, loadCertificate } from './tls.js';
 import { ensureIdentity } from './services/identity.js';
 import { ensureInitialAdmin } from './services/users.js';
 import { VERSION } from './version.js';
+import { setCertificateExpiry } from './services/process-metrics.js';
 
 /** Entry point: listens on HTTPS and, unless disabled, on the plaintext port. */
 async function main() {
@@ -33,6 +34,7 @@ async function main() {
     startedAt: new Date(),
   };
   const pair = await loadCertificate(config, ['localhost', '127.0.0.1', config.bind]);
+  setCertificateExpiry('https', pair.cert);
   const app = await buildApp(ctx, { https: httpsOptions(pair) });
   await app.listen({ host: config.bind, port: config.httpsPort });
   const plain = config.plainPort === 0 ? undefined : await buildPlainApp(ctx);

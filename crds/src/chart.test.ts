@@ -27,6 +27,7 @@ const FREE_FORM = new Set([
   'podSecurityContext',
   'securityContext',
   'updateStrategy',
+  'labels',
 ]);
 
 const isMap = (v: unknown): v is Record<string, unknown> =>

@@ -1,3 +1,4 @@
+import { X509Certificate } from 'node:crypto';
 import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
@@ -47,4 +48,17 @@ export function observeHttpRequest(
   seconds: number,
 ) {
   httpDuration.observe({ method, route: route ?? 'unmatched', status_code: String(status) }, seconds);
+}
+
+const certificateExpiry = new Gauge({
+  name: 'vtl_certificate_expiry_timestamp_seconds',
+  help: 'When a certificate the apiserver serves with stops being valid (Unix seconds)',
+  labelNames: ['certificate'],
+  registers: [processRegistry],
+});
+
+/** Records the expiry of the leaf certificate of a PEM chain (the first in it). */
+export function setCertificateExpiry(certificate: string, pem: string): void {
+  const validTo = Date.parse(new X509Certificate(pem).validTo);
+  if (Number.isFinite(validTo)) certificateExpiry.set({ certificate }, validTo / 1000);
 }

@@ -218,3 +218,21 @@ etcd client certificate, and the sealing key file for the processes that read or
         path: sealing.key
 {{- end }}
 {{- end }}
+
+{{/*
+Spreads a replicated component's pods over zones (when the nodes carry the zone label; a
+cluster without zones is one zone and nothing is skewed). Soft: a pod still starts when it
+cannot be spread. `topologySpread.enabled: false` leaves it out.
+*/}}
+{{- define "vtl.topologySpread" -}}
+{{- if .ctx.Values.topologySpread.enabled }}
+topologySpreadConstraints:
+  - maxSkew: 1
+    topologyKey: {{ .ctx.Values.topologySpread.topologyKey }}
+    whenUnsatisfiable: ScheduleAnyway
+    labelSelector:
+      matchLabels:
+        {{- include "vtl.selectorLabels" .ctx | nindent 8 }}
+        app.kubernetes.io/component: {{ .component }}
+{{- end }}
+{{- end }}
