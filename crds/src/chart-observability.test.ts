@@ -173,7 +173,7 @@ describe('the chart: alerts, dashboard, Ingress and NetworkPolicies', () => {
 
   it('ships a Grafana dashboard of the series the apiserver serves', () => {
     const map = find(everything, 'ConfigMap', 'vtl-dashboard')!;
-    expect(map.metadata.labels.grafana_dashboard).toBe('1');
+    expect(map.metadata.labels?.grafana_dashboard).toBe('1');
     const dashboard = JSON.parse(map.data['vtl.json']);
     expect(dashboard.uid).toBe('vtl-appliance');
     const exprs: string[] = dashboard.panels.flatMap((p: { targets: { expr: string }[] }) =>
