@@ -173,3 +173,261 @@ export function idFromKey(key: string): number {
 export function nameFromKey(key: string): string {
   return key.slice(key.lastIndexOf('/') + 1);
 }
+
+/**
+ * Who writes each key family: the process, and the one module that holds its writes (a
+ * put/create/update/delete of its keys) and their rules. `also` lists the other modules that
+ * write it today, each with what it does: the places issue 32 still has to fold into the owner
+ * module. key-ownership.test.ts fails on any write outside these, and docs/architecture.md's
+ * owner table is generated from this one.
+ */
+export interface KeyOwner {
+  process: string;
+  module: string;
+  also?: Record<string, string>;
+}
+
+export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
+  pools: {
+    process: 'apiserver',
+    module: 'apiserver/src/routes/pools.ts',
+    also: {
+      'nodeagent/src/pool/default-pool.ts': 'nodeagent: the default pool, once on first start',
+      'apiserver/src/services/gitops-apply.ts': 'GitOps apply: managed_by',
+      'apiserver/src/services/gitops-ownership.ts': 'GitOps: managed_by release',
+    },
+  },
+  libraries: {
+    process: 'apiserver',
+    module: 'apiserver/src/routes/libraries.ts',
+    also: {
+      'controller/src/ops/recover.ts': 'controller: recover declares the library',
+      'controller/src/library/delete-library.ts': 'controller: `deleting`, then removal',
+      'apiserver/src/services/gitops-apply.ts': 'GitOps apply: managed_by',
+      'apiserver/src/services/gitops-ownership.ts': 'GitOps: managed_by release',
+    },
+  },
+  cartridges: {
+    process: 'apiserver',
+    module: 'apiserver/src/routes/cartridges.ts',
+    also: {
+      'nodeagent/src/jobs/job-records.ts': 'nodeagent: last_export_gen of an export',
+      'nodeagent/src/jobs/evict-import-jobs.ts': 'nodeagent: the record of an import',
+      'nodeagent/src/cartridges/cartridge-reconciler.ts': 'nodeagent: removal after the image',
+      'controller/src/library/delete-library.ts': 'controller: removal with its library',
+    },
+  },
+  initiators: {
+    process: 'apiserver',
+    module: 'apiserver/src/services/targets-registry.ts',
+    also: {
+      'apiserver/src/services/initiator-chap.ts': 'CHAP settings',
+      'apiserver/src/services/gitops-apply.ts': 'GitOps apply: managed_by',
+      'apiserver/src/services/gitops-ownership.ts': 'GitOps: managed_by release',
+    },
+  },
+  remotes: {
+    process: 'apiserver',
+    module: 'apiserver/src/services/remotes.ts',
+    also: {
+      'apiserver/src/services/settings.ts': 'remote delete (deleteRemoteRecord)',
+      'controller/src/ops/remote-ops.ts': 'controller: remote check results',
+      'apiserver/src/services/gitops-apply.ts': 'GitOps apply: managed_by',
+      'apiserver/src/services/gitops-ownership.ts': 'GitOps: managed_by release',
+    },
+  },
+  libraryStatus: {
+    process: 'controller',
+    module: 'controller/src/library/library-reconciler.ts',
+    also: { 'controller/src/library/delete-library.ts': 'removal with its library' },
+  },
+  poolStatus: {
+    process: 'nodeagent',
+    module: 'nodeagent/src/pool/pool-reconciler.ts',
+    also: { 'apiserver/src/routes/pools.ts': 'apiserver: removal on pool delete (a second process)' },
+  },
+  storage: {
+    process: 'apiserver',
+    module: 'apiserver/src/routes/storage.ts',
+    also: { 'nodeagent/src/storage/storage-reconciler.ts': 'nodeagent: removal after the teardown' },
+  },
+  storageStatus: { process: 'nodeagent', module: 'nodeagent/src/storage/storage-reconciler.ts' },
+  nodeStatus: { process: 'nodeagent', module: 'nodeagent/src/dataplane/node-status.ts' },
+  nodeHeartbeat: { process: 'nodeagent', module: 'nodeagent/src/dataplane/node-status.ts' },
+  nodeLibraryStatus: { process: 'nodeagent', module: 'nodeagent/src/dataplane/node-status.ts' },
+  jobs: {
+    process: 'every creator through admitJob; progress: nodeagent',
+    module: 'domain/src/records/jobs.ts',
+    also: {
+      'apiserver/src/services/jobs.ts': 'apiserver: retry and cancel',
+      'controller/src/jobs/job-reconciler.ts': 'controller: admission to the first working state',
+    },
+  },
+  ops: {
+    process: 'requester; state: the executor',
+    module: 'domain/src/records/ops.ts',
+    also: {
+      'domain/src/records/exclusive-op.ts': 'apply, data-plane restart, library delete requests',
+      'reconcile/src/op-runner.ts': 'the executor: state, steps, result',
+      'apiserver/src/services/remote-ops.ts': 'apiserver: remote op requests and their removal',
+      'controller/src/library/node-op.ts': 'controller: node-local steps it asks of a node',
+      'controller/src/ops/recover.ts': 'controller: recover progress and its apply',
+      'controller/src/ops/op-gc.ts': 'controller: removal of old finished ops',
+    },
+  },
+  opResults: {
+    process: 'controller',
+    module: 'controller/src/ops/remote-ops.ts',
+    also: {
+      'apiserver/src/services/remote-ops.ts': 'apiserver: the reader deletes them',
+      'controller/src/ops/op-gc.ts': 'removal with old ops',
+    },
+  },
+  catalog: {
+    process: 'controller',
+    module: 'controller/src/ops/catalog-rows.ts',
+    also: {
+      'controller/src/ops/remote-ops.ts': 'catalog rebuild',
+      'apiserver/src/services/remotes.ts': 'apiserver: removal on remote delete (a second process)',
+      'nodeagent/src/jobs/export-job.ts': 'nodeagent: the entry of an export (a third process)',
+    },
+  },
+  remoteSecrets: {
+    process: 'apiserver',
+    module: 'apiserver/src/services/remotes.ts',
+    also: {
+      'apiserver/src/services/settings.ts': 'removal with the remote',
+      'store/src/seal-rotation.ts': 're-sealing under a new key',
+    },
+  },
+  initiatorSecrets: {
+    process: 'apiserver',
+    module: 'apiserver/src/services/initiator-chap.ts',
+    also: { 'store/src/seal-rotation.ts': 're-sealing under a new key' },
+  },
+  gitopsSecrets: {
+    process: 'apiserver',
+    module: 'apiserver/src/routes/gitops-secrets.ts',
+    also: { 'store/src/seal-rotation.ts': 're-sealing under a new key' },
+  },
+  gitopsSourceSecrets: {
+    process: 'apiserver',
+    module: 'apiserver/src/routes/gitops-sources.ts',
+    also: { 'store/src/seal-rotation.ts': 're-sealing under a new key' },
+  },
+  gitopsSources: {
+    process: 'apiserver',
+    module: 'apiserver/src/routes/gitops-sources.ts',
+    also: { 'controller/src/gitops/poller.ts': 'controller: the poller' },
+  },
+  gitopsSourceStatus: {
+    process: 'controller',
+    module: 'controller/src/gitops/poller.ts',
+    also: { 'apiserver/src/routes/gitops-sources.ts': 'apiserver: removal with its source' },
+  },
+  gitopsSettingsOwner: {
+    process: 'apiserver',
+    module: 'apiserver/src/services/gitops-apply.ts',
+    also: { 'apiserver/src/services/gitops-ownership.ts': 'release' },
+  },
+  gitopsPollRequests: {
+    process: 'apiserver (webhook); removal: controller',
+    module: 'apiserver/src/routes/gitops-sources.ts',
+    also: { 'controller/src/gitops/poller.ts': 'controller: removal once polled' },
+  },
+  serviceKeys: { process: 'controller', module: 'controller/src/gitops/poller.ts' },
+  jobBoot: { process: 'nodeagent', module: 'nodeagent/src/jobs/reboot-interrupt.ts' },
+  jobLedgers: {
+    process: 'nodeagent',
+    module: 'nodeagent/src/jobs/job-records.ts',
+    also: {
+      'nodeagent/src/jobs/export-job.ts': 'verified chunks',
+      'apiserver/src/services/jobs.ts': 'apiserver: removal on cancel',
+    },
+  },
+  events: { process: 'every process, through the event journal', module: 'store/src/event-journal.ts' },
+  audit: {
+    process: 'apiserver',
+    module: 'apiserver/src/services/audit-log.ts',
+    also: { 'updater/src/update-records.ts': 'updater: the outcome of an update' },
+  },
+  users: { process: 'apiserver', module: 'apiserver/src/services/users.ts' },
+  sessions: {
+    process: 'apiserver',
+    module: 'apiserver/src/services/users.ts',
+    also: {
+      'apiserver/src/services/principal.ts': 'session renewal',
+      'apiserver/src/routes/auth.ts': 'logout',
+    },
+  },
+  apiKeys: { process: 'apiserver', module: 'apiserver/src/routes/apikeys.ts' },
+  authBootstrap: { process: 'apiserver', module: 'apiserver/src/services/users.ts' },
+  license: { process: 'apiserver', module: 'apiserver/src/services/license.ts' },
+  settings: {
+    process: 'apiserver',
+    module: 'apiserver/src/services/settings.ts',
+    also: { 'apiserver/src/services/targets-registry.ts': 'target settings' },
+  },
+  identity: { process: 'apiserver', module: 'apiserver/src/services/identity.ts' },
+  dataplane: {
+    process: 'controller',
+    module: 'controller/src/library/apply.ts',
+    also: { 'controller/src/library/delete-library.ts': 'library delete' },
+  },
+  drain: {
+    process: 'apiserver (request); controller (drain reconciler)',
+    module: 'controller/src/system/drain.ts',
+    also: { 'apiserver/src/routes/maintenance.ts': 'apiserver: the request' },
+  },
+  restartRequest: {
+    process: 'controller',
+    module: 'controller/src/system/drain.ts',
+    also: {
+      'apiserver/src/routes/maintenance.ts': 'apiserver: the request',
+      'updater/src/main.ts': 'updater: restart into a new release',
+    },
+  },
+  update: {
+    process: 'updater',
+    module: 'updater/src/main.ts',
+    also: {
+      'updater/src/takeover.ts': 'takeover and settleAbandoned (also run by the apiserver)',
+      'apiserver/src/routes/system-update.ts': 'apiserver: the pending request',
+    },
+  },
+  counter: { process: 'every process (Store.nextId)', module: 'store/src/store.ts' },
+  nodeagentClaim: { process: 'nodeagent', module: 'nodeagent/src/node-claim.ts' },
+  controllerElection: { process: 'controller', module: 'store/src/election.ts' },
+  poolName: {
+    process: 'apiserver',
+    module: 'apiserver/src/routes/pools.ts',
+    also: { 'nodeagent/src/pool/default-pool.ts': 'nodeagent: the default pool' },
+  },
+  poolHome: {
+    process: 'apiserver',
+    module: 'apiserver/src/routes/libraries.ts',
+    also: {
+      'controller/src/ops/recover.ts': 'controller: recover',
+      'controller/src/library/delete-library.ts': 'controller: library delete',
+    },
+  },
+  jobLabel: {
+    process: 'every creator through admitJob',
+    module: 'domain/src/records/jobs.ts',
+    also: { 'apiserver/src/services/jobs.ts': 'apiserver: retry' },
+  },
+  exclusiveOp: { process: 'apiserver', module: 'domain/src/records/exclusive-op.ts' },
+  lock: {
+    process: 'apiserver',
+    module: 'apiserver/src/services/lock.ts',
+    also: { 'apiserver/src/services/gitops-apply.ts': 'GitOps apply' },
+  },
+  librarySerial: {
+    process: 'apiserver',
+    module: 'apiserver/src/routes/libraries.ts',
+    also: {
+      'controller/src/ops/recover.ts': 'controller: recover',
+      'controller/src/library/delete-library.ts': 'controller: library delete',
+    },
+  },
+};

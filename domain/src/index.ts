@@ -30,7 +30,6 @@ export {
   remoteUnchanged,
   updateJob,
   type JobJournal,
-  type JobStore,
   type LabelClaim,
   type NewJob,
 } from './records/jobs.js';

@@ -40,6 +40,7 @@ export async function startOpRunner(opts: {
     reconcile: async (key, { log }) => {
       const current = await store.get(key, Op);
       if (!current || isOpFinished(current.value) || current.value.executor !== executor) return;
+      // writes keys.ops
       const claimed = await store.update(key, Op, (op) =>
         op && op.state === 'pending' ? { ...op, state: 'running' as const } : undefined,
       );

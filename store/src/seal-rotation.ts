@@ -53,6 +53,7 @@ export async function rotateSealingKey(
       // Read through the store (opens with any key of the file), write back: sealed under primary.
       const current = await store.get(s.key, z.unknown());
       if (!current || current.modRevision !== s.modRevision) continue;
+      // writes keys.remoteSecrets, keys.initiatorSecrets, keys.gitopsSecrets, keys.gitopsSourceSecrets
       if (await store.casPut(s.key, current.value, current.modRevision)) {
         resealed++;
         if (s.kid === null) migrated++;

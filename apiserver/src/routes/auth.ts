@@ -60,6 +60,7 @@ export async function authRoutes(app: FastifyInstance, ctx: AppContext) {
       if (!p?.sessionKey)
         throw badRequest('Logout ends a session; an API key is revoked with DELETE /api/apikeys/{id}.');
       request.auditSubject = p.name;
+      // writes keys.sessions
       await ctx.store.delete(p.sessionKey);
       return { ok: true as const };
     },

@@ -72,6 +72,7 @@ export async function deleteRemoteRecord(
     }
     guard(txn);
     txn.delete(target.key);
+    // writes keys.remoteSecrets
     for (const key of extraDeletes) txn.delete(key);
     if (await txn.commit()) return true;
   }

@@ -23,14 +23,6 @@ import { exclusiveOpBusy, readExclusiveOp } from './exclusive-op.js';
  * that every change is a compare-and-swap from an expected state, and that each row written is
  * announced as `job_update` (§6.2).
  */
-export interface JobStore {
-  update(
-    key: string,
-    schema: typeof Job,
-    mutate: (current: Job | undefined) => Job | undefined,
-  ): Promise<{ value: Job } | undefined>;
-}
-
 /** Where job rows are announced. */
 export interface JobJournal {
   emit(e: NewEvent): Promise<unknown>;
@@ -71,7 +63,7 @@ export function newJobRow(fields: NewJob, id: number): Job {
  * for "no change"; nothing is written unless the job is still in state `expect`.
  */
 export async function updateJob(
-  store: JobStore,
+  store: Store,
   journal: JobJournal,
   id: number,
   expect: Job['state'],

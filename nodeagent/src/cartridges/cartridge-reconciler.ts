@@ -84,6 +84,7 @@ export async function startCartridgeReconciler(opts: {
       if (present && emulator) await emulator.remove({ library: lib.id, label: cart.label });
       else if (!served) await fs.rm(path.join(lib.media_dir, cart.label), { recursive: true, force: true });
       else if (!emulator) return { requeueAfterMs: Requeue.soon };
+      // writes keys.cartridges
       if (await store.delete(key, { modRevision: record.modRevision }))
         await journal.emit({
           kind: 'cart_deleted',

@@ -200,7 +200,9 @@ export class NodeStatusPublisher {
     batches.at(-1)!.put.push([keys.nodeHeartbeat.one(this.opts.node), heartbeat]);
     for (const b of batches) {
       const txn = this.opts.store.transaction();
+      // writes keys.nodeLibraryStatus
       for (const k of b.del) txn.delete(k);
+      // writes keys.nodeLibraryStatus, keys.nodeStatus, keys.nodeHeartbeat
       for (const [k, v] of b.put) txn.put(k, v, { lease: this.opts.lease });
       await txn.commit();
     }
