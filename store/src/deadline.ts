@@ -1,5 +1,5 @@
 import { VtlError } from '@vtl/api';
-import { GRPCCancelledError, GRPCDeadlineExceededError, GRPCUnavailableError } from 'etcd3';
+import { GRPCCancelledError, GRPCDeadlineExceededError, GRPCUnavailableError, GRPCUnknownError } from 'etcd3';
 
 export { DEFAULT_STORE_DEADLINE_MS, storeDeadlineFromEnv } from './deadline-env.js';
 
@@ -18,12 +18,20 @@ export function storeUnavailable(why: string, deadlineMs: number): VtlError {
   );
 }
 
+/**
+ * What etcd answers when it could not complete a request in time rather than refusing it: its
+ * context expired with our deadline while it waited for the leader (a frozen one), or it has no
+ * leader for now. etcd3 casts these to GRPCUnknownError.
+ */
+const NOT_COMPLETED = /context deadline exceeded|request timed out|no leader|leader changed/;
+
 /** Errors that mean "etcd did not answer" rather than "etcd answered no". */
 export function isUnreachable(err: unknown): boolean {
   return (
     err instanceof GRPCUnavailableError ||
     err instanceof GRPCDeadlineExceededError ||
     err instanceof GRPCCancelledError ||
+    (err instanceof GRPCUnknownError && NOT_COMPLETED.test(err.message)) ||
     // cockatiel's open circuit after consecutive failures: etcd3 refuses calls for a few seconds.
     (typeof err === 'object' && err !== null && 'isBrokenCircuitError' in err)
   );

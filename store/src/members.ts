@@ -13,6 +13,12 @@ import { isUnreachable } from './deadline.js';
 export const FAILOVER_AFTER_MS = 1_000;
 /** How often each member is asked a linearizable read: how a frozen member is noticed while idle. */
 const PROBE_EVERY_MS = 500;
+/**
+ * How long a probe may take. Shorter than an attempt: a wrong verdict only moves watches to
+ * another member and the member back into the order at the next probe, while a quick one
+ * moves a watch off a frozen member within a second.
+ */
+const PROBE_DEADLINE_MS = 500;
 /** Waits between rounds over every member while none answers (an election, a restart). */
 const ROUND_BACKOFF_MS = [50, 100, 200, 400];
 
@@ -204,7 +210,10 @@ export class MemberPool {
     if (member.probing || this.closed) return;
     member.probing = true;
     try {
-      await member.client.kv.range({ key: Buffer.from(keys.settings), count_only: true });
+      await member.client.kv.range(
+        { key: Buffer.from(keys.settings), count_only: true },
+        { deadline: Date.now() + Math.min(PROBE_DEADLINE_MS, this.attemptMs) },
+      );
       if (!this.closed) this.answered(member);
     } catch (err) {
       if (!this.closed && isUnreachable(err)) this.failed(member, err);
