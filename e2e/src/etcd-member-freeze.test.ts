@@ -1,0 +1,124 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestCluster, type ClusterMember, type TestCluster } from '@vtl/store/testing';
+import { Appliance } from './harness/appliance.js';
+import { EventStream } from './harness/event-stream.js';
+
+/** Inside issue 35's 5–15 s, short enough to keep the suite quick. */
+const FREEZE_MS = 6_000;
+/** Issue 35: at most this long without a healthy answer per freeze. */
+const MAX_GAP_MS = 2_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The longest time between `from` and `to` without an entry of `times`. */
+function longestGap(times: number[], from: number, to: number): number {
+  const inside = [from, ...times.filter((t) => t > from && t < to).sort((a, b) => a - b), to];
+  return Math.max(...inside.slice(1).map((t, i) => t - inside[i]!));
+}
+
+/**
+ * Issue 35: one etcd member of three hung (SIGSTOP: its connections stay open, it answers
+ * nothing) while the API is read and written. The appliance runs on the cluster through
+ * VTL_ETCD_ENDPOINTS, as an operator's would. Per freeze: at most 2 s without a healthy
+ * answer, every write's event in the journal and on the live stream exactly once, and (a
+ * follower frozen) the controller keeps its leadership and the nodeagent its lease.
+ */
+describe('one etcd member of three frozen while the API is used', () => {
+  let cluster: TestCluster;
+  let app: Appliance;
+  let stream: EventStream;
+
+  beforeAll(async () => {
+    cluster = await startTestCluster(3);
+    app = await Appliance.start({ env: { VTL_ETCD_ENDPOINTS: cluster.endpoints.join(',') } });
+    stream = new EventStream(app.api.baseUrl, app.api.token, ['gitops_secret_set']);
+    await sleep(500);
+  }, 120_000);
+  afterAll(async () => {
+    stream?.close();
+    await app?.destroy();
+    await cluster?.stop();
+  });
+
+  /** Writes (a secret: a record and an event) and reads (the libraries view) every 100 ms around a freeze. */
+  async function freezeWhileUsed(member: ClusterMember, label: string) {
+    const healthy: number[] = [];
+    const refused: string[] = [];
+    const written: string[] = [];
+    const logFrom = app.stdout.length;
+    let stop = false;
+    const calls: Promise<void>[] = [];
+    const loop = (async () => {
+      for (let i = 0; !stop; i++) {
+        const name = `${label}-${i}`;
+        const call =
+          i % 2 === 0
+            ? app.api.put(`/api/gitops/secrets/${name}`, { data: { token: 't' } }).then((res) => {
+                if (res.status === 200) written.push(name);
+                return res;
+              })
+            : app.api.get('/api/libraries');
+        calls.push(
+          call.then(
+            (res) => {
+              if (res.status === 200) healthy.push(Date.now());
+              else refused.push(`${res.status} ${res.text.slice(0, 200)}`);
+            },
+            (err: unknown) => void refused.push(String(err)),
+          ),
+        );
+        await sleep(100);
+      }
+    })();
+    await sleep(1_000);
+    const frozeAt = Date.now();
+    process.kill(member.pid, 'SIGSTOP');
+    await sleep(FREEZE_MS);
+    process.kill(member.pid, 'SIGCONT');
+    const thawedAt = Date.now();
+    await sleep(1_000);
+    stop = true;
+    await loop;
+    await Promise.all(calls);
+    const log = app.stdout.slice(logFrom);
+    return {
+      gapMs: longestGap(healthy, frozeAt, thawedAt),
+      refused,
+      written,
+      leadershipLost: /leadership lost/.test(log),
+      leaseLost: /"lease lost"/.test(log),
+    };
+  }
+
+  /** Every write's event, once, in the journal and on the live stream. */
+  async function expectEventsOnce(written: string[]) {
+    const journal = (await app.api.get('/api/events/search?kind=gitops_secret_set&limit=1000')).body as {
+      subject: string;
+    }[];
+    const streamed = () => stream.events.map((e) => e.data.subject as string);
+    await expect.poll(() => written.every((n) => streamed().includes(n)), { timeout: 5_000 }).toBe(true);
+    for (const name of written) {
+      expect(journal.filter((e) => e.subject === name).length, name).toBe(1);
+      expect(streamed().filter((s) => s === name).length, name).toBe(1);
+    }
+  }
+
+  it('a frozen follower: healthy answers throughout, every event once, leadership and leases kept', async () => {
+    const leader = await cluster.leader();
+    const follower = cluster.members.find((m) => m !== leader)!;
+    const r = await freezeWhileUsed(follower, 'follower');
+    expect(r.refused).toEqual([]);
+    expect(r.gapMs, JSON.stringify({ ...r, written: r.written.length })).toBeLessThanOrEqual(MAX_GAP_MS);
+    expect(r.leadershipLost).toBe(false);
+    expect(r.leaseLost).toBe(false);
+    await expectEventsOnce(r.written);
+  }, 60_000);
+
+  it('a frozen etcd leader: healthy answers again within 2 s of the freeze, every event once', async () => {
+    const r = await freezeWhileUsed(await cluster.leader(), 'leader');
+    // etcd's own election of a new leader (1 s election timeout) is part of this gap.
+    expect(r.gapMs, JSON.stringify({ ...r, written: r.written.length })).toBeLessThanOrEqual(MAX_GAP_MS);
+    expect(r.written.length).toBeGreaterThan(20);
+    await expectEventsOnce(r.written);
+  }, 60_000);
+});
