@@ -195,17 +195,18 @@ describe('GitOps: authenticated Git sources (real lighttpd + git-http-backend, r
 
   it('with the annotation the library is re-created, but not while a job forbids its delete', async () => {
     const before = await library();
-    // A queued job (written as the job machinery would): the spec forbids deleting a library then.
+    // A queued export (written as the job machinery would; the controller admits exports from
+    // detected only, so it stays queued): the spec forbids deleting a library then.
     await store.put(
       keys.jobs.one(901),
-      testJob({ id: 901, kind: 'import', state: 'queued', label: 'AUT001L8', library: before.id }),
+      testJob({ id: 901, kind: 'export', state: 'queued', label: 'AUT001L8', library: before.id }),
     );
     const commit = await repo.commit(manifests(2, RECREATE), 'Two drives, re-created');
     let s = await pollNow('site-https');
     expect(s.outcome).toBe('failed');
     expect(s.last_revision).toBe(commit);
     expect(s.message).toMatch(
-      /VirtualTapeLibrary auth-lib: DELETE \/api\/libraries\/\d+ answered 400: Library delete is refused while 1 job\(s\) are active or queued \(import 901\)/,
+      /VirtualTapeLibrary auth-lib: DELETE \/api\/libraries\/\d+ answered 400: Library delete is refused while 1 job\(s\) are active or queued \(export 901\)/,
     );
     const obj = s.objects.find((o: any) => o.kind === 'VirtualTapeLibrary');
     expect(obj.conditions).toContainEqual(
@@ -216,7 +217,7 @@ describe('GitOps: authenticated Git sources (real lighttpd + git-http-backend, r
     // Once the job ended, the next sync re-creates it: a new record with the declared drives.
     const job = testJob({
       id: 901,
-      kind: 'import',
+      kind: 'export',
       state: 'succeeded',
       label: 'AUT001L8',
       library: before.id,

@@ -242,11 +242,12 @@ describe('the Kubernetes adapter against the list/watch stand-in and a real appl
       expect(condition(blocked, 'Ready')?.message).toMatch(/librar/i);
       expect((await app.api.get('/api/pools')).body.some((p: any) => p.name === 'kube-pool')).toBe(true);
 
-      // A job queued on the appliance: the spec forbids deleting a library then (any job blocks it).
+      // A job queued on the appliance (an export: the controller admits exports from detected only,
+      // so it stays queued): the spec forbids deleting a library then (any job blocks it).
       const libId = (await app.api.get('/api/libraries')).body.find((l: any) => l.name === 'kube-lib').id;
       await store.put(
         keys.jobs.one(701),
-        testJob({ id: 701, kind: 'import', state: 'queued', label: 'KUB001L8', library: libId }),
+        testJob({ id: 701, kind: 'export', state: 'queued', label: 'KUB001L8', library: libId }),
       );
       await kube.delete('virtualtapelibraries', 'kube-lib');
       const held = await cr(
@@ -257,10 +258,10 @@ describe('the Kubernetes adapter against the list/watch stand-in and a real appl
       expect(held.metadata.deletionTimestamp).toBeTruthy();
       expect(held.metadata.finalizers).toContain('vtl.appliance.io/gitops');
       expect(condition(held, 'Ready')?.message).toMatch(
-        /refused while 1 job\(s\) are active or queued \(import 701\)/,
+        /refused while 1 job\(s\) are active or queued \(export 701\)/,
       );
       expect((await event('VirtualTapeLibrary', 'kube-lib', 'DeletionBlocked')).message).toMatch(
-        /import 701/,
+        /export 701/,
       );
       expect((await app.api.get('/api/libraries')).body.some((l: any) => l.name === 'kube-lib')).toBe(true);
 
@@ -268,7 +269,7 @@ describe('the Kubernetes adapter against the list/watch stand-in and a real appl
       // finalizer is released, and the pool is freed and deleted as well.
       await store.put(
         keys.jobs.one(701),
-        testJob({ id: 701, kind: 'import', state: 'succeeded', label: 'KUB001L8', library: libId }),
+        testJob({ id: 701, kind: 'export', state: 'succeeded', label: 'KUB001L8', library: libId }),
       );
       await eventually('library and pool deleted, resources gone', async () => {
         const [libs, pools] = [
