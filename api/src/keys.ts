@@ -284,13 +284,8 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
     },
   },
   catalog: {
-    process: 'controller',
-    module: 'controller/src/ops/catalog-rows.ts',
-    also: {
-      'controller/src/ops/remote-ops.ts': 'catalog rebuild',
-      'apiserver/src/services/remotes.ts': 'apiserver: removal on remote delete (a second process)',
-      'nodeagent/src/jobs/export-job.ts': 'nodeagent: the entry of an export (a third process)',
-    },
+    process: 'controller (scans); nodeagent (export); apiserver (remote delete)',
+    module: 'domain/src/records/catalog.ts',
   },
   remoteSecrets: {
     process: 'apiserver',

@@ -44,3 +44,4 @@ export { newOpRecord, submitOp, type SubmitOp } from './records/ops.js';
 export { loadSnapshot } from './load-snapshot.js';
 export { checkRecoverPreconditions } from './recover-rules.js';
 export { normalisePoolPath, refusePoolPath } from './pool-path-rules.js';
+export { deleteRemoteCatalog, putCatalogEntries, replaceRemoteCatalog } from './records/catalog.js';

@@ -14,6 +14,7 @@ import {
 import type { Store, Txn } from '@vtl/store';
 import { Job } from '@vtl/api';
 import { deleteRemoteRecord } from './settings.js';
+import { deleteRemoteCatalog } from '@vtl/domain';
 
 /** Remotes that have a stored secret, from the keys alone: listing never reads a secret value. */
 async function idsWithSecret(store: Store): Promise<Set<number>> {
@@ -102,5 +103,5 @@ export async function deleteRemote(store: Store, id: number): Promise<void> {
     return (txn: Txn) => void txn.ifUnchangedSince(keys.jobs.prefix, listed.revision);
   };
   await deleteRemoteRecord(store, id, [keys.remoteSecrets.one(id)], unused);
-  await store.deletePrefix(keys.catalog.remote(id));
+  await deleteRemoteCatalog(store, id);
 }

@@ -20,8 +20,9 @@ import {
   checkRecoverPreconditions,
   loadSnapshot,
   nodeOfLibrary,
+  putCatalogEntries,
 } from '@vtl/domain';
-import { catalogEntries, putCatalogEntries } from './catalog-rows.js';
+import { catalogEntries } from './catalog-rows.js';
 import { deadlineOf, remoteCall } from './remote-call.js';
 import { loadOffsite } from './offsite-module.js';
 

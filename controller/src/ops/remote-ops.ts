@@ -2,9 +2,10 @@ import { RemoteRecord, isoNow, keys, type Op } from '@vtl/api';
 import type { RemoteObject } from '@vtl/offsite';
 import type { OpHandler } from '@vtl/reconcile';
 import type { Store } from '@vtl/store';
-import { catalogEntries, putCatalogEntries } from './catalog-rows.js';
+import { catalogEntries } from './catalog-rows.js';
 import { deadlineOf, remoteCall } from './remote-call.js';
 import { loadOffsite } from './offsite-module.js';
+import { replaceRemoteCatalog } from '@vtl/domain';
 
 /** Objects per result part of a listing: a part stays far below etcd's 1.5 MB request limit. */
 export const LIST_PART_OBJECTS = 5_000;
@@ -85,8 +86,7 @@ export function catalogRebuildOp(store: Store): OpHandler {
       scanBucket(conn, signal),
     );
     const entries = catalogEntries(remoteId, scan.complete);
-    await store.deletePrefix(keys.catalog.remote(remoteId));
-    await putCatalogEntries(store, entries);
+    await replaceRemoteCatalog(store, remoteId, entries);
     return {
       complete: entries.length,
       incomplete: scan.incomplete.map((g) => ({

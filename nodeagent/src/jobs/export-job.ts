@@ -11,7 +11,7 @@ import {
 import { Requeue } from '@vtl/reconcile';
 import type { JobStepContext, StepResult } from './job-context.js';
 import { readLedger, recordChunk, setLastExport } from './job-records.js';
-import { updateJob } from '@vtl/domain';
+import { putCatalogEntries, updateJob } from '@vtl/domain';
 import { DEFAULT_CHUNK_BYTES, type LedgerEntry, type RemoteConnection } from './offsite.js';
 
 const holder = (id: number) => `export job ${id}`;
@@ -136,10 +136,7 @@ export async function upload(ctx: JobStepContext): Promise<StepResult> {
     exported_at: manifest.created_at ?? isoNow(),
     synced_at: isoNow(),
   };
-  await store.put(
-    keys.catalog.one(job.remote_id, job.system_name, job.library_serial, job.label, job.generation),
-    entry,
-  );
+  await putCatalogEntries(store, [entry]);
   await setLastExport(store, job.label, job.generation);
   await updateJob(store, ctx.journal, job.id, 'uploading', () => ({
     state: 'succeeded',
