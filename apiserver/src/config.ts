@@ -31,6 +31,10 @@ export interface ApiserverConfig {
   /** An operator's own HTTPS certificate and key (PEM); both or neither. Default: the self-signed pair. */
   tlsCertFile?: string;
   tlsKeyFile?: string;
+  /** A connection that has not finished its TLS handshake by then is closed (VTL_TLS_HANDSHAKE_TIMEOUT_MS). */
+  tlsHandshakeTimeoutMs: number;
+  /** Open HTTPS connections one client address may hold; more are closed at once (VTL_MAX_CONNECTIONS_PER_CLIENT). */
+  maxConnectionsPerClient: number;
   /** The first admin's password, from a file (a mounted Secret) instead of a random one written to the state dir. */
   initialAdminPasswordFile?: string;
   /** Files holding this machine's durable identity (the support fingerprint), first readable wins. */
@@ -71,6 +75,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiserverConfi
     sseKeepaliveMs: Math.max(1, int(env.VTL_SSE_KEEPALIVE_MS, 20_000)),
     storeDeadlineMs: storeDeadlineFromEnv(env),
     sessionTtlSec: Math.max(1, int(env.VTL_SESSION_TTL_SEC, 12 * 3600)),
+    tlsHandshakeTimeoutMs: Math.max(1, int(env.VTL_TLS_HANDSHAKE_TIMEOUT_MS, 10_000)),
+    maxConnectionsPerClient: Math.max(1, int(env.VTL_MAX_CONNECTIONS_PER_CLIENT, 256)),
     ...(env.VTL_TLS_CERT_FILE ? { tlsCertFile: path.resolve(env.VTL_TLS_CERT_FILE) } : {}),
     ...(env.VTL_TLS_KEY_FILE ? { tlsKeyFile: path.resolve(env.VTL_TLS_KEY_FILE) } : {}),
     ...(env.VTL_INITIAL_ADMIN_PASSWORD_FILE

@@ -4,6 +4,7 @@ import { boundedStep, exitOnRestartRequest, onShutdown, watchSupervisor } from '
 import { buildApp, buildPlainApp } from './app.js';
 import { loadConfig } from './config.js';
 import { httpsOptions, loadCertificate } from './tls.js';
+import { capConnectionsPerClient } from './connection-cap.js';
 import { ensureIdentity } from './services/identity.js';
 import { ensureInitialAdmin } from './services/users.js';
 import { VERSION } from './version.js';
@@ -35,7 +36,8 @@ async function main() {
   };
   const pair = await loadCertificate(config, ['localhost', '127.0.0.1', config.bind]);
   setCertificateExpiry('https', pair.cert);
-  const app = await buildApp(ctx, { https: httpsOptions(pair) });
+  const app = await buildApp(ctx, { https: httpsOptions(pair, config.tlsHandshakeTimeoutMs) });
+  capConnectionsPerClient(app.server, config.maxConnectionsPerClient, logger);
   await app.listen({ host: config.bind, port: config.httpsPort });
   const plain = config.plainPort === 0 ? undefined : await buildPlainApp(ctx);
   await plain?.listen({ host: config.bind, port: config.plainPort });

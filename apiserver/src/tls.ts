@@ -54,13 +54,24 @@ export const TLS_CIPHERS = [
   'ECDHE-RSA-AES128-GCM-SHA256',
 ].join(':');
 
-/** The HTTPS listener's options: the key pair plus the protocol and suite policy above. */
-export function httpsOptions(pair: { key: string; cert: string }) {
+/** How long a connection may take to finish its TLS handshake unless told otherwise. */
+export const TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
+
+/**
+ * The HTTPS listener's options: the key pair plus the protocol and suite policy above, and a
+ * handshake deadline: a connection that never sends its ClientHello (or stalls in the handshake)
+ * is closed after `handshakeTimeoutMs` rather than held for good.
+ */
+export function httpsOptions(
+  pair: { key: string; cert: string },
+  handshakeTimeoutMs: number = TLS_HANDSHAKE_TIMEOUT_MS,
+) {
   return {
     ...pair,
     minVersion: 'TLSv1.2' as const,
     ciphers: TLS_CIPHERS,
     honorCipherOrder: true,
+    handshakeTimeout: handshakeTimeoutMs,
   };
 }
 

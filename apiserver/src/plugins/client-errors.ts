@@ -61,6 +61,12 @@ export function clientErrorHandler(https: boolean) {
   return function onClientError(error: Error, socket: Socket) {
     const err = error as NodeJS.ErrnoException & { rawPacket?: unknown };
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    // A TLS error before the handshake finished (the handshake deadline, no shared suite): no
+    // HTTP answer can reach the client, and one queued on the socket would hold it open for good.
+    if (err.code?.startsWith('ERR_TLS_') || err.code?.startsWith('ERR_SSL_')) {
+      socket.destroy();
+      return;
+    }
     let refusal: VtlError;
     if (err.code === 'HPE_HEADER_OVERFLOW') {
       const packet = Buffer.isBuffer(err.rawPacket) ? err.rawPacket.toString('latin1') : '';
