@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { CliError } from './errors.js';
+import { EXIT } from './exit.js';
 
 /** One manifest file as the plan/apply endpoints take it. */
 export interface ManifestFile {
@@ -20,7 +21,13 @@ export async function readManifests(target: string): Promise<ManifestFile[]> {
   try {
     stat = await fs.stat(target);
   } catch {
-    throw new CliError(`${target} does not exist.`, 'Pass -f with a directory of manifests or a YAML file.');
+    throw new CliError(
+      `${target} does not exist.`,
+      'Pass -f with a directory of manifests or a YAML file.',
+      undefined,
+      undefined,
+      EXIT.usage,
+    );
   }
   if (stat.isFile()) return [{ file: path.basename(target), content: await fs.readFile(target, 'utf8') }];
   const files: ManifestFile[] = [];
@@ -44,6 +51,9 @@ export async function readManifests(target: string): Promise<ManifestFile[]> {
     throw new CliError(
       `No *.yaml or *.yml files under ${target}.`,
       'Pass -f with the directory that holds your manifests.',
+      undefined,
+      undefined,
+      EXIT.usage,
     );
   return files;
 }

@@ -2,6 +2,8 @@
 export interface PlanError {
   file: string;
   document: number;
+  /** The field's line in the file, from 1 (the appliance's YAML parser positions). */
+  line?: number;
   kind?: string;
   name?: string;
   field?: string;
@@ -36,15 +38,32 @@ const MARK: Record<ActionKind, string> = {
   unchanged: '=',
 };
 
-/** `file (document N) Kind/name field: message`, one line per invalid object. */
+/**
+ * The message without the field names it starts with ("spec.numDrives: numDrives: must be…"):
+ * the line names the field once, before it.
+ */
+function withoutField(message: string, field: string): string {
+  const leaf = field.split(/[.[]/).pop() ?? field;
+  let m = message;
+  for (;;) {
+    const next = [field, leaf].reduce(
+      (acc, f) => (f && acc.startsWith(`${f}: `) ? acc.slice(f.length + 2) : acc),
+      m,
+    );
+    if (next === m) return m;
+    m = next;
+  }
+}
+
+/** `file:line: Kind/name field: message`, one line per problem (file (document N) without a line). */
 export function formatErrors(errors: PlanError[]): string {
   return errors
     .map((e) => {
       // The API counts documents from 0; people count from 1.
-      const where = `${e.file} (document ${e.document + 1})`;
-      const what = e.kind || e.name ? ` ${e.kind ?? '?'}/${e.name ?? '?'}` : '';
-      const field = e.field ? ` ${e.field}` : '';
-      return `  ${where}${what}${field}: ${e.message}\n`;
+      const where = e.line ? `${e.file}:${e.line}` : `${e.file} (document ${e.document + 1})`;
+      const what = e.kind || e.name ? `${e.kind || '?'}/${e.name || '?'}` : '';
+      const subject = [what, e.field].filter(Boolean).join(' ');
+      return `  ${where}: ${subject ? `${subject}: ` : ''}${withoutField(e.message, e.field ?? '')}\n`;
     })
     .join('');
 }

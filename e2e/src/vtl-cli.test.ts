@@ -4,7 +4,11 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { Appliance } from './harness/appliance.js';
-import { vtl, type CliRun } from './harness/vtl-cli.js';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { waitFor } from '@vtl/reconcile';
+import { startTestRgw } from '@vtl/offsite';
+import { vtl, vtlStream, VTL_MAIN, type CliRun } from './harness/vtl-cli.js';
 
 // The `vtl` command-line client, built (cli/dist) and run as a child process against a real
 // appliance: what a user types and sees, its exit codes, and the file it keeps the credential in.
@@ -36,12 +40,12 @@ describe('vtl, the command-line client', () => {
 
   it('says to log in first, and refuses a wrong password with the API message, storing nothing', async () => {
     const before = await run(['get', 'pools']);
-    expect(before.code).toBe(1);
+    expect(before.code).toBe(5);
     expect(before.stderr).toMatch(/Not logged in/);
     expect(before.stderr).toMatch(/vtl login --server/);
 
     const wrong = await run(['login', '--server', server, '--insecure', '-u', 'admin'], 'not-the-password\n');
-    expect(wrong.code).toBe(1);
+    expect(wrong.code).toBe(5);
     expect(wrong.stderr).toMatch(/^error: .+/);
     expect(wrong.stderr).toMatch(/vtl login/);
     await expect(fs.stat(config)).rejects.toThrow();
@@ -49,7 +53,7 @@ describe('vtl, the command-line client', () => {
 
   it('refuses the self-signed certificate unless told to trust it (--ca or --insecure)', async () => {
     const untrusted = await run(['login', '--server', server, '-u', 'admin'], `${app.adminPassword}\n`);
-    expect(untrusted.code).toBe(1);
+    expect(untrusted.code).toBe(5);
     expect(untrusted.stderr).toMatch(/certificate .* not trusted/);
     expect(untrusted.stderr).toMatch(/--ca FILE/);
 
@@ -100,12 +104,18 @@ describe('vtl, the command-line client', () => {
     const pools = (await app.api.get('/api/pools')).body;
     expect(JSON.parse(json.stdout)).toEqual(pools);
 
+    // One pool as YAML is its manifest, as `vtl apply` takes it.
     const one = await run(['get', 'pool', 'default', '-o', 'yaml']);
     expect(one.code).toBe(0);
-    expect(parse(one.stdout)).toMatchObject({ name: 'default', state: 'active', node: 'node1' });
+    expect(parse(one.stdout)).toEqual({
+      apiVersion: 'vtl.appliance.io/v1alpha1',
+      kind: 'TapePool',
+      metadata: { name: 'default' },
+      spec: { node: 'node1', path: pools[0].path },
+    });
 
     const missing = await run(['get', 'pools', 'nope']);
-    expect(missing.code).toBe(1);
+    expect(missing.code).toBe(4);
     expect(missing.stderr).toMatch(/pools "nope" not found/);
     expect(missing.stderr).toMatch(/vtl get pools/);
   });
@@ -191,10 +201,11 @@ describe('vtl, the command-line client', () => {
       'apiVersion: vtl.appliance.io/v1alpha1\nkind: TapeInitiator\nmetadata:\n  name: host-d\nspec:\n  wwpn: not-a-wwpn\n',
     );
     const invalid = await run(['diff', '-f', manifests]);
-    expect(invalid.code).toBe(2);
-    expect(invalid.stdout).toMatch(/hosts\/broken\.yaml \(document 1\) TapeInitiator\/host-d .*wwpn/);
+    expect(invalid.code).toBe(3);
+    expect(invalid.stdout).toMatch(/hosts\/broken\.yaml:6: TapeInitiator\/host-d spec\.wwpn: /);
     const refused = await run(['apply', '-f', manifests]);
-    expect(refused.code).toBe(1);
+    // The same invalid set exits the same way from diff and apply.
+    expect(refused.code).toBe(3);
     expect(refused.stderr).toMatch(/hosts\/broken\.yaml/);
     expect(refused.stderr).toMatch(/Nothing was changed/);
     const targets = (await app.api.get('/api/targets')).body;
@@ -205,12 +216,202 @@ describe('vtl, the command-line client', () => {
     expect(nothing.stderr).toMatch(/does not exist/);
   });
 
+  it('answers --help for every command, says option mistakes plainly, and prints versions', async () => {
+    for (const command of [
+      'login',
+      'get',
+      'describe',
+      'delete',
+      'activate',
+      'events',
+      'jobs',
+      'diff',
+      'apply',
+      'version',
+      'completion',
+    ]) {
+      const help = await run([command, '--help']);
+      expect(help.code, command).toBe(0);
+      expect(help.stdout, command).toMatch(
+        new RegExp(`^Usage: vtl ${command === 'jobs' ? 'jobs' : command}`),
+      );
+    }
+    const wrong = await run(['get', 'pools', '--colour']);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toMatch(/^error: Unknown option --colour\.\nUsage: vtl get /);
+    expect(wrong.stderr).not.toMatch(/positional/);
+    const noValue = await run(['get', 'pools', '-o']);
+    expect(noValue.stderr).toMatch(/Option -o, --output <value> needs a value/);
+    const unknown = await run(['frobnicate']);
+    expect(unknown.code).toBe(2);
+    const version = await run(['--version']);
+    expect(version.code, version.stderr).toBe(0);
+    const health = (await app.anonymous.get('/healthz')).body;
+    expect(version.stdout).toBe(`vtl 0.1.0\nappliance ${health.version} at ${server}\n`);
+    expect((await run(['version'])).stdout).toBe(version.stdout);
+  });
+
+  it('activates a declared library and lists, describes and follows by name', async () => {
+    const declared = await app.api.post('/api/libraries', {
+      name: 'cli-lib',
+      product: '03584L32',
+      drive_product: 'ULT3580-TD8',
+      num_drives: 1,
+      label_prefix: 'CLI',
+      pool_id: (await app.api.get('/api/pools')).body[0].id,
+    });
+    expect(declared.status, declared.text).toBe(201);
+    const activated = await run(['activate']);
+    expect(activated.code, activated.stderr).toBe(0);
+    expect(activated.stdout).toMatch(/Activated the declared libraries/);
+    expect((await app.api.get('/api/libraries')).body[0].state).toBe('active');
+
+    const libraries = await run(['get', 'libraries']);
+    expect(libraries.stdout.split('\n')[0]!.split(/\s{3,}/)).toContain('POOL');
+    expect(libraries.stdout).toMatch(/^cli-lib\s+03584L32\s+ULT3580-TD8\s+1\s+CLI\s+active\s+default\s+/m);
+
+    const follow = vtlStream(config, ['events', '--follow']);
+    const minted = await app.api.post('/api/cartridges', { library: declared.body.library, count: 2 });
+    expect(minted.status, minted.text).toBe(200);
+    const [first, second] = minted.body.created.map((c: { label: string }) => c.label) as [string, string];
+    await waitFor(async () => follow.stdout().includes(`cart_minted`) && follow.stdout().includes(second), {
+      timeoutMs: 15_000,
+    });
+    await follow.stop();
+    expect(follow.stdout()).not.toMatch(/pool_stats/);
+
+    const cartridges = await run(['get', 'cartridges']);
+    expect(cartridges.stdout).toMatch(new RegExp(`^${first}\\s+cli-lib\\s+slot:`, 'm'));
+    const events = await run(['events', '--kind', 'cart_minted']);
+    expect(events.stdout).toMatch(new RegExp(`cart_minted\\s+${second}`));
+
+    const library = await run(['describe', 'library', 'cli-lib']);
+    expect(library.code, library.stderr).toBe(0);
+    expect(library.stdout).toMatch(/^libraries\/cli-lib\n/);
+    expect(library.stdout).toMatch(/home_pool: default \(id \d+\)/);
+    expect(library.stdout).toMatch(/Phase: active/);
+    expect(library.stdout).toMatch(/Ready=True/);
+    const cartridge = await run(['describe', 'cartridge', first]);
+    expect(cartridge.stdout).toMatch(/library: cli-lib \(id \d+\)/);
+    expect(cartridge.stdout).toMatch(/Jobs: none/);
+    expect(cartridge.stdout).toMatch(/cart_minted/);
+  }, 180_000);
+
+  it('watches a job to its end, and deletes by name after the name is confirmed', async () => {
+    const rgw = await startTestRgw();
+    try {
+      const remote = await app.api.post('/api/remotes', rgw.remoteRequest('offsite', { prefix: 'cli' }));
+      expect(remote.status, remote.text).toBe(201);
+      const label = (await app.api.get('/api/cartridges')).body[0].label;
+      const watch = vtlStream(config, ['jobs', '--watch']);
+      await waitFor(async () => watch.stdout().startsWith('ID'), { timeoutMs: 10_000 });
+      const job = await app.api.post(`/api/cartridges/${label}/export`, { remote_id: remote.body.id });
+      expect(job.status, job.text).toBe(201);
+      // The new row is printed while watching, again as it changes, until it succeeded; the remote by name.
+      const done = new RegExp(`^${job.body.id}\\s+export\\s+succeeded\\s+${label}\\s+offsite\\s`, 'm');
+      await waitFor(async () => done.test(watch.stdout()), { timeoutMs: 60_000 });
+      await watch.stop();
+      expect(watch.stdout().split('\n')[0]).toMatch(/^ID\s+KIND\s+STATE\s+LABEL\s+REMOTE\s+DONE\s+AGE$/);
+    } finally {
+      await rgw.stop();
+    }
+
+    // Without a terminal to type the name back, a delete needs --yes.
+    const unconfirmed = await run(['delete', 'remote', 'offsite']);
+    expect(unconfirmed.code).toBe(2);
+    expect(unconfirmed.stderr).toMatch(/needs --yes/);
+    const wwpn = 'naa.21000024ff8a0b01';
+    const deleted = await run(['delete', 'initiator', 'backup-host', '--yes']);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(deleted.stdout).toBe('initiators/backup-host deleted\n');
+    expect((await app.api.get('/api/targets')).body.initiators.map((i: any) => i.wwpn)).not.toContain(wwpn);
+    const gone = await run(['describe', 'initiator', 'backup-host']);
+    expect(gone.code).toBe(4);
+  }, 120_000);
+
+  it('prints manifests with get -o yaml that apply takes back unchanged', async () => {
+    const out = path.join(dir, 'exported');
+    await fs.mkdir(out, { recursive: true });
+    for (const kind of ['pools', 'initiators']) {
+      const yaml = await run(['get', kind, '-o', 'yaml']);
+      expect(yaml.code, yaml.stderr).toBe(0);
+      await fs.writeFile(path.join(out, `${kind}.yaml`), yaml.stdout);
+    }
+    const planned = await run(['diff', '-f', out, '--source', 'cli']);
+    expect(planned.stdout).not.toMatch(/^[+~-] /m);
+    expect(planned.stdout).toMatch(/0 to create, 0 to update, 0 to prune/);
+  });
+
+  it('reports every problem of a manifest set at once, each with file:line, the field named once', async () => {
+    const bad = path.join(dir, 'bad');
+    await fs.mkdir(bad, { recursive: true });
+    await fs.writeFile(
+      path.join(bad, 'library.yaml'),
+      [
+        'apiVersion: vtl.appliance.io/v1alpha1',
+        'kind: VirtualTapeLibrary',
+        'metadata:',
+        '  name: bad-lib',
+        'spec:',
+        '  product: 03584L32',
+        '  driveProduct: ULT3580-TD8',
+        '  numDrives: 40',
+        '  labelPrefix: BAD',
+        '  poolRef: default',
+        '',
+      ].join('\n'),
+    );
+    await fs.writeFile(
+      path.join(bad, 'broken.yaml'),
+      'apiVersion: vtl.appliance.io/v1alpha1\nkind: TapePool\nmetadata:\n  name: p\n  name: q\n',
+    );
+    await fs.writeFile(
+      path.join(bad, 'host.yaml'),
+      'apiVersion: vtl.appliance.io/v1alpha1\nkind: TapeInitiator\nmetadata:\n  name: host-x\nspec:\n  wwpn: naa.21000024ff8a0e01\n  libraryRefs: [no-such-library]\n',
+    );
+    for (const command of ['diff', 'apply']) {
+      const res = await run([command, '-f', bad]);
+      expect(res.code, command).toBe(3);
+      const text = res.stdout + res.stderr;
+      expect(text).toMatch(/broken\.yaml:5: YAML: Map keys must be unique/);
+      expect(text).toMatch(/host\.yaml:7: TapeInitiator\/host-x spec\.libraryRefs/);
+      expect(text).toMatch(/library\.yaml:8: VirtualTapeLibrary\/bad-lib spec\.numDrives: (?!.*numDrives)/);
+    }
+  });
+
+  it('completes commands, kinds and names in bash', async () => {
+    const script = (await run(['completion', 'bash'])).stdout;
+    const complete = async (words: string[]) => {
+      const { stdout } = await promisify(execFile)(
+        'bash',
+        [
+          '-c',
+          `source /dev/stdin <<'EOF'\n${script}\nEOF\nCOMP_WORDS=(${words.map((w) => `"${w}"`).join(' ')}); COMP_CWORD=${words.length - 1}; _vtl; echo "\${COMPREPLY[*]}"`,
+        ],
+        {
+          env: {
+            ...process.env,
+            VTL_CONFIG: config,
+            PATH: `${path.dirname(process.execPath)}:${process.env.PATH}`,
+          },
+        },
+      );
+      return stdout.trim().split(/\s+/);
+    };
+    const shim = path.join(dir, 'vtl');
+    await fs.writeFile(shim, `#!/bin/sh\nexec "${process.execPath}" "${VTL_MAIN}" "$@"\n`, { mode: 0o755 });
+    expect(await complete([shim, 'de'])).toEqual(['describe', 'delete']);
+    expect(await complete([shim, 'get', 'li'])).toEqual(['libraries']);
+    expect(await complete([shim, 'get', 'libraries', ''])).toEqual(['cli-lib']);
+    expect(await complete([shim, 'get', 'pools', '--o'])).toEqual(['--output']);
+  });
+
   it('says to log in again when the stored session is no longer valid', async () => {
     const stored = JSON.parse(await fs.readFile(config, 'utf8'));
     const stale = path.join(dir, 'stale.json');
     await fs.writeFile(stale, JSON.stringify({ ...stored, token: 'not-a-session' }), { mode: 0o600 });
     const res = await run(['get', 'pools'], '', stale);
-    expect(res.code).toBe(1);
+    expect(res.code).toBe(5);
     expect(res.stderr).toMatch(/^error: .+\n.*run `vtl login` again/);
   });
 

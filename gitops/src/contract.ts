@@ -45,6 +45,8 @@ export type PlanRequest = z.infer<typeof PlanRequest>;
 export const PlanError = z.object({
   file: z.string(),
   document: z.number().int(),
+  /** Line in the file (from 1) of the field, or of the nearest enclosing one that is there. */
+  line: z.number().int().optional(),
   kind: z.string(),
   name: z.string(),
   field: z.string(),

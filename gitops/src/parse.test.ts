@@ -30,6 +30,40 @@ spec: { wwpn: "21:00:00:24:ff:00:00:0b", ports: [] }
     ]);
   });
 
+  it('gives every problem the line of its field, or of the nearest parent that is there', () => {
+    const library = [
+      'apiVersion: vtl.appliance.io/v1alpha1',
+      'kind: VirtualTapeLibrary',
+      'metadata:',
+      '  name: lib-a',
+      'spec:',
+      '  product: 03584L32',
+      '  driveProduct: ULT3580-TD8',
+      '  numDrives: 40',
+      '  labelPrefix: AB',
+      '  poolRef: nowhere',
+      '',
+    ].join('\n');
+    const broken = 'apiVersion: vtl.appliance.io/v1alpha1\nkind: TapePool\nmetadata:\n  name: p\n  name: q\n';
+    const missing =
+      'apiVersion: vtl.appliance.io/v1alpha1\nkind: TapePool\nmetadata:\n  name: p\nspec:\n  node: n1\n';
+    const result = plan(
+      [
+        { file: 'lib.yaml', content: library },
+        { file: 'broken.yaml', content: broken },
+        { file: 'pool.yaml', content: missing },
+      ],
+      emptyObserved(),
+      { source: 'test', prune: false },
+    );
+    const at = result.errors.map((e) => [e.file, e.line, e.field]);
+    expect(at).toContainEqual(['lib.yaml', 8, 'spec.numDrives']);
+    expect(at).toContainEqual(['lib.yaml', 9, 'spec.labelPrefix']);
+    expect(result.errors.find((e) => e.file === 'broken.yaml')?.line).toBe(5);
+    // spec.path is missing: the line of spec.
+    expect(at).toContainEqual(['pool.yaml', 5, 'spec.path']);
+  });
+
   it('names an unknown field, a wrong kind, a wrong apiVersion and broken YAML', () => {
     const parsed = parseManifests([
       ...f(

@@ -71,6 +71,7 @@ export function plan(files: readonly ManifestFile[], observed: Observed, opts: P
     errors.push({
       file: at.file,
       document: at.document,
+      ...(at.lineOf(field) === undefined ? {} : { line: at.lineOf(field) }),
       kind: at.object.kind,
       name: at.object.metadata.name,
       field,
