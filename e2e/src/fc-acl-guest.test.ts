@@ -1,4 +1,3 @@
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@vtl/reconcile';
@@ -39,16 +38,6 @@ interface LioResult {
   verify: string[];
   built: string[];
   acls: ObservedAcl[];
-}
-
-/** The emulator process of this appliance (the nodeagent's detached child), by its command line. */
-async function emulatorPid(app: Appliance): Promise<number | undefined> {
-  for (const pid of await fs.readdir('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    const cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.includes('emulator/dist/main.js') && cmdline.includes(app.stateDir)) return Number(pid);
-  }
-  return undefined;
 }
 
 /**
@@ -148,7 +137,7 @@ describe.skipIf(!qemu)('FC access rules on a real target core (LIO iscsi fabric,
         onLine: (line) => {
           if (process.env.VTL_GUEST_CONSOLE) console.log(`guest| ${line}`);
           if (line.trim() === 'VTL-KILL-EMULATOR' && !emulatorKill)
-            emulatorKill = emulatorPid(app).then((pid) => {
+            emulatorKill = app.emulatorPid().then((pid) => {
               if (pid) process.kill(pid, 'SIGKILL');
               return pid;
             });
@@ -228,7 +217,7 @@ describe.skipIf(!qemu)('FC access rules on a real target core (LIO iscsi fabric,
     expect(killed).toBeDefined();
     // The nodeagent started a new one.
     await waitFor(async () => {
-      const pid = await emulatorPid(app);
+      const pid = await app.emulatorPid();
       return pid !== undefined && pid !== killed;
     });
   });

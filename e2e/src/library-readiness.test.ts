@@ -145,4 +145,45 @@ describe('library readiness follows its node', () => {
     await waitFor(async () => ready(await row())?.status === 'True', { timeoutMs: 60_000, intervalMs: 200 });
     expect(await row()).toMatchObject({ state: 'active', phase: 'active' });
   }, 120_000);
+
+  it('answers mint and load 503 with Retry-After, never "apply it first", while the emulator restarts', async () => {
+    await waitFor(async () => ready(await row())?.status === 'True', { timeoutMs: 60_000, intervalMs: 200 });
+    const calls = () =>
+      Promise.all([
+        app.api.post('/api/cartridges', { library: libId, count: 1 }),
+        app.api.post(`/api/libraries/${libId}/drives/0/load`, { label: 'RDY999L8' }),
+      ]);
+    // The restart is quick (seconds): kill again if the window passed between two looks.
+    let refused: Awaited<ReturnType<typeof calls>> | undefined;
+    for (let kill = 0; kill < 3 && !refused; kill++) {
+      const pid = await app.emulatorPid();
+      expect(pid).toBeDefined();
+      process.kill(pid!, 'SIGKILL');
+      refused = await waitFor(
+        async () => {
+          const serving = (await row()).conditions?.find((c: any) => c.type === 'Serving');
+          if (serving?.status !== 'False') return undefined;
+          const answers = await calls();
+          return answers.every((a) => a.status === 503) ? answers : undefined;
+        },
+        { timeoutMs: 20_000, intervalMs: 50 },
+      ).catch(() => undefined);
+      await waitFor(async () => ready(await row())?.status === 'True', {
+        timeoutMs: 60_000,
+        intervalMs: 200,
+      });
+    }
+    expect(refused, 'no refusal seen while the emulator restarted').toBeDefined();
+    for (const res of refused!) {
+      expect(res.body.error.code, res.text).toBe('unavailable');
+      expect(res.body.error.message).toMatch(
+        /applied but its data plane is not serving it.*no apply is needed/,
+      );
+      expect(res.body.error.message).not.toMatch(/apply it first/);
+      expect(res.body.error.details).toMatchObject({ library: libId });
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    }
+    // Back: the same calls are answered on their merits again (a mint is made).
+    expect((await app.api.post('/api/cartridges', { library: libId, count: 1 })).status).toBe(200);
+  }, 240_000);
 });

@@ -36,14 +36,7 @@ describe('control-plane restart, reboot and the support bundle (§3.5, §4.2)', 
   let store: Store;
 
   const pids = async () => Promise.all(CONTROL_PLANE.map((e) => app.childPid(e)));
-  /** The emulator is no child of the launcher: found by its entry and its config in our state dir. */
-  const emulatorPid = async () => {
-    for (const pid of await fs.readdir('/proc')) {
-      const cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-      if (cmdline.includes('emulator/dist/main.js') && cmdline.includes(app.stateDir)) return Number(pid);
-    }
-    return 0;
-  };
+  const emulatorPid = async () => (await app.emulatorPid()) ?? 0;
   const draining = async () => (await app.api.get('/api/system')).body.draining as boolean;
   /** Every control-plane process was replaced and the API answers again. */
   const restarted = async (before: Array<number | undefined>) =>

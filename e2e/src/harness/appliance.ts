@@ -238,6 +238,16 @@ export class Appliance {
     return undefined;
   }
 
+  /** The emulator of this appliance (the nodeagent's detached child, no child of the launcher), by its command line. */
+  async emulatorPid(): Promise<number | undefined> {
+    for (const pid of await fs.readdir('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      const cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+      if (cmdline.includes('emulator/dist/main.js') && cmdline.includes(this.stateDir)) return Number(pid);
+    }
+    return undefined;
+  }
+
   /** The admin client certificate of the appliance's PKI: its etcd admits no client without one. */
   get storeTls(): StoreTls {
     const pki = path.join(this.stateDir, 'pki');
