@@ -13,8 +13,13 @@ const CONTROL_PLANE = ['apiserver/dist/server.js', 'controller/dist/main.js', 'n
 /** Short, so the abandoned-restart case finishes quickly; long enough for the drain checks. */
 const DRAIN_TIMEOUT_MS = 8_000;
 
+/**
+ * Job rows as the job machinery would write them. Exports: the controller admits them from
+ * `detected` only and leaves a queued one alone, while a queued import naming no remote is
+ * failed at once ("remote 1 does not exist"), ending the drain this test is about.
+ */
 const job = (id: number, state: Job['state']): Job =>
-  testJob({ id, kind: 'import', state, label: `SYS00${id}L7` });
+  testJob({ id, kind: 'export', state, label: `SYS00${id}L7` });
 
 /** Unpacks a tar.gz into name → text. */
 async function untar(gz: Buffer): Promise<Map<string, string>> {
