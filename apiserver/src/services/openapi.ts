@@ -1,6 +1,8 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
+import * as api from '@vtl/api';
 import { ErrorBody, type Role } from '@vtl/api';
 import { z } from 'zod';
+import { COMPONENT_NAMES, EXAMPLES, TAGS, operationId, tagOf } from './openapi-names.js';
 import { FAIL_CLOSED_ROLE, type RouteDoc } from '../plugins/route-config.js';
 
 interface CollectedRoute {
@@ -26,14 +28,70 @@ const ERRORS: Record<string, string> = {
   '504': 'The operation still runs; do not retry, watch the events',
 };
 
-function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+/**
+ * Names the exported zod schemas of @vtl/api (Library, Cartridge, Job, ...) once, by their export
+ * names: zod then puts each in `$defs` and refers to it wherever a route's schema uses it, and
+ * the document lifts them into named component schemas an SDK generator turns into types.
+ */
+const namedSchemas = new Map<string, z.ZodType>();
+function nameApiSchemas(): void {
+  if (namedSchemas.size > 0) return;
+  for (const [name, value] of Object.entries(api)) {
+    if (!(value instanceof z.ZodType) || !/^[A-Z]/.test(name)) continue;
+    const meta = z.globalRegistry.get(value);
+    if (meta?.id) continue; // exported under two names: the first names it
+    const renamed = COMPONENT_NAMES[name];
+    const id = renamed && !(renamed in api) ? renamed : name;
+    z.globalRegistry.add(value, { ...meta, id });
+    namedSchemas.set(id, value);
+  }
+}
+
+const convert = (schema: z.ZodType, io: 'input' | 'output') =>
+  z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Record<string, unknown>;
+
+/** A named schema's definition as an answer has it (what its component holds). */
+const outputForms = new Map<string, string>();
+function outputForm(id: string): string | undefined {
+  const schema = namedSchemas.get(id);
+  if (!schema) return undefined;
+  if (!outputForms.has(id))
+    outputForms.set(id, JSON.stringify((convert(schema, 'output').$defs as Record<string, unknown>)[id]));
+  return outputForms.get(id);
+}
+
+/** The component schemas a document refers to, by name (an input variant as `<Name>Input`). */
+type Components = Record<string, unknown>;
+
+function jsonSchema(
+  schema: z.ZodType,
+  io: 'input' | 'output',
+  components: Components,
+): Record<string, unknown> {
   // OpenAPI 3.1 schema objects are JSON Schema 2020-12; the dialect is stated once, not per schema.
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
-    target: 'draft-2020-12',
-    io,
-    unrepresentable: 'any',
-  });
-  return rest;
+  const { $schema: _dialect, $defs, ...rest } = convert(schema, io);
+  const defs = new Map(Object.entries(($defs ?? {}) as Record<string, unknown>));
+  // A request body's schema can differ from the answer's (defaults make fields optional): then
+  // it stays inline where it is used (generators such as openapi-typescript read a component's
+  // defaults as always present, which holds for answers only); the same schema is a component.
+  const inline = new Set(
+    [...defs]
+      .filter(([id, def]) => io === 'input' && JSON.stringify(def) !== outputForm(id))
+      .map(([id]) => id),
+  );
+  const relink = (node: unknown, seen: string[] = []): unknown => {
+    if (Array.isArray(node)) return node.map((n) => relink(n, seen));
+    if (!node || typeof node !== 'object') return node;
+    const ref = (node as { $ref?: unknown }).$ref;
+    if (typeof ref === 'string' && ref.startsWith('#/$defs/')) {
+      const id = ref.slice('#/$defs/'.length);
+      if (!inline.has(id) || seen.includes(id)) return { $ref: `#/components/schemas/${id}` };
+      return relink(defs.get(id), [...seen, id]);
+    }
+    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, relink(v, seen)]));
+  };
+  for (const [id, def] of defs) if (!inline.has(id)) components[id] ??= relink(def);
+  return relink(rest) as Record<string, unknown>;
 }
 
 /** The zod schemas of a route as Fastify holds them (plugins/zod-provider.ts). */
@@ -71,13 +129,25 @@ export function collectRoutes(app: FastifyInstance): CollectedRoute[] {
   return routes;
 }
 
-function operation(route: CollectedRoute) {
+/**
+ * A query string's schema as its parameters take it: an object's properties, so a named query
+ * schema (JobListQuery) is looked up, not referred to, and is no component of its own.
+ */
+function queryParameters(schema: Record<string, unknown>, components: Components): Record<string, unknown> {
+  const ref = typeof schema.$ref === 'string' ? schema.$ref.replace('#/components/schemas/', '') : undefined;
+  if (!ref) return schema;
+  const named = components[ref] as Record<string, unknown>;
+  delete components[ref];
+  return named;
+}
+
+function operation(route: CollectedRoute, components: Components) {
   const doc = route.doc;
   const success = String(doc?.status ?? 200);
   const content = doc?.produces
     ? { [doc.produces]: { schema: { type: 'string' } } }
     : route.response
-      ? { 'application/json': { schema: jsonSchema(route.response, 'output') } }
+      ? { 'application/json': { schema: jsonSchema(route.response, 'output', components) } }
       : undefined;
   const params = [...route.url.matchAll(/:(\w+)/g)].map((m) => ({
     name: m[1],
@@ -85,12 +155,15 @@ function operation(route: CollectedRoute) {
     required: true,
     schema: { type: 'string' },
   }));
-  const query = route.query ? jsonSchema(route.query, 'input') : undefined;
+  const query = route.query
+    ? queryParameters(jsonSchema(route.query, 'input', components), components)
+    : undefined;
   const queryParams = Object.entries((query?.properties ?? {}) as Record<string, object>).map(
     ([name, schema]) => ({
       name,
       in: 'query',
       required: ((query?.required as string[] | undefined) ?? []).includes(name),
+      ...('description' in schema ? { description: schema.description } : {}),
       schema,
     }),
   );
@@ -103,8 +176,12 @@ function operation(route: CollectedRoute) {
       },
     ]),
   );
+  const example = EXAMPLES[`${route.method} ${route.url}`];
   return {
+    operationId: operationId(route.method, route.url),
+    tags: [tagOf(route.url)],
     summary: doc?.summary ?? `${route.method} ${route.url}`,
+    description: `${doc?.summary ?? `${route.method} ${route.url}`}. Role: ${route.role}.`,
     'x-vtl-role': route.role,
     security: route.role === 'public' ? [] : [{ bearer: [] }],
     parameters: [...params, ...queryParams],
@@ -112,7 +189,12 @@ function operation(route: CollectedRoute) {
       ? {
           requestBody: {
             required: true,
-            content: { 'application/json': { schema: jsonSchema(route.body, 'input') } },
+            content: {
+              'application/json': {
+                schema: jsonSchema(route.body, 'input', components),
+                ...(example ? { examples: { example: { value: example } } } : {}),
+              },
+            },
           },
         }
       : {}),
@@ -125,11 +207,21 @@ function operation(route: CollectedRoute) {
 
 /** The OpenAPI 3.1 document of the control API, from the routes and their zod schemas. */
 export function openApiDocument(routes: CollectedRoute[], version: string) {
+  nameApiSchemas();
+  const components: Components = {};
+  const errorBody = jsonSchema(ErrorBody, 'output', components);
   const paths: Record<string, Record<string, unknown>> = {};
+  const used = new Set<string>();
   for (const route of [...routes].sort((a, b) => a.url.localeCompare(b.url))) {
     const path = route.url.replace(/:(\w+)/g, '{$1}');
-    (paths[path] ??= {})[route.method.toLowerCase()] = operation(route);
+    (paths[path] ??= {})[route.method.toLowerCase()] = operation(route, components);
+    used.add(tagOf(route.url));
   }
+  const ids = Object.values(paths).flatMap((p) =>
+    Object.values(p).map((o) => (o as { operationId: string }).operationId),
+  );
+  const repeated = ids.filter((id, i) => ids.indexOf(id) !== i);
+  if (repeated.length > 0) throw new Error(`OpenAPI operationIds repeat: ${repeated.join(', ')}`);
   return {
     openapi: '3.1.0',
     info: {
@@ -137,11 +229,21 @@ export function openApiDocument(routes: CollectedRoute[], version: string) {
       version,
       description:
         'Roles: x-vtl-role of each operation (public, read-only, admin). Send Authorization: Bearer <session token or API key>. Every 4xx/5xx carries ErrorBody.',
+      license: { name: 'Proprietary', identifier: 'LicenseRef-VTL' },
     },
+    servers: [
+      { url: '/', description: 'The appliance that served this document' },
+      {
+        url: 'https://{host}:{port}',
+        description: 'An appliance by address',
+        variables: { host: { default: 'localhost' }, port: { default: '8443' } },
+      },
+    ],
+    tags: [...used].sort().map((name) => ({ name, description: TAGS[name] ?? `The ${name} routes.` })),
     paths,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
-      schemas: { ErrorBody: jsonSchema(ErrorBody, 'output') },
+      schemas: { ...components, ErrorBody: errorBody.$ref ? components.ErrorBody : errorBody },
     },
   };
 }
