@@ -56,7 +56,8 @@ const systemName = z
   );
 
 export const SETTING_RULES: Record<SettingKey, z.ZodType<string, string>> = {
-  'apikeys.enabled': flag('apikeys.enabled'),
+  // §2.13: `1` honours API keys and any other value ignores them, so every value is accepted.
+  'apikeys.enabled': z.string().trim(),
   'export.ie_watcher': onOff('export.ie_watcher'),
   'export.default_remote': remoteId,
   'evict.threshold_pct': percent,

@@ -39,7 +39,6 @@ describe('settings, license and the OpenAPI document', () => {
     [{ 'system.name': '-lead' }, /system.name/],
     [{ 'system.name': 'a'.repeat(33) }, /system.name/],
     [{ 'system.name': '' }, /system.name/],
-    [{ 'apikeys.enabled': 'yes' }, /apikeys.enabled/],
     [{ 'export.ie_watcher': '1' }, /export.ie_watcher/],
     [{ 'evict.threshold_pct': '101' }, /evict.threshold_pct/],
     [{ 'evict.threshold_pct': '12.5' }, /evict.threshold_pct/],
@@ -53,6 +52,43 @@ describe('settings, license and the OpenAPI document', () => {
     expect(res.statusCode).toBe(400);
     expect(res.json().error.message).toMatch(message);
     expect(await get('/api/settings')).toEqual(before);
+  });
+
+  it('takes any apikeys.enabled value; only 1 honours API keys (§2.13)', async () => {
+    const key = (
+      await t.app.inject({
+        method: 'POST',
+        url: '/api/apikeys',
+        headers: t.admin,
+        payload: { name: 'reader', role: 'read-only' },
+      })
+    ).json().key;
+    const withKey = () =>
+      t.app.inject({ method: 'GET', url: '/api/system', headers: { authorization: `Bearer ${key}` } });
+    for (const value of ['yes', 'true', '2', '']) {
+      const res = await put({ 'apikeys.enabled': value });
+      expect(res.statusCode, value).toBe(200);
+      expect((await get('/api/system')).apikeys_enabled, value).toBe(false);
+      expect((await withKey()).statusCode, value).toBe(401);
+    }
+    expect((await put({ 'apikeys.enabled': '1' })).statusCode).toBe(200);
+    expect((await withKey()).statusCode).toBe(200);
+    expect((await put({ 'apikeys.enabled': '0' })).statusCode).toBe(200);
+  });
+
+  it('clears export.default_remote when its remote is deleted', async () => {
+    const remote = (
+      await t.app.inject({
+        method: 'POST',
+        url: '/api/remotes',
+        headers: t.admin,
+        payload: { name: 'default', bucket: 'b', access_key: 'a', secret_key: 's' },
+      })
+    ).json().id;
+    expect((await put({ 'export.default_remote': String(remote) })).statusCode).toBe(200);
+    const del = await t.app.inject({ method: 'DELETE', url: `/api/remotes/${remote}`, headers: t.admin });
+    expect(del.statusCode, del.body).toBe(200);
+    expect((await get('/api/settings'))['export.default_remote']).toBe('');
   });
 
   it('refuses an unknown key with 400 and writes none of the others', async () => {

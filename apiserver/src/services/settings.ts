@@ -45,9 +45,10 @@ export async function updateSettings(store: Store, update: Record<string, string
 }
 
 /**
- * Deletes a remote's record and, when it was the last remote, clears nag.no_offsite_dismissed in
- * the same transaction (§2.13), so the warning comes back exactly when no offsite copy is
- * possible. Retries while the remotes or the settings change underneath; a remote created in
+ * Deletes a remote's record and, in the same transaction (§2.13): clears export.default_remote
+ * when it names this remote (the watcher and the eviction policy then have none, rather than a
+ * dangling id), and when it was the last remote clears nag.no_offsite_dismissed, so the warning
+ * comes back exactly when no offsite copy is possible. Retries while the remotes or the settings change underneath; a remote created in
  * that window only means the (hidden) warning would show again after its deletion, as it should.
  */
 export async function deleteRemoteRecord(
@@ -65,11 +66,16 @@ export async function deleteRemoteRecord(
     const settings = await store.get(keys.settings, Settings);
     const txn = store.transaction();
     for (const r of items) txn.ifModRevision(r.key, r.modRevision);
-    if (items.length === 1 && settings?.value['nag.no_offsite_dismissed']) {
+    const dropNag = items.length === 1 && !!settings?.value['nag.no_offsite_dismissed'];
+    const dropDefault = settings?.value['export.default_remote'] === String(id);
+    if (settings && (dropNag || dropDefault)) {
       txn.ifModRevision(keys.settings, settings.modRevision);
-      const { 'nag.no_offsite_dismissed': _dropped, ...rest } = settings.value;
+      const rest = { ...settings.value };
+      if (dropNag) delete rest['nag.no_offsite_dismissed'];
+      if (dropDefault) delete rest['export.default_remote'];
       txn.put(keys.settings, rest);
-    }
+    } else if (settings) txn.ifModRevision(keys.settings, settings.modRevision);
+    else txn.ifAbsent(keys.settings);
     guard(txn);
     txn.delete(target.key);
     // writes keys.remoteSecrets
