@@ -256,12 +256,8 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
   nodeHeartbeat: { process: 'nodeagent', module: 'nodeagent/src/dataplane/node-status.ts' },
   nodeLibraryStatus: { process: 'nodeagent', module: 'nodeagent/src/dataplane/node-status.ts' },
   jobs: {
-    process: 'every creator through admitJob; progress: nodeagent',
+    process: 'apiserver and controller policies (admitJob), controller (admission), nodeagent (progress)',
     module: 'domain/src/records/jobs.ts',
-    also: {
-      'apiserver/src/services/jobs.ts': 'apiserver: retry and cancel',
-      'controller/src/jobs/job-reconciler.ts': 'controller: admission to the first working state',
-    },
   },
   ops: {
     process: 'requester; state: the executor',
@@ -337,7 +333,7 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
     module: 'nodeagent/src/jobs/job-records.ts',
     also: {
       'nodeagent/src/jobs/export-job.ts': 'verified chunks',
-      'apiserver/src/services/jobs.ts': 'apiserver: removal on cancel',
+      'domain/src/records/jobs.ts': 'removal on cancel (apiserver)',
     },
   },
   events: { process: 'every process, through the event journal', module: 'store/src/event-journal.ts' },
@@ -406,11 +402,7 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
       'controller/src/library/delete-library.ts': 'controller: library delete',
     },
   },
-  jobLabel: {
-    process: 'every creator through admitJob',
-    module: 'domain/src/records/jobs.ts',
-    also: { 'apiserver/src/services/jobs.ts': 'apiserver: retry' },
-  },
+  jobLabel: { process: 'every job creator, through admitJob', module: 'domain/src/records/jobs.ts' },
   exclusiveOp: { process: 'apiserver', module: 'domain/src/records/exclusive-op.ts' },
   lock: {
     process: 'apiserver',

@@ -6,7 +6,8 @@ import { Job, JobListQuery } from '@vtl/api';
 import type { AppContext } from '../context.js';
 import { idParam } from '../plugins/validate.js';
 import { refuseWhileDraining } from '../services/guards.js';
-import { cancelJob, getJob, listJobs, retryJob } from '../services/jobs.js';
+import { cancelJob, retryJob } from '@vtl/domain';
+import { getJob, listJobs } from '../services/jobs.js';
 import { viewsOf } from '../services/views.js';
 
 /** Jobs (docs/api.md "Jobs"): the spec leaves listing, inspecting and retrying open. */

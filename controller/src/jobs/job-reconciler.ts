@@ -11,7 +11,7 @@ import {
   type JobState,
 } from '@vtl/api';
 import { type EventJournal, type Store } from '@vtl/store';
-import { publishJob } from '@vtl/domain';
+import { updateJob } from '@vtl/domain';
 import { startController, watchInto } from '@vtl/reconcile';
 
 /** Where each kind of job goes once the controller has admitted it (docs/api.md "Jobs"). */
@@ -77,27 +77,12 @@ export async function startJobReconciler(opts: {
       if (!current || !step || current.value.state !== step.from) return;
       const { failing, node } = await admission(store, current.value);
       const detail = failing ?? step.detail;
-      const updated = await store.update(keys.jobs.one(id), Job, (job) => {
-        if (!job || job.state !== step.from) return undefined;
-        if (failing) {
-          const now = isoNow();
-          return {
-            ...job,
-            state: 'failed' as const,
-            node,
-            error: failing,
-            detail,
-            finished_at: now,
-            updated_at: now,
-          };
-        }
-        const now = isoNow();
-        return { ...job, state: step.to, node, detail, started_at: job.started_at || now, updated_at: now };
-      });
-      if (updated && updated.modRevision !== current.modRevision) {
-        log.info({ job: id, state: updated.value.state, detail }, 'job admitted or failed');
-        await publishJob(journal, updated.value);
-      }
+      const updated = await updateJob(store, journal, id, step.from, (job) =>
+        failing
+          ? { state: 'failed' as const, node, error: failing, detail, finished_at: isoNow() }
+          : { state: step.to, node, detail, started_at: job.started_at || isoNow() },
+      );
+      if (updated) log.info({ job: id, state: updated.state, detail }, 'job admitted or failed');
       return undefined;
     },
   });
