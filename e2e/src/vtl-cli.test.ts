@@ -332,14 +332,15 @@ describe('vtl, the command-line client', () => {
   it('prints manifests with get -o yaml that apply takes back unchanged', async () => {
     const out = path.join(dir, 'exported');
     await fs.mkdir(out, { recursive: true });
-    for (const kind of ['pools', 'initiators']) {
+    for (const kind of ['pools', 'libraries', 'initiators']) {
       const yaml = await run(['get', kind, '-o', 'yaml']);
       expect(yaml.code, yaml.stderr).toBe(0);
       await fs.writeFile(path.join(out, `${kind}.yaml`), yaml.stdout);
     }
     const planned = await run(['diff', '-f', out, '--source', 'cli']);
     expect(planned.stdout).not.toMatch(/^[+~-] /m);
-    expect(planned.stdout).toMatch(/0 to create, 0 to update, 0 to prune/);
+    expect(planned.code, planned.stdout).toBe(0);
+    expect(planned.stdout).toMatch(/0 to create, 0 to update, 0 to prune, 0 refused/);
   });
 
   it('reports every problem of a manifest set at once, each with file:line, the field named once', async () => {
