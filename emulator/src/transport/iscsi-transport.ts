@@ -37,6 +37,14 @@ export function iscsiTransport(logger: Logger, opts: { tcmuListen?: string } = {
         luns: (name) => access.lunsFor(name),
         authorize: (name) => access.allows(name),
         chap: (name) => access.chapFor(name),
+        // Journalled (emu_* events reach the event stream): a guesser is visible to operators.
+        onChapLockout: (name, failures, lockoutMs) =>
+          dp.bus.emit({
+            kind: 'emu_chap_lockout',
+            subject: name,
+            detail: `${failures} wrong CHAP answers from ${name}; its CHAP logins are refused for ${Math.ceil(lockoutMs / 1000)} s`,
+            data: { initiator: name, failures, lockout_ms: lockoutMs },
+          }),
         logger: logger.child({ component: 'iscsi' }),
         tcpCongestion: iscsi.tcp_congestion ?? DEFAULT_TCP_CONGESTION,
       });

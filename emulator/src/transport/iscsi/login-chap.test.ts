@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChapCredentials } from './chap.js';
+import { CHAP_FREE_FAILURES } from './chap-throttle.js';
 import { Op } from './pdu.js';
 import { parseKeys, serializeKeys } from './text-keys.js';
 import { RawInitiator, type RawChap } from './testing/raw-initiator.js';
@@ -19,7 +20,10 @@ const clients: RawInitiator[] = [];
 let logLines: string[] = [];
 
 /** A target where TEST_INITIATOR has `credentials` and OTHER has none; its log is kept. */
-async function start(credentials: ChapCredentials): Promise<void> {
+async function start(
+  credentials: ChapCredentials,
+  extra: Partial<Parameters<typeof startTestTarget>[0]> = {},
+): Promise<void> {
   logLines = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -30,6 +34,7 @@ async function start(credentials: ChapCredentials): Promise<void> {
   t = await startTestTarget({
     logger: pino({ level: 'info' }, sink),
     chap: (name) => (name === TEST_INITIATOR ? credentials : undefined),
+    ...extra,
   });
 }
 
@@ -71,6 +76,22 @@ afterEach(async () => {
 });
 
 describe('iSCSI login with CHAP', () => {
+  it('locks an initiator name out after repeated wrong secrets, even for the right one, and says so', async () => {
+    const lockouts: [string, number, number][] = [];
+    await start(ONE_WAY, { onChapLockout: (name, failures, ms) => lockouts.push([name, failures, ms]) });
+    for (let i = 0; i <= CHAP_FREE_FAILURES; i++)
+      await refused({ username: 'host1', secret: `guess-${i}-xxxxxx` }, /CHAP_R is wrong/);
+    expect(lockouts).toEqual([[TEST_INITIATOR, CHAP_FREE_FAILURES + 1, 1000]]);
+    // Locked out: the right secret is refused too, so the lockout tells a guesser nothing.
+    const { c, result } = await login({ username: 'host1', secret: SECRET });
+    expect(result.status).toBe(0x0201);
+    await c.closedByTarget();
+    expect(logLines.some((l) => l.includes('too many wrong CHAP answers'))).toBe(true);
+    // The lockout ends by itself; then the right secret logs in and the count starts afresh.
+    await new Promise((r) => setTimeout(r, 1_100));
+    expect((await login({ username: 'host1', secret: SECRET })).result.status).toBe(0);
+  });
+
   it('admits the initiator that answers the challenge with its secret (one-way)', async () => {
     await start(ONE_WAY);
     const { result } = await login({ username: 'host1', secret: SECRET });

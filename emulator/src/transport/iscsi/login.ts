@@ -1,4 +1,5 @@
 import type { ChapCredentials } from './chap.js';
+import type { ChapThrottle } from './chap-throttle.js';
 import { type SessionParams, Negotiator, type TargetLimits } from './negotiation.js';
 import { FINAL, type IncomingPdu, Op, flagsOf, ittOf, opcodeOf } from './pdu.js';
 import { SecurityStage, isSecurityKey } from './security-stage.js';
@@ -46,6 +47,10 @@ export interface LoginPolicy {
   authorize(initiatorName: string): Promise<LunAccess | undefined>;
   /** The initiator's CHAP credentials, read at its login; undefined: AuthMethod=None. */
   chap?(initiatorName: string): ChapCredentials | undefined;
+  /** Counts wrong CHAP answers per initiator name and locks guessers out (chap-throttle.ts). */
+  chapThrottle?: ChapThrottle;
+  /** Told when a wrong CHAP answer started a lockout of the name. */
+  onChapLockout?(initiatorName: string, failures: number, lockoutMs: number): void;
   /** Whether a session with this TSIH exists (a connection trying to join it). */
   sessionExists(tsih: number): boolean;
   allocateTsih(): number;
@@ -145,9 +150,23 @@ export class LoginPhase {
     }
     this.stage = csg;
     const security = this.security;
+    const throttle = security.usesChap ? this.policy.chapThrottle : undefined;
+    const lockedMs = throttle?.lockedFor(this.initiatorName) ?? 0;
+    if (lockedMs > 0)
+      return fail(
+        LoginStatus.AUTHENTICATION_FAILURE,
+        `too many wrong CHAP answers for this initiator name; CHAP logins are refused for ${Math.ceil(lockedMs / 1000)} s more`,
+      );
     if (csg === STAGE_SECURITY) {
       const answer = security.respond(pairs.filter(isSecurityKey));
-      if (answer.failure !== undefined) return fail(LoginStatus.AUTHENTICATION_FAILURE, answer.failure);
+      if (answer.failure !== undefined) {
+        if (answer.wrongAnswer && throttle) {
+          const { failures, lockoutMs } = throttle.failed(this.initiatorName);
+          if (lockoutMs > 0) this.policy.onChapLockout?.(this.initiatorName, failures, lockoutMs);
+        }
+        return fail(LoginStatus.AUTHENTICATION_FAILURE, answer.failure);
+      }
+      if (security.complete) throttle?.succeeded(this.initiatorName);
       reply.push(...answer.reply);
     } else if (!security.complete) {
       return fail(

@@ -29,8 +29,11 @@ export class SecurityStage {
     return !this.chap || this.chap.done;
   }
 
-  /** Answers the security keys of one request; `failure` ends the login (AUTHENTICATION FAILURE). */
-  respond(pairs: readonly KeyValue[]): { reply: KeyValue[]; failure?: string } {
+  /**
+   * Answers the security keys of one request; `failure` ends the login (AUTHENTICATION FAILURE),
+   * `wrongAnswer` when it was the CHAP exchange itself that failed (what guessing looks like).
+   */
+  respond(pairs: readonly KeyValue[]): { reply: KeyValue[]; failure?: string; wrongAnswer?: boolean } {
     const offer = pairs.find(([k]) => k === 'AuthMethod')?.[1]?.split(',');
     if (!this.chap) {
       if (offer === undefined) return { reply: [] };
@@ -54,7 +57,7 @@ export class SecurityStage {
       if (!pairs.some(([k]) => k.startsWith('CHAP_'))) return { reply };
     }
     const step = this.chap.step(pairs.filter(([k]) => k.startsWith('CHAP_')));
-    if (step.failure !== undefined) return { reply: [], failure: step.failure };
+    if (step.failure !== undefined) return { reply: [], failure: step.failure, wrongAnswer: true };
     return { reply: [...reply, ...step.reply] };
   }
 }

@@ -2,6 +2,7 @@ import { type AddressInfo, type Server, createServer } from 'node:net';
 import { pino, type Logger } from 'pino';
 import type { LunMap, ScsiDevice } from '../../scsi/types.js';
 import type { ChapCredentials } from './chap.js';
+import { ChapThrottle } from './chap-throttle.js';
 import { IscsiConnection } from './connection.js';
 import type { LoginOutcome, LunAccess } from './login.js';
 import { DEFAULT_TARGET_LIMITS, type TargetLimits } from './negotiation.js';
@@ -34,6 +35,11 @@ export interface IscsiTargetOptions {
   chap?: (initiatorName: string) => ChapCredentials | undefined;
   /** Lets every initiator in with every LUN, ignoring `authorize`. */
   open?: boolean;
+  /**
+   * Told when wrong CHAP answers lock an initiator name out (chap-throttle.ts): a few wrong
+   * answers are free, then each further one refuses that name's CHAP logins for longer.
+   */
+  onChapLockout?: (initiatorName: string, failures: number, lockoutMs: number) => void;
   logger?: Logger;
   limits?: Partial<TargetLimits>;
   portalGroupTag?: number;
@@ -77,6 +83,7 @@ export async function startIscsiTarget(opts: IscsiTargetOptions): Promise<IscsiT
   const connections = new Set<IscsiConnection>();
   const sessions = new Map<number, { session: IscsiSession; connection: IscsiConnection }>();
   let lastTsih = 0;
+  const chapThrottle = new ChapThrottle();
 
   const authorize = async (initiatorName: string): Promise<LunAccess | undefined> => {
     if (opts.open) return 'all';
@@ -126,6 +133,11 @@ export async function startIscsiTarget(opts: IscsiTargetOptions): Promise<IscsiT
         limits,
         authorize,
         ...(opts.chap ? { chap: opts.chap } : {}),
+        chapThrottle,
+        onChapLockout: (name, failures, lockoutMs) => {
+          logger.warn({ initiator: name, failures, lockoutMs }, 'CHAP logins of an initiator locked out');
+          opts.onChapLockout?.(name, failures, lockoutMs);
+        },
         sessionExists: (tsih) => sessions.has(tsih),
         allocateTsih: () => {
           do lastTsih = (lastTsih % 0xffff) + 1;
