@@ -143,15 +143,29 @@ export const RESOURCE_TYPES: ResourceType[] = [
     manifest: (r, n) => {
       const ports = scopeList(r.ports);
       const libraries = scopeList(r.libraries)?.map((id) => n.library(Number(id)));
+      const name = manifestName(r.alias || r.wwpn);
+      // CHAP secrets never leave the appliance: the manifest names the GitOps secret to hold them,
+      // so applying it back keeps CHAP on (a manifest without chap would turn it off).
+      const secretRef = (key: string) => ({ name: `${name}-chap`, key });
+      const chap = r.chap?.enabled
+        ? {
+            username: r.chap.username,
+            secretRef: secretRef('secret'),
+            ...(r.chap.mutual
+              ? { mutualUsername: r.chap.mutual_username, mutualSecretRef: secretRef('mutualSecret') }
+              : {}),
+          }
+        : undefined;
       return {
         kind: 'TapeInitiator',
-        name: manifestName(r.alias || r.wwpn),
+        name,
         spec: {
           wwpn: r.wwpn,
           fabric: r.fabric,
           ...(r.alias ? { alias: r.alias } : {}),
           ...(ports ? { ports } : {}),
           ...(libraries ? { libraryRefs: libraries } : {}),
+          ...(chap ? { chap } : {}),
         },
       };
     },
