@@ -11,7 +11,7 @@ import { condition, KubeAdapterRun, type Cr } from './harness/kube-adapter.js';
 
 // The Kubernetes source: the adapter's real process (gitops/dist/kube/main.js) watches custom
 // resources served by the TEST-ONLY kube-apiserver stand-in (gitops/src/kube/testing) and applies
-// them to a real appliance. No real cluster is involved (README: what was verified where).
+// them to a real appliance. No real cluster is involved (docs/deploy.md: what was verified where).
 
 const WAIT = { timeoutMs: 45_000, intervalMs: 250 };
 const TEST_MS = 150_000;
