@@ -21,6 +21,7 @@ import { rebootOp } from './ops/reboot.js';
 import { poolPathCheckOp } from './ops/pool-path-check.js';
 import { storageDeviceCheckOp } from './ops/storage-device-check.js';
 import { startStorageReconciler } from './storage/storage-reconciler.js';
+import { startDedupRunner } from './storage/dedup-runner.js';
 import { LioFcDriver } from './fabric/lio-driver.js';
 import { startFabricReconciler } from './fabric/fabric-reconciler.js';
 import { TcmuHandlerSupervisor, handlerEndpoint } from './fabric/tcmu-handler.js';
@@ -52,17 +53,32 @@ runProcess('nodeagent', async (rootLogger) => {
   // the nodeagent (and the jobs it runs) carries on instead of exiting.
   const lease = await store.renewingLease(STATUS_LEASE_TTL_SEC);
   await ensureDefaultPool(store, config.node, config.defaultPoolPath, logger);
+  // Set below, once the emulator's publisher exists: the dedup pass leaves loaded cartridges alone.
+  const loaded = { labels: () => new Set<string>() };
+  const refreshStorage = { now: () => undefined as unknown };
+  const dedup = await startDedupRunner({
+    store,
+    node: config.node,
+    mountpoint: config.storageMount,
+    loadedLabels: () => loaded.labels(),
+    onChange: () => refreshStorage.now(),
+    logger: logger.child({ component: 'dedup' }),
+  });
   const storage = await startStorageReconciler({
     store,
     node: config.node,
     mountpoint: config.storageMount,
+    dedup: () => dedup.status,
+    onPass: (spec, mounted) => dedup.update(spec, mounted),
     logger: logger.child({ component: 'storage' }),
   });
+  refreshStorage.now = () => storage.refresh();
   const pools = await startPoolReconciler({
     store,
     lease,
     node: config.node,
     storageMount: config.storageMount,
+    dedup: () => dedup.status,
     logger,
   });
 
@@ -88,6 +104,8 @@ runProcess('nodeagent', async (rootLogger) => {
     staleAfterMs: STATUS_LEASE_TTL_SEC * 1000 - NODE_HEARTBEAT_INTERVAL_MS,
   });
   publish.now = () => publisher.publish();
+  loaded.labels = () =>
+    new Set(publisher.libraries.flatMap((l) => l.drives.map((d) => d.loaded).filter(Boolean)));
   await publisher.start();
   lease.onRenewed(() => {
     logger.warn('status lease renewed after a store stall; publishing node and pool status again');
@@ -209,6 +227,7 @@ runProcess('nodeagent', async (rootLogger) => {
     await step('stop cartridges', () => carts.stop());
     await step('stop pools', () => pools.stop());
     await step('stop storage', () => storage.stop());
+    await step('stop dedup pass', () => dedup.stop());
     publisher.stop();
     // The launcher died: the next start's nodeagent adopts the emulator, host sessions go on.
     const keepEmulator = controlPlaneRestart || reason === 'supervisor-gone';

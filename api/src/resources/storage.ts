@@ -35,6 +35,8 @@ export const StorageSpec = z.object({
   force: z.array(z.string()).default([]),
   dedup: DedupSchedule.default(DEFAULT_DEDUP_SCHEDULE),
   created_at: z.string(),
+  /** PUT /api/storage/dedup with run_now: a pass starts once the node sees it. */
+  dedup_requested_at: z.string().optional(),
   /** Set by DELETE /api/storage: the nodeagent unmounts, wipes and then removes the record. */
   deleting: z.boolean().optional(),
 });
@@ -111,6 +113,8 @@ export const DedupScheduleRequest = z.strictObject({
   node: displayText('node', 63).min(1).optional(),
   interval_minutes: DedupSchedule.shape.interval_minutes.optional(),
   paused: z.boolean().optional(),
+  /** Start a pass now (unless paused), whatever the interval. */
+  run_now: z.boolean().optional(),
 });
 export type DedupScheduleRequest = z.infer<typeof DedupScheduleRequest>;
 

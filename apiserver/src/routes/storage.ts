@@ -172,6 +172,7 @@ export async function storageRoutes(app: FastifyInstance, ctx: AppContext) {
           interval_minutes: body.interval_minutes ?? got.value.dedup.interval_minutes,
           paused: body.paused ?? got.value.dedup.paused,
         },
+        ...(body.run_now ? { dedup_requested_at: isoNow() } : {}),
       };
       const ok = await ctx.store
         .transaction()

@@ -15,12 +15,13 @@ import {
   writeMeta,
 } from './layout.js';
 import { MINT_TMP_PREFIX } from './mint.js';
+import { storedBytes } from './extent-bytes.js';
 
 /** What the status view reports of one image (spec §2.7). */
 export interface CartridgeStats {
   /** Bytes the host has written. */
   size_bytes: number;
-  /** Allocated on disk (st.blocks × 512): after sparse holes and filesystem compression. */
+  /** Allocated on disk after sparse holes and compression (extent-bytes.ts: compsize on btrfs). */
   phys_bytes: number;
   /** Newest change to any file of the image, ISO 8601 UTC. */
   modified: string;
@@ -40,16 +41,21 @@ export async function cartridgeStats(dir: string): Promise<CartridgeStats> {
   let newest = 0;
   const partitions = partitionCapacities(meta).length;
   const dataFiles = new Set(Array.from({ length: partitions }, (_, p) => partitionFiles(p).data));
+  const present: string[] = [];
+  let signature = '';
   for (const name of imageFiles(partitions)) {
     try {
       const st = await stat(join(dir, name));
       phys += st.blocks * 512;
       newest = Math.max(newest, st.mtimeMs);
       if (dataFiles.has(name)) fileSize += st.size;
+      present.push(join(dir, name));
+      signature += `${name}:${st.size}:${st.blocks}:${st.mtimeMs};`;
     } catch (err) {
       if (!isErrno(err, 'ENOENT')) throw err;
     }
   }
+  phys = await storedBytes(dir, present, phys, signature);
   let size = 0;
   if (!meta.stub) {
     for (let p = 0; p < partitions; p++) size += (await indexedEnd(dir, p)) ?? Number.NaN;

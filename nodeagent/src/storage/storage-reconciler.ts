@@ -52,8 +52,8 @@ export async function startStorageReconciler(opts: {
   logger: Logger;
   /** The dedup pass's figures, kept by its runner and published with the status. */
   dedup?: () => DedupStatus;
-  /** Told when the storage is mounted (true) or not (false). */
-  onMounted?: (mounted: boolean) => void;
+  /** Told after every pass what the storage should be and whether it is mounted. */
+  onPass?: (spec: StorageSpec | undefined, mounted: boolean) => void;
 }) {
   const { store, node, mountpoint, logger } = opts;
   const journal = new EventJournal(store);
@@ -150,18 +150,21 @@ export async function startStorageReconciler(opts: {
       .delete(keys.storageStatus.one(node))
       .commit();
     last = undefined;
-    opts.onMounted?.(false);
+    opts.onPass?.(undefined, false);
     logger.info({ devices: spec.devices }, 'shared storage torn down');
   }
 
   async function reconcile(): Promise<ReconcileResult> {
     const got = await store.get(key, StorageSpec);
     if (!got) {
-      opts.onMounted?.(await mountedAt(mountpoint));
+      opts.onPass?.(undefined, await mountedAt(mountpoint));
       return;
     }
     const spec = got.value;
-    if (spec.deleting) return teardown(spec, got.modRevision);
+    if (spec.deleting) {
+      opts.onPass?.(spec, await mountedAt(mountpoint));
+      return teardown(spec, got.modRevision);
+    }
     try {
       const made = await ensureMounted(spec);
       if (made)
@@ -179,9 +182,10 @@ export async function startStorageReconciler(opts: {
           detail: `${added.join(', ')} added; the storage spans ${spec.devices.length} devices`,
           data: { added, devices: spec.devices, size_bytes: (await btrfs.usage(mountpoint)).size },
         });
-      opts.onMounted?.(true);
+      opts.onPass?.(spec, true);
       await describe('ready', `btrfs mounted at ${mountpoint}`);
     } catch (err) {
+      opts.onPass?.(spec, await mountedAt(mountpoint));
       logger.warn({ err }, 'shared storage not ready');
       await publish({
         state: 'error',

@@ -50,9 +50,13 @@ export async function makeTestCartridge(dir: string, opts: TestCartridgeOptions)
 /**
  * Backup-like bytes: text-like records (compress well), random blocks (do not compress) and
  * repeated patterns, mixed in a fixed proportion (the layout follows the seed; random blocks
- * are fresh each call).
+ * are fresh each call). `mix` keeps one kind only: `text` or `random`.
  */
-export function backupLikeData(bytes: number, seed = 1): Buffer {
+export function backupLikeData(
+  bytes: number,
+  seed = 1,
+  mix: 'backup' | 'text' | 'random' = 'backup',
+): Buffer {
   const out = Buffer.allocUnsafe(bytes);
   let state = seed >>> 0 || 1;
   const rand = () => {
@@ -79,7 +83,7 @@ export function backupLikeData(bytes: number, seed = 1): Buffer {
   const pattern = Buffer.from('0123456789abcdef'.repeat(256));
   let at = 0;
   while (at < bytes) {
-    const kind = rand() % 10;
+    const kind = mix === 'text' ? 0 : mix === 'random' ? 5 : rand() % 10;
     const len = Math.min(bytes - at, 64 * 1024);
     if (kind < 5) {
       // Text records.
