@@ -42,6 +42,7 @@ export async function btrfsPoolFigures(
   mountpoint: string,
   dedup: DedupStatus | undefined,
 ): Promise<PoolFigures> {
+  const collectedAt = isoNow(); // when the reading began: the figures show nothing older
   const { disk, uncompressed, referenced } = await btrfs.extentBytes([pool.path]);
   const { size, used } = await btrfs.usage(mountpoint);
   return {
@@ -56,7 +57,7 @@ export async function btrfsPoolFigures(
     phys_est_bytes: disk,
     zpool_size_bytes: size,
     zpool_alloc_bytes: used,
-    collected_at: isoNow(),
+    collected_at: collectedAt,
     engine: 'btrfs',
     ...(dedup ? { dedup } : {}),
     vdo_logical_bytes: referenced,
