@@ -1,7 +1,9 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { VtlError } from '@vtl/api';
+import { GRPCUnknownError } from 'etcd3';
 import { z } from 'zod';
+import { isUnreachable } from './deadline.js';
 import { Store } from './store.js';
 import { startTestEtcd, type TestEtcd } from './test-etcd.js';
 import { waitFor } from './wait.js';
@@ -101,4 +103,17 @@ describe('store calls under a stalled etcd', () => {
     expect(lost).toBe(1);
     expect(await store.get('/t/leased', z.string())).toBeUndefined();
   }, 60_000);
+});
+
+describe('which answers mean "etcd did not answer"', () => {
+  it('counts a member answering without gRPC (stopping or starting) as not answering', () => {
+    // Seen in the containers suite while the leading member was stopped during an export.
+    expect(isUnreachable(new GRPCUnknownError('Received HTTP status code 200'))).toBe(true);
+    expect(isUnreachable(new GRPCUnknownError('context deadline exceeded'))).toBe(true);
+  });
+
+  it("takes etcd's other answers as answers", () => {
+    expect(isUnreachable(new GRPCUnknownError('etcdserver: requested lease not found'))).toBe(false);
+    expect(isUnreachable(new Error('Received HTTP status code 200'))).toBe(false);
+  });
 });

@@ -21,9 +21,12 @@ export function storeUnavailable(why: string, deadlineMs: number): VtlError {
 /**
  * What etcd answers when it could not complete a request in time rather than refusing it: its
  * context expired with our deadline while it waited for the leader (a frozen one), or it has no
- * leader for now. etcd3 casts these to GRPCUnknownError.
+ * leader for now. etcd3 casts these to GRPCUnknownError. "Received HTTP status code" is a
+ * member that answered the HTTP/2 request without gRPC (etcd stopping or starting, its port
+ * served but its gRPC server not): nothing was done, so another member is asked.
  */
-const NOT_COMPLETED = /context deadline exceeded|request timed out|no leader|leader changed/;
+const NOT_COMPLETED =
+  /context deadline exceeded|request timed out|no leader|leader changed|Received HTTP status code/;
 
 /** Errors that mean "etcd did not answer" rather than "etcd answered no". */
 export function isUnreachable(err: unknown): boolean {
