@@ -10,6 +10,11 @@ export const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** Markup characters: a display name never needs them, and refusing them keeps names inert in HTML. */
 export const MARKUP_CHARS = /[<>]/;
+/**
+ * Half of a UTF-16 surrogate pair on its own (JSON's `\ud800`): no character, not encodable as
+ * UTF-8, so it would be stored as something else than was sent, or break a reader.
+ */
+export const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** Length limits of user-supplied display strings (docs/api.md "Input hygiene"). */
 export const TEXT_LIMITS = {
@@ -33,6 +38,7 @@ export function displayText(field: string, max: number) {
   return z
     .string()
     .max(max, `${field}: at most ${max} characters`)
+    .refine((s) => !LONE_SURROGATE.test(s), `${field}: a lone UTF-16 surrogate is not a character`)
     .refine((s) => !CONTROL_CHARS.test(s), `${field}: control characters (C0, C1, DEL) are not allowed`)
     .refine((s) => !MARKUP_CHARS.test(s), `${field}: < and > are not allowed`);
 }
@@ -42,5 +48,6 @@ export function plainText(field: string, max: number) {
   return z
     .string()
     .max(max, `${field}: at most ${max} characters`)
+    .refine((s) => !LONE_SURROGATE.test(s), `${field}: a lone UTF-16 surrogate is not a character`)
     .refine((s) => !CONTROL_CHARS.test(s), `${field}: control characters (C0, C1, DEL) are not allowed`);
 }

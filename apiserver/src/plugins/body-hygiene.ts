@@ -1,7 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { VtlError, badRequest } from '@vtl/api';
+import { duplicateJsonKey } from './json-duplicate-keys.js';
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * A well-formed JSON Content-Type: the media type, optionally one `charset` parameter. Anything
+ * else (`application/json;;;`, unknown or repeated parameters) is refused rather than guessed at.
+ */
+const JSON_CONTENT_TYPE = /^application\/json\s*(;\s*charset\s*=\s*("[^"]*"|[^";\s]+)\s*)?$/i;
 
 /** The charset parameter of a Content-Type header, lower-cased; undefined when none is given. */
 export function charsetOf(contentType: string | undefined): string | undefined {
@@ -25,6 +32,13 @@ export function registerBodyHygiene(app: FastifyInstance): void {
     'application/json',
     { parseAs: 'buffer' },
     (request: FastifyRequest, body: Buffer | string, done: (err: Error | null, body?: unknown) => void) => {
+      if (!JSON_CONTENT_TYPE.test(request.headers['content-type'] ?? ''))
+        return done(
+          new VtlError(
+            'unsupported_media_type',
+            'Content-Type is malformed; send "application/json" or "application/json; charset=utf-8".',
+          ),
+        );
       const charset = charsetOf(request.headers['content-type']);
       if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')
         return done(
@@ -48,6 +62,13 @@ export function registerBodyHygiene(app: FastifyInstance): void {
         );
       parseJson(request, text, (err, value) => {
         if (err) return done(badRequest(`The body is not valid JSON (${err.message}); send a JSON object.`));
+        const duplicate = duplicateJsonKey(text);
+        if (duplicate !== undefined)
+          return done(
+            badRequest(
+              `The body names "${duplicate.slice(0, 64)}" twice in one object; send each field once.`,
+            ),
+          );
         if (value === null || typeof value !== 'object' || Array.isArray(value))
           return done(
             badRequest(
