@@ -245,6 +245,18 @@ export class ImageCluster {
     await docker('stop', '--time', '5', ...names.map((n) => this.member(n).container.getId()));
   }
 
+  /** A hung process (`docker pause`: frozen by the cgroup freezer, its connections left open). */
+  async pause(name: string): Promise<void> {
+    await docker('pause', this.member(name).container.getId());
+  }
+
+  /** Thaws a paused container; one that is not paused is left as it is. */
+  async unpause(name: string): Promise<void> {
+    const id = this.member(name).container.getId();
+    if ((await docker('inspect', '--format', '{{.State.Paused}}', id)).trim() === 'true')
+      await docker('unpause', id);
+  }
+
   /** Starts stopped or killed containers again, one after the other in the order given. */
   async startAgain(...names: string[]): Promise<void> {
     for (const n of names) await docker('start', this.member(n).container.getId());
