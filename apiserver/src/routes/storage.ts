@@ -172,7 +172,9 @@ export async function storageRoutes(app: FastifyInstance, ctx: AppContext) {
           interval_minutes: body.interval_minutes ?? got.value.dedup.interval_minutes,
           paused: body.paused ?? got.value.dedup.paused,
         },
-        ...(body.run_now ? { dedup_requested_at: isoNow() } : {}),
+        // Milliseconds, as the pass's start: a second's resolution lost a request made in the same
+        // second as the last pass started (it compared equal and no pass ran).
+        ...(body.run_now ? { dedup_requested_at: new Date().toISOString() } : {}),
       };
       const ok = await ctx.store
         .transaction()

@@ -210,7 +210,8 @@ export class DedupRunner {
     await fs.mkdir(path.dirname(hashFile(this.opts.mountpoint)), { recursive: true });
     this.passLabels = new Set(byLabel.keys());
     this.stopReason = '';
-    const startedAt = isoNow();
+    // Milliseconds: a run_now request is a pass only if it is newer than the last start.
+    const startedAt = new Date().toISOString();
     this.set({
       state: 'running',
       files_total: files.length,
