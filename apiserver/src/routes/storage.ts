@@ -114,6 +114,23 @@ export async function storageRoutes(app: FastifyInstance, ctx: AppContext) {
     },
   );
 
+  /** A node's storage spec, or 404 when it has none (or it is being torn down). */
+  const existingStorage = async (node: string) => {
+    const got = await ctx.store.get(keys.storage.one(node), StorageSpec);
+    if (!got || got.value.deleting)
+      throw notFound(`Node ${node} has no shared storage; POST /api/storage sets it up.`);
+    return got;
+  };
+  /** Writes a changed storage spec if nobody changed it since it was read (409 otherwise). */
+  const replaceStorage = async (node: string, modRevision: string, spec: StorageSpec) => {
+    const ok = await ctx.store
+      .transaction()
+      .ifModRevision(keys.storage.one(node), modRevision)
+      .put(keys.storage.one(node), spec)
+      .commit();
+    if (!ok) throw conflict(`The storage of node ${node} changed meanwhile; ask again.`);
+  };
+
   r.post(
     '/api/storage/devices',
     {
@@ -128,9 +145,7 @@ export async function storageRoutes(app: FastifyInstance, ctx: AppContext) {
       const body = request.body;
       const node = requestNode(await upNodes(), body.node);
       request.auditSubject = `${node}:${body.device}`;
-      const got = await ctx.store.get(keys.storage.one(node), StorageSpec);
-      if (!got || got.value.deleting)
-        throw notFound(`Node ${node} has no shared storage; POST /api/storage sets it up.`);
+      const got = await existingStorage(node);
       if (!got.value.devices.includes(body.device)) {
         await checkDevices(node, [body.device], body.force === true, request.principal?.name ?? '');
         const spec: StorageSpec = {
@@ -138,12 +153,7 @@ export async function storageRoutes(app: FastifyInstance, ctx: AppContext) {
           devices: [...got.value.devices, body.device],
           force: body.force ? [...got.value.force, body.device] : got.value.force,
         };
-        const ok = await ctx.store
-          .transaction()
-          .ifModRevision(keys.storage.one(node), got.modRevision)
-          .put(keys.storage.one(node), spec)
-          .commit();
-        if (!ok) throw conflict(`The storage of node ${node} changed meanwhile; ask again.`);
+        await replaceStorage(node, got.modRevision, spec);
       }
       return settle(node, (v) => spanned(v, body.device));
     },
@@ -163,9 +173,7 @@ export async function storageRoutes(app: FastifyInstance, ctx: AppContext) {
       const body = request.body;
       const node = requestNode(await upNodes(), body.node);
       request.auditSubject = node;
-      const got = await ctx.store.get(keys.storage.one(node), StorageSpec);
-      if (!got || got.value.deleting)
-        throw notFound(`Node ${node} has no shared storage; POST /api/storage sets it up.`);
+      const got = await existingStorage(node);
       const spec: StorageSpec = {
         ...got.value,
         dedup: {
@@ -176,12 +184,7 @@ export async function storageRoutes(app: FastifyInstance, ctx: AppContext) {
         // second as the last pass started (it compared equal and no pass ran).
         ...(body.run_now ? { dedup_requested_at: new Date().toISOString() } : {}),
       };
-      const ok = await ctx.store
-        .transaction()
-        .ifModRevision(keys.storage.one(node), got.modRevision)
-        .put(keys.storage.one(node), spec)
-        .commit();
-      if (!ok) throw conflict(`The storage of node ${node} changed meanwhile; ask again.`);
+      await replaceStorage(node, got.modRevision, spec);
       return (await storageView(ctx, node)) as StorageView;
     },
   );
