@@ -11,7 +11,13 @@ export { waitFor, type WaitOptions } from './wait.js';
 export { watchInto } from './informer.js';
 export { WorkQueue, type WorkQueueOptions } from './work-queue.js';
 export { startOpRunner, type OpContext, type OpHandler } from './op-runner.js';
-export { watchOpUntilFinished } from './op-wait.js';
+export {
+  awaitOp,
+  awaitOpResult,
+  watchOpUntilFinished,
+  type AwaitOpOptions,
+  type OpTimeoutMessage,
+} from './op-wait.js';
 export { runProcess } from './process.js';
 export { exitOnRestartRequest } from './restart-request.js';
 export { boundedStep, HARD_EXIT_MS, onShutdown, watchSupervisor, type StopReason } from './shutdown.js';

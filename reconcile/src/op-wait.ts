@@ -1,4 +1,4 @@
-import { Op, isOpFinished, keys } from '@vtl/api';
+import { Op, VtlError, isOpFinished, keys } from '@vtl/api';
 import type { Store } from '@vtl/store';
 
 /**
@@ -45,4 +45,54 @@ export async function watchOpUntilFinished(
   // A compacted watch ends early: the record itself says where the op is (if the store answers).
   if (!isOpFinished(last)) last = (await store.get(key, Op).catch(() => undefined))?.value ?? last;
   return last;
+}
+
+/** When a wait for an op ends before the op does: the timeout error's message, for the caller's reader. */
+export type OpTimeoutMessage = (id: number, last: Op | undefined) => string;
+
+export interface AwaitOpOptions {
+  /** How long to wait, from the call. */
+  timeoutMs: number;
+  /** The timeout error's message (what the reader does next: the op itself goes on). */
+  timeoutMessage: OpTimeoutMessage;
+}
+
+/** While the store does not answer, a wait reads and watches the op again this often. */
+const STORE_RETRY_MS = 200;
+
+/**
+ * Waits for a submitted operation to finish (watchOpUntilFinished) and returns its record.
+ * The op is recorded already, so a store that stops answering meanwhile is waited out to the
+ * same deadline, never thrown: a store error here would invite a second op. Past the deadline
+ * the answer is a `timeout` error (504) carrying `{op, steps}`; the op goes on.
+ */
+export async function awaitOp(store: Store, id: number, opts: AwaitOpOptions): Promise<Op> {
+  const deadline = Date.now() + opts.timeoutMs;
+  let last: Op | undefined;
+  for (;;) {
+    try {
+      last = (await watchOpUntilFinished(store, id, Math.max(0, deadline - Date.now()))) ?? last;
+      if (last && isOpFinished(last)) return last;
+      if (Date.now() >= deadline) break;
+      // No record (yet, as seen by this member): look again shortly, within the deadline.
+    } catch {
+      if (Date.now() >= deadline) break;
+    }
+    await new Promise((r) => setTimeout(r, Math.min(STORE_RETRY_MS, Math.max(0, deadline - Date.now()))));
+  }
+  throw new VtlError('timeout', opts.timeoutMessage(id, last), { op: id, steps: last?.steps ?? [] });
+}
+
+/**
+ * Waits for a submitted operation (awaitOp) and returns its result; a failed op throws the
+ * executor's error as it recorded it (code, message, details), with the op's steps added to the
+ * details.
+ */
+export async function awaitOpResult<T>(store: Store, id: number, opts: AwaitOpOptions): Promise<T> {
+  const op = await awaitOp(store, id, opts);
+  if (op.state === 'failed') {
+    const err = op.error ?? { code: 'internal' as const, message: `Operation ${id} (${op.kind}) failed` };
+    throw new VtlError(err.code, err.message, { ...err.details, steps: op.steps });
+  }
+  return op.result as T;
 }

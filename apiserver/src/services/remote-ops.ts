@@ -1,6 +1,7 @@
-import { Op, RemoteObjects, VtlError, isOpFinished, isoNow, keys, type OpKind } from '@vtl/api';
+import { RemoteObjects, VtlError, keys, type OpKind } from '@vtl/api';
+import { submitOp } from '@vtl/domain';
 import type { Store } from '@vtl/store';
-import { watchOpUntilFinished } from '@vtl/reconcile';
+import { awaitOpResult } from './ops.js';
 import { z } from 'zod';
 
 /** Op.executor of the controller's remote operations (controller/src/ops). */
@@ -24,35 +25,17 @@ export interface RemoteOpRequest {
 }
 
 /**
- * Records an operation for the controller (or a node) and waits for it (by a watch on the record),
- * bounded by `waitMs` plus a pickup grace. The op's error is the answer exactly as the
- * controller recorded it; past the wait the answer is 504 timeout naming the op, which goes on.
+ * Records an operation for the controller (or a node) and waits for it as every route does
+ * (awaitOpResult), bounded by `waitMs` plus a pickup grace.
  */
 export async function runRemoteOp<T>(store: Store, req: RemoteOpRequest): Promise<{ id: number; result: T }> {
-  const id = await store.nextId('ops');
-  const op: Op = {
-    id,
+  const id = await submitOp(store, {
     kind: req.kind,
     executor: req.executor ?? REMOTE_EXECUTOR,
     params: req.params,
-    state: 'pending',
-    steps: [],
-    requested_by: req.requestedBy,
-    created_at: isoNow(),
-  };
-  await store.put(keys.ops.one(id), op);
-  const last = await watchOpUntilFinished(store, id, req.waitMs + PICKUP_GRACE_MS);
-  if (!last || !isOpFinished(last))
-    throw new VtlError(
-      'timeout',
-      `Operation ${id} (${req.kind}) is still ${last?.state ?? 'pending'}; it goes on: watch GET /api/events or poll GET /api/status instead of retrying.`,
-      { op: id, steps: last?.steps ?? [] },
-    );
-  if (last.state === 'failed') {
-    const err = last.error ?? { code: 'internal' as const, message: `${req.kind} failed` };
-    throw VtlError.fromBody(err);
-  }
-  return { id, result: last.result as T };
+    requestedBy: req.requestedBy,
+  });
+  return { id, result: await awaitOpResult<T>(store, id, req.waitMs + PICKUP_GRACE_MS) };
 }
 
 const ObjectsPart = RemoteObjects.shape.objects;
