@@ -7,6 +7,7 @@ export {
   observedLibrary,
   refuseWithActiveJobs,
   refuseWithLoadedDrives,
+  requireFreeActivePool,
   type Snapshot,
 } from './snapshot.js';
 export {

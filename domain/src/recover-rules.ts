@@ -2,7 +2,7 @@ import { RemoteRecord, badRequest, keys, type PoolSpec, type RecoverRequest } fr
 import { z } from 'zod';
 import type { Store } from '@vtl/store';
 import { loadSnapshot } from './load-snapshot.js';
-import { refuseWithActiveJobs, type Snapshot } from './snapshot.js';
+import { refuseWithActiveJobs, requireFreeActivePool, type Snapshot } from './snapshot.js';
 
 /**
  * The preconditions of a recovery that etcd alone can check (§4.6 rule 5: 400 otherwise, nothing
@@ -23,13 +23,7 @@ export async function checkRecoverPreconditions(
     throw badRequest(
       `A library with serial ${body.library_serial} exists here already; recover restores only missing libraries.`,
     );
-  const pool = s.pools.find((p) => p.id === body.pool_id);
-  if (!pool) throw badRequest(`pool_id ${body.pool_id} names no pool; GET /api/pools lists them.`);
-  if (s.poolStatus.get(pool.id)?.state !== 'active')
-    throw badRequest(`Pool "${pool.name}" is not active; check its node (GET /api/pools shows why).`);
-  const home = s.libraries.find((l) => l.home_pool === pool.id);
-  if (home)
-    throw badRequest(`Pool "${pool.name}" already homes library ${home.id} (${home.name}); use a free pool.`);
+  const pool = requireFreeActivePool(s, body.pool_id);
   if (!(await store.get(keys.remotes.one(body.remote_id), RemoteRecord)))
     throw badRequest(`remote_id ${body.remote_id}: no such remote; GET /api/remotes lists them.`);
   return { snapshot: s, pool };

@@ -84,3 +84,18 @@ export function refuseWithLoadedDrives(s: Snapshot, what: string): void {
       `${what} is refused while a drive holds a cartridge (${loaded.join(', ')}); unload it first.`,
     );
 }
+
+/**
+ * The pool a new library is homed in (declare and recover alike): it exists, its node reports it
+ * active, and no library is homed in it yet. 400 naming what to pick otherwise.
+ */
+export function requireFreeActivePool(s: Snapshot, poolId: number): PoolSpec {
+  const pool = s.pools.find((p) => p.id === poolId);
+  if (!pool) throw badRequest(`pool_id ${poolId} names no pool; GET /api/pools lists them.`);
+  if (s.poolStatus.get(pool.id)?.state !== 'active')
+    throw badRequest(`Pool "${pool.name}" is not active; check its node (GET /api/pools shows why).`);
+  const home = s.libraries.find((l) => l.home_pool === pool.id);
+  if (home)
+    throw badRequest(`Pool "${pool.name}" already homes library ${home.id} (${home.name}); use a free pool.`);
+  return pool;
+}

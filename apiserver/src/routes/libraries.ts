@@ -26,6 +26,7 @@ import {
   libraryState,
   nodeOfLibrary,
   refuseWithLoadedDrives,
+  requireFreeActivePool,
   type Snapshot,
   loadSnapshot,
 } from '@vtl/domain';
@@ -68,13 +69,7 @@ function planLibrary(s: Snapshot, body: DeclareLibraryRequest, id: number): Libr
     );
   if (body.num_drives > found.model.max_drives)
     throw badRequest(`num_drives must be 1 to ${found.model.max_drives} for ${body.product}.`);
-  const pool = s.pools.find((p) => p.id === body.pool_id);
-  if (!pool) throw badRequest(`pool_id ${body.pool_id} names no pool; GET /api/pools lists them.`);
-  if (s.poolStatus.get(pool.id)?.state !== 'active')
-    throw badRequest(`Pool "${pool.name}" is not active; check its node (GET /api/pools shows why).`);
-  const home = s.libraries.find((l) => l.home_pool === pool.id);
-  if (home)
-    throw badRequest(`Pool "${pool.name}" already homes library ${home.id} (${home.name}); use a free pool.`);
+  const pool = requireFreeActivePool(s, body.pool_id);
 
   const serials = new Set(s.libraries.map((l) => l.serial));
   let serial = randomSerial('VL', 8);
