@@ -1,6 +1,4 @@
-import fs from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
+import { answerError, jsonAgent, requestJson, type JsonAnswer } from '@vtl/api/json-http';
 import { CliError } from './errors.js';
 
 /** How to reach the appliance: its URL, how to trust its certificate, and the credential. */
@@ -11,12 +9,8 @@ export interface Connection {
   caFile?: string;
 }
 
-export interface Answer {
-  status: number;
-  // Response bodies are read per endpoint by the commands.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  body: any;
-}
+/** An answer of the appliance: its status and JSON body (read per endpoint by the commands). */
+export type Answer = JsonAnswer;
 
 /** TLS errors that mean "this certificate is not trusted", as Node names them. */
 const UNTRUSTED = new Set([
@@ -62,58 +56,27 @@ function transportError(server: string, err: NodeJS.ErrnoException): CliError {
  * One JSON request to the appliance. Error answers (4xx/5xx) become a CliError with the API's
  * message and a hint; `accept` lists statuses returned as answers instead (e.g. a plan's 400).
  */
-export function request(
+export async function request(
   conn: Connection,
   method: string,
   path: string,
   body?: unknown,
   opts: { timeoutMs?: number; accept?: number[] } = {},
 ): Promise<Answer> {
-  const url = new URL(path, conn.server);
-  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (payload) {
-    headers['content-type'] = 'application/json';
-    headers['content-length'] = String(payload.length);
-  }
-  if (conn.token) headers.authorization = `Bearer ${conn.token}`;
-  const tls =
-    url.protocol === 'https:'
-      ? {
-          rejectUnauthorized: !conn.insecure,
-          ...(conn.caFile ? { ca: fs.readFileSync(conn.caFile) } : {}),
-        }
-      : {};
-  const lib = url.protocol === 'https:' ? https : http;
-  return new Promise<Answer>((resolve, reject) => {
-    const req = lib.request(url, { method, headers, ...tls, timeout: opts.timeoutMs ?? 60_000 }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('error', (err) => reject(transportError(conn.server, err)));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let parsed: unknown = text;
-        try {
-          parsed = text ? JSON.parse(text) : undefined;
-        } catch {
-          // Not JSON (a proxy's page): reported as text below.
-        }
-        const status = res.statusCode ?? 0;
-        if (status < 400 || opts.accept?.includes(status)) return resolve({ status, body: parsed });
-        const error = (parsed as { error?: { code?: string; message?: string; details?: unknown } })?.error;
-        const message =
-          error?.message ?? `${method} ${url.pathname} answered ${status}: ${text.slice(0, 200)}`;
-        reject(new CliError(message, hintFor(status, error?.code), status, error?.details));
-      });
+  const agent = jsonAgent(conn.server, { insecure: conn.insecure, caFile: conn.caFile });
+  let answer: JsonAnswer;
+  try {
+    answer = await requestJson(conn.server, method, path, body, {
+      agent,
+      token: conn.token,
+      timeoutMs: opts.timeoutMs,
     });
-    req.on('timeout', () =>
-      req.destroy(
-        Object.assign(new Error(`no answer within ${(opts.timeoutMs ?? 60_000) / 1000} s`), {
-          code: 'ETIMEDOUT',
-        }),
-      ),
-    );
-    req.on('error', (err) => reject(err instanceof CliError ? err : transportError(conn.server, err)));
-    req.end(payload);
-  });
+  } catch (err) {
+    throw transportError(conn.server, err as NodeJS.ErrnoException);
+  } finally {
+    agent.destroy();
+  }
+  if (answer.status < 400 || opts.accept?.includes(answer.status)) return answer;
+  const error = answerError(method, new URL(path, conn.server).pathname, answer);
+  throw new CliError(error.message, hintFor(answer.status, error.code), answer.status, error.details);
 }

@@ -1,6 +1,5 @@
-import fs from 'node:fs';
-import http from 'node:http';
-import https from 'node:https';
+import type http from 'node:http';
+import { answerError, jsonAgent, requestJson, type JsonAnswer } from '@vtl/api/json-http';
 import type { KubeAdapterConfig } from './config.js';
 
 /** An error answer of the appliance: its status and the API's error body. */
@@ -25,13 +24,11 @@ export class ApplianceClient {
   private session: string | undefined;
 
   constructor(private readonly config: KubeAdapterConfig) {
-    this.agent = config.apiUrl.startsWith('https:')
-      ? new https.Agent({
-          keepAlive: true,
-          rejectUnauthorized: !config.apiInsecure,
-          ...(config.apiCaFile ? { ca: fs.readFileSync(config.apiCaFile) } : {}),
-        })
-      : new http.Agent({ keepAlive: true });
+    this.agent = jsonAgent(config.apiUrl, {
+      keepAlive: true,
+      insecure: config.apiInsecure,
+      caFile: config.apiCaFile,
+    });
   }
 
   close(): void {
@@ -50,14 +47,10 @@ export class ApplianceClient {
     return this.check(method, path, res);
   }
 
-  private check(method: string, path: string, res: { status: number; body: unknown }) {
+  private check(method: string, path: string, res: JsonAnswer) {
     if (res.status < 400) return res.body;
-    const error = (res.body as { error?: { message?: string; details?: unknown } } | undefined)?.error;
-    throw new ApplianceError(
-      res.status,
-      error?.message ?? `${method} ${path} answered ${res.status}`,
-      error?.details,
-    );
+    const error = answerError(method, path, res);
+    throw new ApplianceError(res.status, error.message, error.details);
   }
 
   private async login(): Promise<string> {
@@ -69,44 +62,7 @@ export class ApplianceClient {
     return body.token;
   }
 
-  private send(
-    method: string,
-    path: string,
-    body: unknown,
-    token?: string,
-    timeoutMs = 60_000,
-  ): Promise<{ status: number; body: unknown }> {
-    const url = new URL(path, this.config.apiUrl);
-    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (payload)
-      Object.assign(headers, {
-        'content-type': 'application/json',
-        'content-length': String(payload.length),
-      });
-    if (token) headers.authorization = `Bearer ${token}`;
-    const lib = url.protocol === 'https:' ? https : http;
-    return new Promise((resolve, reject) => {
-      const req = lib.request(url, { method, headers, agent: this.agent, timeout: timeoutMs }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', reject);
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let parsed: unknown = text;
-          try {
-            parsed = text ? JSON.parse(text) : undefined;
-          } catch {
-            // A proxy's page: kept as text.
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed });
-        });
-      });
-      req.on('timeout', () =>
-        req.destroy(new Error(`${method} ${url.pathname}: no answer within ${timeoutMs} ms`)),
-      );
-      req.on('error', reject);
-      req.end(payload);
-    });
+  private send(method: string, path: string, body: unknown, token?: string, timeoutMs = 60_000) {
+    return requestJson(this.config.apiUrl, method, path, body, { agent: this.agent, token, timeoutMs });
   }
 }
