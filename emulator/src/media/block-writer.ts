@@ -29,10 +29,11 @@ interface Run {
 /**
  * Writes tape blocks into the data file, coalesced: while a write is on its way, the blocks
  * that follow gather into one run that goes out as a single pwritev when it ends, or as a
- * second write beside it once the run is SECOND_WRITE_MIN long. Runs grow with the disk's latency, so the disk gets large sequential writes
- * and a request queued behind the one it is working on. Each run settles on its own (the
- * cartridge indexes blocks in tape order whatever order their writes end in). Runs go around
- * the page cache when they can (DirectWriter).
+ * second write beside it once the run is SECOND_WRITE_MIN long. Runs grow with the disk's
+ * latency, so the disk gets large sequential writes and a request queued behind the one it is
+ * working on; on btrfs they stay inside fixed cells of the file (write-cells.ts). Each run
+ * settles on its own (the cartridge indexes blocks in tape order whatever order their writes
+ * end in). Runs go around the page cache when they can (DirectWriter).
  */
 export class BlockWriter {
   /** Runs not yet handed to a write, in file order; only the last one takes more blocks. */
@@ -44,12 +45,31 @@ export class BlockWriter {
     private readonly direct: DirectWriter,
     /** Told of bytes that went through the page cache (they need write-back). */
     private readonly onBuffered: (bytes: number) => void,
+    /**
+     * No write crosses a multiple of this many bytes (write-cells.ts): a block over such an
+     * offset goes out in two parts. Undefined: runs are cut by size alone.
+     */
+    private readonly cellBytes?: number,
   ) {}
 
   /** Writes `block` at `offset`; resolves once it is in the file. */
   write(block: Buffer, offset: number): Promise<void> {
+    const cell = this.cellBytes;
+    const cellEnd = cell === undefined ? Infinity : (Math.floor(offset / cell) + 1) * cell;
+    if (offset + block.length > cellEnd) {
+      const head = cellEnd - offset;
+      return Promise.all([
+        this.write(block.subarray(0, head), offset),
+        this.write(block.subarray(head), cellEnd),
+      ]).then(() => undefined);
+    }
     const open = this.waiting.at(-1);
-    if (open && open.end === offset && open.end - open.offset + block.length <= MAX_RUN_BYTES) {
+    if (
+      open &&
+      open.end === offset &&
+      open.end - open.offset + block.length <= MAX_RUN_BYTES &&
+      (cell === undefined || Math.floor(open.offset / cell) === Math.floor(offset / cell))
+    ) {
       open.blocks.push(block);
       open.end += block.length;
       this.startWrites();
@@ -67,8 +87,9 @@ export class BlockWriter {
   private startWrites(): void {
     while (this.inFlight < MAX_IN_FLIGHT && this.waiting.length > 0) {
       const next = this.waiting[0]!;
-      const small = next.end - next.offset < SECOND_WRITE_MIN;
-      // The last run keeps gathering while another write is on its way, until it is large.
+      const small = next.end - next.offset < SECOND_WRITE_MIN && !this.endsCell(next);
+      // The last run keeps gathering while another write is on its way, until it is large
+      // (or fills its cell: it cannot grow).
       if (this.inFlight > 0 && small && this.waiting.length === 1) return;
       const run = this.waiting.shift()!;
       this.inFlight += 1;
@@ -77,6 +98,10 @@ export class BlockWriter {
         this.startWrites();
       });
     }
+  }
+
+  private endsCell(run: Run): boolean {
+    return this.cellBytes !== undefined && run.end % this.cellBytes === 0;
   }
 
   private async writeRun(run: Run): Promise<void> {

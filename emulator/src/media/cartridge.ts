@@ -17,6 +17,7 @@ import { giveBlockBuffer } from './block-buffers.js';
 import { DirectReader } from './direct-read.js';
 import { BlockWriter } from './block-writer.js';
 import { DirectWriter } from './direct-write.js';
+import { writeCellBytes } from './write-cells.js';
 import { ReadAhead, readBytes, type BlockExtent, type BlockSource } from './read-ahead.js';
 import { blockChecksums } from './checksum-thread.js';
 import { recoverImage } from './recovery.js';
@@ -128,6 +129,8 @@ export class Cartridge {
     private dataEnd: number,
     private filemarks: number,
     private readonly directIo: boolean,
+    /** BlockWriter's cells on this image's filesystem (write-cells.ts). */
+    private readonly writeCell: number | undefined,
   ) {
     this.readAhead = new ReadAhead(this.source, this.index.algorithm);
     this.writer = this.blockWriter(directWriter);
@@ -179,6 +182,7 @@ export class Cartridge {
         state.dataEnd,
         state.filemarks,
         directIo,
+        await writeCellBytes(dir),
       );
     } catch (err) {
       await writer?.close();
@@ -583,7 +587,7 @@ export class Cartridge {
 
   /** Writes to the data file, telling write-back of the bytes that went through the page cache. */
   private blockWriter(direct: DirectWriter): BlockWriter {
-    return new BlockWriter(this.data, direct, (bytes) => this.noteWritten(bytes));
+    return new BlockWriter(this.data, direct, (bytes) => this.noteWritten(bytes), this.writeCell);
   }
 
   get worm(): boolean {

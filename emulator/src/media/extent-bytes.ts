@@ -1,10 +1,8 @@
 import { execFile } from 'node:child_process';
-import { statfs } from 'node:fs/promises';
 import { promisify } from 'node:util';
+import { onBtrfs } from './write-cells.js';
 
 const exec = promisify(execFile);
-/** statfs f_type of btrfs. */
-const BTRFS_MAGIC = 0x9123683e;
 
 /** Last answer per image directory, kept while its files' sizes and times stay the same. */
 const kept = new Map<string, { signature: string; bytes: number }>();
@@ -28,11 +26,7 @@ export async function storedBytes(
   if (compsizeMissing || files.length === 0) return blocks;
   const last = kept.get(dir);
   if (last?.signature === signature) return last.bytes;
-  const onBtrfs = await statfs(dir).then(
-    (s) => s.type === BTRFS_MAGIC,
-    () => false,
-  );
-  if (!onBtrfs) return blocks;
+  if (!(await onBtrfs(dir))) return blocks;
   let bytes = blocks;
   try {
     const { stdout } = await exec('compsize', ['-b', ...files], { timeout: 60_000 });

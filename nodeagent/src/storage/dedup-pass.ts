@@ -96,7 +96,7 @@ export interface DedupRunnerOptions {
 
 /**
  * The global dedup pass (docs/storage.md): Debian's duperemove over every idle cartridge of the
- * node's pools, which hashes 4 KiB blocks into a persistent SQLite hash file and hands matches
+ * node's pools, which hashes 128 KiB blocks into a persistent SQLite hash file and hands matches
  * to the kernel's FIDEDUPERANGE (the kernel compares the bytes before sharing them, so a hash
  * collision cannot corrupt data; a killed pass leaves each range either shared or as it was).
  * Runs on the schedule of the storage spec, at the lowest CPU and I/O priority; a cartridge
