@@ -51,7 +51,7 @@ describe('one owner per key family (KEY_OWNERS)', () => {
       writes.some((w) => w.families.includes(family) && w.file === file);
     // keys.jobs.one(id) straight in the call; `key` through a const; a family through a parameter.
     expect(at('jobs', 'domain/src/records/jobs.ts')).toBe(true);
-    expect(at('ops', 'controller/src/ops/recover.ts')).toBe(true);
+    expect(at('ops', 'domain/src/records/ops.ts')).toBe(true);
     expect(at('update', 'updater/src/main.ts')).toBe(true);
     expect(writes.length).toBeGreaterThan(100);
   });

@@ -198,11 +198,9 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
     },
   },
   libraries: {
-    process: 'apiserver',
-    module: 'apiserver/src/routes/libraries.ts',
+    process: 'apiserver (declare), controller (recover, delete)',
+    module: 'domain/src/records/libraries.ts',
     also: {
-      'controller/src/ops/recover.ts': 'controller: recover declares the library',
-      'controller/src/library/delete-library.ts': 'controller: `deleting`, then removal',
       'apiserver/src/services/gitops-apply.ts': 'GitOps apply: managed_by',
       'apiserver/src/services/gitops-ownership.ts': 'GitOps: managed_by release',
     },
@@ -239,7 +237,7 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
   libraryStatus: {
     process: 'controller',
     module: 'controller/src/library/library-reconciler.ts',
-    also: { 'controller/src/library/delete-library.ts': 'removal with its library' },
+    also: { 'domain/src/records/libraries.ts': 'removal with its library, in its transaction' },
   },
   poolStatus: {
     process: 'nodeagent',
@@ -267,7 +265,6 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
       'reconcile/src/op-runner.ts': 'the executor: state, steps, result',
       'apiserver/src/services/remote-ops.ts': 'apiserver: remote op requests and their removal',
       'controller/src/library/node-op.ts': 'controller: node-local steps it asks of a node',
-      'controller/src/ops/recover.ts': 'controller: recover progress and its apply',
       'controller/src/ops/op-gc.ts': 'controller: removal of old finished ops',
     },
   },
@@ -395,26 +392,18 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
     also: { 'nodeagent/src/pool/default-pool.ts': 'nodeagent: the default pool' },
   },
   poolHome: {
-    process: 'apiserver',
-    module: 'apiserver/src/routes/libraries.ts',
-    also: {
-      'controller/src/ops/recover.ts': 'controller: recover',
-      'controller/src/library/delete-library.ts': 'controller: library delete',
-    },
+    process: 'apiserver (declare), controller (recover, delete)',
+    module: 'domain/src/records/libraries.ts',
   },
   jobLabel: { process: 'every job creator, through admitJob', module: 'domain/src/records/jobs.ts' },
-  exclusiveOp: { process: 'apiserver', module: 'domain/src/records/exclusive-op.ts' },
+  exclusiveOp: { process: 'apiserver; controller (recover)', module: 'domain/src/records/exclusive-op.ts' },
   lock: {
     process: 'apiserver',
     module: 'apiserver/src/services/lock.ts',
     also: { 'apiserver/src/services/gitops-apply.ts': 'GitOps apply' },
   },
   librarySerial: {
-    process: 'apiserver',
-    module: 'apiserver/src/routes/libraries.ts',
-    also: {
-      'controller/src/ops/recover.ts': 'controller: recover',
-      'controller/src/library/delete-library.ts': 'controller: library delete',
-    },
+    process: 'apiserver (declare), controller (recover, delete)',
+    module: 'domain/src/records/libraries.ts',
   },
 };

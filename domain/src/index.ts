@@ -43,7 +43,14 @@ export {
   submitExclusiveOp,
   type ExclusiveOpRead,
 } from './records/exclusive-op.js';
-export { newOpRecord, submitOp, type SubmitOp } from './records/ops.js';
+export { appendOpSteps, newOpRecord, opProgressWrite, submitOp, type SubmitOp } from './records/ops.js';
+export {
+  declareLibrary,
+  declareLibraryWithApply,
+  markLibraryDeleting,
+  removeLibrary,
+  type PlanLibrary,
+} from './records/libraries.js';
 export { loadSnapshot } from './load-snapshot.js';
 export { checkRecoverPreconditions } from './recover-rules.js';
 export { normalisePoolPath, refusePoolPath } from './pool-path-rules.js';

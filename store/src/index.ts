@@ -6,7 +6,7 @@ export type { Informer, InformerHandler } from './informer.js';
 export type { Lease } from './lease.js';
 export type { RenewingLease } from './renewing-lease.js';
 export { DEFAULT_STORE_DEADLINE_MS, isUnreachable, storeDeadlineFromEnv } from './deadline.js';
-export { Store, type ListOptions } from './store.js';
+export { Store, type IdClaim, type ListOptions } from './store.js';
 export { listNodeStatus } from './node-status.js';
 export type { Txn } from './txn.js';
 export type { Watch, WatchEvent, WatchOptions } from './watch.js';

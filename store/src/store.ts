@@ -40,6 +40,12 @@ const UPDATE_ATTEMPTS = 30;
 /** nextId() is hot (every job, event, op): many writers may race for one counter. */
 const NEXT_ID_ATTEMPTS = 200;
 
+/** The next id of a counter as read (Store.peekId); `take` claims it in the record's transaction. */
+export interface IdClaim {
+  id: number;
+  take: (txn: Txn) => void;
+}
+
 /** Typed, validated access to the etcd records of the appliance. */
 export class Store {
   private readonly leases = new Set<StoreLease>();
@@ -292,6 +298,28 @@ export class Store {
       await jitter(attempt);
     }
     throw new VtlError('conflict', `Counter ${counter} is too contended; retry.`, { counter });
+  }
+
+  /**
+   * A counter's next id, to be taken in the transaction that writes the record it names: `take`
+   * adds "the counter is still as read" and its bump to that transaction. So a request refused
+   * before its commit, or a transaction that loses, leaves the counter as it was (a refused
+   * request changes nothing); a lost one re-reads (peekId again) and retries as a whole.
+   */
+  async peekId(counter: string): Promise<IdClaim> {
+    const key = keys.counter(counter);
+    const kv = await this.getKv(key);
+    const current = kv ? Number(JSON.parse(kv.value.toString())) : 0;
+    if (!Number.isSafeInteger(current)) throw new VtlError('internal', `Counter ${key} holds a non-integer.`);
+    const id = current + 1;
+    return {
+      id,
+      take: (txn) => {
+        if (kv) txn.ifModRevision(key, kv.mod_revision);
+        else txn.ifAbsent(key);
+        txn.put(key, id);
+      },
+    };
   }
 
   /** Watches a prefix from a revision (default: from now); survives reconnects without gaps. */

@@ -14,7 +14,6 @@ import {
   findDriveModel,
   findLibraryVariant,
   isoNow,
-  keys,
   notFound,
   randomDriveSerial,
   randomSerial,
@@ -23,6 +22,7 @@ import {
 import type { AppContext } from '../context.js';
 import { idParam, validInput } from '../plugins/validate.js';
 import {
+  declareLibrary,
   libraryState,
   nodeOfLibrary,
   refuseWithLoadedDrives,
@@ -135,17 +135,7 @@ export async function libraryRoutes(app: FastifyInstance, ctx: AppContext) {
     async (request, reply) => {
       const body = request.body;
       const s = await loadSnapshot(store);
-      const lib = planLibrary(s, body, await store.nextId('libraries'));
-      const ok = await store
-        .transaction()
-        .ifAbsent(keys.poolHome(lib.home_pool))
-        .ifAbsent(keys.librarySerial(lib.serial))
-        .put(keys.poolHome(lib.home_pool), lib.id)
-        .put(keys.librarySerial(lib.serial), lib.id)
-        .put(keys.libraries.one(lib.id), lib)
-        .commit();
-      if (!ok)
-        throw badRequest(`Pool ${lib.home_pool} was just claimed by another library; use a free pool.`);
+      const lib = await declareLibrary(store, (id) => planLibrary(s, body, id));
       await journal.emit({
         kind: 'library_created',
         subject: lib.name,

@@ -11,6 +11,7 @@ import {
 } from '@vtl/api';
 import type { OpHandler } from '@vtl/reconcile';
 import type { EventJournal, Store } from '@vtl/store';
+import { markLibraryDeleting, removeLibrary } from '@vtl/domain';
 import { runNodeOp } from './node-op.js';
 
 /** How long the node may take to erase a library's cartridges and directory. */
@@ -37,9 +38,7 @@ export function deleteLibraryOp(deps: { store: Store; journal: EventJournal }): 
     }
     const lib = record.value;
     const wasLive = (await store.get(keys.libraryStatus.one(id), LibraryStatus))?.value.state === 'active';
-    await store.update(keys.libraries.one(id), LibrarySpec, (cur) =>
-      cur && !cur.deleting ? { ...cur, deleting: true } : undefined,
-    );
+    await markLibraryDeleting(store, id);
     await ctx.step(`Library ${id} (${lib.name}) marked for deletion`);
 
     const carts = (await store.list(keys.cartridges.prefix, CartridgeSpec)).items.filter(
@@ -72,13 +71,7 @@ export function deleteLibraryOp(deps: { store: Store; journal: EventJournal }): 
         ? { ...cur, libraries: cur.libraries.filter((l) => l !== id) }
         : undefined,
     );
-    await store
-      .transaction()
-      .delete(keys.libraries.one(id))
-      .delete(keys.libraryStatus.one(id))
-      .delete(keys.poolHome(lib.home_pool))
-      .delete(keys.librarySerial(lib.serial))
-      .commit();
+    await removeLibrary(store, lib);
     await ctx.step(`Library ${id} (${lib.name}) removed; pool ${pool?.name ?? lib.home_pool} is free`);
 
     const rebooting = wasLive && pool !== undefined;

@@ -16,10 +16,13 @@ import { watchOpUntilFinished, type OpHandler } from '@vtl/reconcile';
 import type { EventJournal, Store } from '@vtl/store';
 import {
   admitPolicyJob,
+  appendOpSteps,
   cartridgeAbsent,
+  declareLibraryWithApply,
   checkRecoverPreconditions,
   loadSnapshot,
   nodeOfLibrary,
+  opProgressWrite,
   putCatalogEntries,
 } from '@vtl/domain';
 import { catalogEntries } from './catalog-rows.js';
@@ -38,15 +41,6 @@ interface Progress {
 
 /** Default wait for the activation when the op does not say (the apiserver's VTL_OP_TIMEOUT_MS). */
 const DEFAULT_APPLY_WAIT_MS = 120_000;
-
-/** Appends steps to an op record (compare-and-swap). */
-async function appendSteps(store: Store, id: number, steps: string[]): Promise<string[]> {
-  if (steps.length === 0) return (await store.get(keys.ops.one(id), Op))?.value.steps ?? [];
-  const next = await store.update(keys.ops.one(id), Op, (cur) =>
-    cur ? { ...cur, steps: [...cur.steps, ...steps] } : undefined,
-  );
-  return next?.value.steps ?? steps;
-}
 
 /**
  * POST /api/libraries/recover (§4.6 rule 5) as a controller operation, in three resumable
@@ -101,8 +95,8 @@ export function recoverOp(store: Store, journal: EventJournal): OpHandler {
         );
       const drives = new Set<string>();
       while (drives.size < topology.num_drives) drives.add(randomDriveSerial());
-      const lib: LibrarySpec = {
-        id: await store.nextId('libraries'),
+      const plan = (id: number): LibrarySpec => ({
+        id,
         name: body.name || topology.name,
         vendor: topology.vendor || found.model.vendor,
         product: topology.product,
@@ -118,39 +112,28 @@ export function recoverOp(store: Store, journal: EventJournal): OpHandler {
         home_pool: pool.id,
         created_at: isoNow(),
         deleting: false,
-      };
+      });
       // Activation first: apply is refused while jobs are queued, so the imports come after it.
-      const applyId = await store.nextId('ops');
-      const apply: Op = {
-        id: applyId,
-        kind: 'apply',
-        executor: 'controller',
-        params: {},
-        state: 'pending',
-        steps: [],
-        requested_by: op.requested_by,
-        created_at: isoNow(),
-      };
-      const current = await store.get(opKey, Op);
-      if (!current) throw new VtlError('internal', `Operation ${op.id} is gone.`);
-      const next: Progress = { library: lib.id, carts: topology.cartridges.length, apply_op: applyId };
-      const ok = await store
-        .transaction()
-        .ifAbsent(keys.poolHome(lib.home_pool))
-        .ifAbsent(keys.librarySerial(lib.serial))
-        .ifAbsent(keys.ops.one(applyId))
-        .ifModRevision(opKey, current.modRevision)
-        .put(keys.poolHome(lib.home_pool), lib.id)
-        .put(keys.librarySerial(lib.serial), lib.id)
-        .put(keys.libraries.one(lib.id), lib)
-        .put(keys.ops.one(applyId), apply)
-        .put(opKey, {
-          ...current.value,
-          progress: { ...next },
-          steps: [...current.value.steps, `Declared library ${lib.id} (${lib.name}) from topology.json`],
-        } satisfies Op)
-        .commit();
-      if (!ok) throw badRequest(`Pool ${lib.home_pool} or serial ${lib.serial} was just claimed; retry.`);
+      // The library, its apply (an exclusive op: refused while an apply, library delete or job
+      // runs) and this op's progress are recorded in one transaction.
+      const progressOf = (lib: LibrarySpec, applyId: number): Progress => ({
+        library: lib.id,
+        carts: topology.cartridges.length,
+        apply_op: applyId,
+      });
+      const { lib, applyId } = await declareLibraryWithApply(
+        store,
+        plan,
+        { kind: 'apply', executor: 'controller', params: {}, requestedBy: op.requested_by },
+        'Recover',
+        (lib, applyId) =>
+          opProgressWrite(
+            store,
+            op.id,
+            { ...progressOf(lib, applyId) },
+            `Declared library ${lib.id} (${lib.name}) from topology.json`,
+          ),
+      );
       ctx.log.info({ library: lib.id, apply: applyId }, 'recovered library declared');
       await journal.emit({
         kind: 'library_created',
@@ -158,7 +141,7 @@ export function recoverOp(store: Store, journal: EventJournal): OpHandler {
         detail: `recovered from remote ${body.remote_id}: ${lib.product}, ${lib.num_slots} slots, ${topology.cartridges.length} cartridges`,
         data: { library: lib.id, serial: lib.serial, recovered: true },
       });
-      return next;
+      return progressOf(lib, applyId);
     }
 
     /** Waits for the apply; undefined when the library came up live, else why it did not. */
@@ -177,7 +160,7 @@ export function recoverOp(store: Store, journal: EventJournal): OpHandler {
       const applied = (apply.result as { steps?: string[] } | undefined)?.steps ?? apply.steps;
       // A resumed recovery finds the apply's steps recorded already.
       const recorded = (await store.get(opKey, Op))?.value.steps ?? [];
-      if (!applied.every((s) => recorded.includes(s))) await appendSteps(store, op.id, applied);
+      if (!applied.every((s) => recorded.includes(s))) await appendOpSteps(store, op.id, applied);
       // An apply that ran to the end may still leave this library down (it says so in a step).
       const status = await store.get(keys.libraryStatus.one(lib.id), LibraryStatus);
       if (status?.value.state !== 'active')
@@ -261,7 +244,7 @@ export function recoverOp(store: Store, journal: EventJournal): OpHandler {
         jobs.push(job.id);
       }
       steps.push(`Queued ${jobs.length} imports`);
-      await appendSteps(store, op.id, steps);
+      await appendOpSteps(store, op.id, steps);
       return jobs;
     }
   };

@@ -58,15 +58,17 @@ const SUBMIT_ATTEMPTS = 8;
  * records the operation: the jobs are compared as listed (none changed since), and the operation
  * takes the exclusive claim, which job admission and retry compare in theirs (records/jobs.ts).
  * Of an operation and a job racing, exactly one goes ahead; of two operations, one (the other
- * gets 409 while the first runs). `check` adds the caller's own refusals on the same snapshot.
+ * gets 409 while the first runs). `check` adds the caller's own refusals on the same snapshot;
+ * `also` (given the operation's id) adds the caller's own writes to that transaction, read
+ * afresh on every attempt. The op's id is taken in the transaction: a refusal leaves the counter.
  */
 export async function submitExclusiveOp(
   store: Store,
   req: SubmitOp,
   what: string,
   check: (s: Snapshot) => void = () => undefined,
+  also: (id: number) => Promise<(txn: Txn) => void> = async () => () => undefined,
 ): Promise<number> {
-  const id = await store.nextId('ops');
   for (let attempt = 1; attempt <= SUBMIT_ATTEMPTS; attempt++) {
     const claim = await readExclusiveOp(store);
     if (claim.busy) throw exclusiveOpBusy(what, claim.busy);
@@ -74,13 +76,18 @@ export async function submitExclusiveOp(
     const s = { ...(await loadSnapshot(store)), jobs: jobs.items.map((j) => j.value) };
     refuseWithActiveJobs(s, what);
     check(s);
+    const next = await store.peekId('ops');
+    const id = next.id;
+    const more = await also(id);
     const txn = store.transaction().ifUnchangedSince(keys.jobs.prefix, jobs.revision);
     claim.guard(txn);
+    next.take(txn);
+    more(txn);
     txn
       .ifAbsent(keys.ops.one(id))
       .put(keys.ops.one(id), newOpRecord(id, req))
       .put(keys.exclusiveOp, ExclusiveOpClaim.parse({ op: id }));
     if (await txn.commit()) return id;
   }
-  throw conflict(`Jobs kept changing while ${what.toLowerCase()} was submitted; retry.`);
+  throw conflict(`Jobs or operations kept changing while ${what.toLowerCase()} was submitted; retry.`);
 }

@@ -1,5 +1,5 @@
-import { isoNow, keys, type Op, type OpKind } from '@vtl/api';
-import type { Store } from '@vtl/store';
+import { Op, VtlError, isoNow, keys, type OpKind } from '@vtl/api';
+import type { Store, Txn } from '@vtl/store';
 
 /**
  * The operation records (keys.ops): how one is requested. An operation is recorded pending for
@@ -31,4 +31,30 @@ export async function submitOp(store: Store, req: SubmitOp): Promise<number> {
   const id = await store.nextId('ops');
   await store.put(keys.ops.one(id), newOpRecord(id, req));
   return id;
+}
+
+/** Appends steps to an operation's record (compare-and-swap); returns all its steps. */
+export async function appendOpSteps(store: Store, id: number, steps: string[]): Promise<string[]> {
+  if (steps.length === 0) return (await store.get(keys.ops.one(id), Op))?.value.steps ?? [];
+  const next = await store.update(keys.ops.one(id), Op, (cur) =>
+    cur ? { ...cur, steps: [...cur.steps, ...steps] } : undefined,
+  );
+  return next?.value.steps ?? steps;
+}
+
+/**
+ * The part of a transaction that records an operation's progress and a step, against its
+ * record as read now: the transaction fails if anything else changed the operation meanwhile.
+ */
+export async function opProgressWrite(
+  store: Store,
+  id: number,
+  progress: Record<string, unknown>,
+  step: string,
+): Promise<(txn: Txn) => void> {
+  const key = keys.ops.one(id);
+  const current = await store.get(key, Op);
+  if (!current) throw new VtlError('internal', `Operation ${id} is gone.`);
+  const next: Op = { ...current.value, progress, steps: [...current.value.steps, step] };
+  return (txn) => txn.ifModRevision(key, current.modRevision).put(key, next);
 }

@@ -1,0 +1,104 @@
+import { LibrarySpec, badRequest, conflict, keys } from '@vtl/api';
+import { z } from 'zod';
+import type { Store, Txn } from '@vtl/store';
+import { submitExclusiveOp } from './exclusive-op.js';
+import type { SubmitOp } from './ops.js';
+
+/**
+ * The library records (keys.libraries) and their claims (keys.poolHome: the one library a pool
+ * homes; keys.librarySerial: serials are unique here): the only module that writes them. A
+ * library is declared in one transaction with its id (the counter is bumped there, so a refused
+ * declare leaves it), its pool's claim and its serial's; it is removed with both claims and its
+ * status, so the pool is free again in the same instant.
+ */
+
+/** Transaction attempts of one declare; a lost one (another declare took the id) re-plans. */
+const DECLARE_ATTEMPTS = 8;
+
+/** Builds the record of a new library given its id; throws the request's refusal. */
+export type PlanLibrary = (id: number) => LibrarySpec | Promise<LibrarySpec>;
+
+/** A planned library and the part of a transaction that declares it. */
+interface Declaration {
+  lib: LibrarySpec;
+  write: (txn: Txn) => void;
+}
+
+async function prepareDeclare(store: Store, plan: PlanLibrary): Promise<Declaration> {
+  const next = await store.peekId('libraries');
+  const lib = await plan(next.id);
+  if (await store.get(keys.poolHome(lib.home_pool), z.unknown()))
+    throw badRequest(`Pool ${lib.home_pool} was just claimed by another library; use a free pool.`);
+  if (await store.get(keys.librarySerial(lib.serial), z.unknown()))
+    throw badRequest(
+      `A library with serial ${lib.serial} exists here already; recover restores only missing libraries.`,
+    );
+  return {
+    lib,
+    write: (txn) => {
+      next.take(txn);
+      txn
+        .ifAbsent(keys.poolHome(lib.home_pool))
+        .ifAbsent(keys.librarySerial(lib.serial))
+        .put(keys.poolHome(lib.home_pool), lib.id)
+        .put(keys.librarySerial(lib.serial), lib.id)
+        .put(keys.libraries.one(lib.id), lib);
+    },
+  };
+}
+
+/** Declares a library (POST /api/libraries): its record, id and claims in one transaction. */
+export async function declareLibrary(store: Store, plan: PlanLibrary): Promise<LibrarySpec> {
+  for (let attempt = 1; attempt <= DECLARE_ATTEMPTS; attempt++) {
+    const { lib, write } = await prepareDeclare(store, plan);
+    const txn = store.transaction();
+    write(txn);
+    if (await txn.commit()) return lib;
+  }
+  throw conflict('Libraries kept being declared meanwhile; retry.');
+}
+
+/**
+ * Declares a library together with the apply that activates it (a recovery), in one
+ * transaction: the apply is an exclusive operation (records/exclusive-op.ts), so of a recovery
+ * and an apply, library delete or job racing, exactly one goes ahead. `also` adds the caller's
+ * own record of what it did (the recovery's progress) to that transaction.
+ */
+export async function declareLibraryWithApply(
+  store: Store,
+  plan: PlanLibrary,
+  apply: SubmitOp,
+  what: string,
+  also: (lib: LibrarySpec, applyId: number) => Promise<(txn: Txn) => void>,
+): Promise<{ lib: LibrarySpec; applyId: number }> {
+  let lib: LibrarySpec | undefined;
+  const applyId = await submitExclusiveOp(store, apply, what, undefined, async (id) => {
+    const declaration = await prepareDeclare(store, plan);
+    lib = declaration.lib;
+    const more = await also(declaration.lib, id);
+    return (txn) => {
+      declaration.write(txn);
+      more(txn);
+    };
+  });
+  if (!lib) throw new Error('unreachable: the exclusive op committed without its declaration');
+  return { lib, applyId };
+}
+
+/** Marks a library `deleting` (library delete's first step); idempotent. */
+export async function markLibraryDeleting(store: Store, id: number): Promise<void> {
+  await store.update(keys.libraries.one(id), LibrarySpec, (cur) =>
+    cur && !cur.deleting ? { ...cur, deleting: true } : undefined,
+  );
+}
+
+/** Removes a library's record, status and claims in one transaction (library delete's last step). */
+export async function removeLibrary(store: Store, lib: LibrarySpec): Promise<void> {
+  await store
+    .transaction()
+    .delete(keys.libraries.one(lib.id))
+    .delete(keys.libraryStatus.one(lib.id))
+    .delete(keys.poolHome(lib.home_pool))
+    .delete(keys.librarySerial(lib.serial))
+    .commit();
+}
