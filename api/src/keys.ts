@@ -264,7 +264,6 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
       'domain/src/records/exclusive-op.ts': 'apply, data-plane restart, library delete requests',
       'reconcile/src/op-runner.ts': 'the executor: state, steps, result',
       'apiserver/src/services/remote-ops.ts': 'apiserver: remote op requests and their removal',
-      'controller/src/library/node-op.ts': 'controller: node-local steps it asks of a node',
       'controller/src/ops/op-gc.ts': 'controller: removal of old finished ops',
     },
   },
