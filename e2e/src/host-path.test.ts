@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@vtl/reconcile';
 import { Cdb } from '@vtl/emulator';
 import { Appliance } from './harness/appliance.js';
+import { parsePrometheus } from './harness/prometheus.js';
 import { LibIscsiSession, type CommandResult } from '@vtl/emulator/dist/testing/libiscsi.js';
 
 const run = promisify(execFile);
@@ -36,6 +37,7 @@ describe('a backup host drives the library over iSCSI', () => {
   let portal: string;
   let session: LibIscsiSession;
   let libId: number;
+  let serial: string;
 
   beforeAll(async () => {
     app = await Appliance.start();
@@ -52,6 +54,7 @@ describe('a backup host drives the library over iSCSI', () => {
       pool_id: pool.id,
     });
     libId = lib.body.library;
+    serial = lib.body.serial;
     await app.apply();
     expect((await app.api.post('/api/cartridges', { library: libId, count: 2 })).status).toBe(200);
   });
@@ -129,6 +132,18 @@ describe('a backup host drives the library over iSCSI', () => {
     await waitFor(
       async () => (await app.api.get('/api/status')).body.libraries[0].drives[0].blocks_written >= 1,
     );
+    // The block's bytes crossed iSCSI both ways: the byte counters of drive 0 say so.
+    const iscsiBytes = async (direction: 'read' | 'written') =>
+      parsePrometheus((await app.plain.get('/metrics')).text)
+        .get(`vtl_drive_iscsi_${direction}_bytes_total`)
+        ?.samples.find(
+          (s) => s.labels.library === serial && s.labels.name === 'hosted' && s.labels.drive === '0',
+        )?.value ?? 0;
+    await waitFor(async () => (await iscsiBytes('written')) >= payload.length);
+    await waitFor(async () => (await iscsiBytes('read')) >= payload.length);
+    const before = await iscsiBytes('written');
+    expect((await session.command(1, Cdb.write6(payload.length), { dataOut: payload })).status).toBe(0);
+    await waitFor(async () => (await iscsiBytes('written')) >= before + payload.length);
     await waitFor(async () => {
       const events = (await app.api.get('/api/events/search?kind=drive_activity')).body;
       return events.some((e: any) => e.subject === `drive:${libId}:0` && /writing/.test(e.detail));

@@ -94,6 +94,11 @@ describe('metrics, system and the support fingerprint', () => {
       families.get(name)?.samples.find((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v));
     expect(families.get('vtl_drive_blocks_written_total')?.type).toBe('counter');
     expect(families.get('vtl_drive_blocks_read_total')?.type).toBe('counter');
+    for (const direction of ['read', 'written']) {
+      const name = `vtl_drive_iscsi_${direction}_bytes_total`;
+      expect(families.get(name)?.type, name).toBe('counter');
+      expect(sample(name, { library: serial, name: 'metered', drive: '1' })?.value, name).toBe(0);
+    }
     expect(
       sample('vtl_drive_blocks_written_total', { library: serial, name: 'metered', drive: '1' })?.value,
     ).toBe(0);

@@ -18,6 +18,17 @@ export const Drive = z.object({
   activity: DriveActivity,
   blocks_written: z.number().int(),
   blocks_read: z.number().int(),
+  // Beyond §2.5 (docs/api.md): 0 in a record an older nodeagent wrote.
+  iscsi_bytes_written: z
+    .number()
+    .int()
+    .default(0)
+    .describe('Bytes hosts wrote to the drive over iSCSI (Data-Out) since the emulator started'),
+  iscsi_bytes_read: z
+    .number()
+    .int()
+    .default(0)
+    .describe('Bytes hosts read from the drive over iSCSI (Data-In) since the emulator started'),
   last_active: z.string(),
 });
 export type Drive = z.infer<typeof Drive>;

@@ -15,6 +15,14 @@ export function namedSeries(registry: Registry) {
     'Blocks written to the drive since the emulator started',
   );
   const read = drive('vtl_drive_blocks_read_total', 'Blocks read from the drive since the emulator started');
+  const iscsiWritten = drive(
+    'vtl_drive_iscsi_written_bytes_total',
+    'Bytes hosts wrote to the drive over iSCSI (Data-Out) since the emulator started',
+  );
+  const iscsiRead = drive(
+    'vtl_drive_iscsi_read_bytes_total',
+    'Bytes hosts read from the drive over iSCSI (Data-In) since the emulator started',
+  );
   const cartridges = new Gauge({
     name: 'vtl_cartridges',
     help: 'Cartridges by library and local state (resident, evicted, ...)',
@@ -29,7 +37,7 @@ export function namedSeries(registry: Registry) {
   });
 
   return (s: Snapshot) => {
-    [written, read, cartridges, libraryInfo].forEach((m) => m.reset());
+    [written, read, iscsiWritten, iscsiRead, cartridges, libraryInfo].forEach((m) => m.reset());
     const byId = new Map(s.libraries.map((l) => [l.id, l]));
     const labelsOf = (id: number) => ({
       library: byId.get(id)?.serial ?? String(id),
@@ -42,6 +50,8 @@ export function namedSeries(registry: Registry) {
           const labels = { ...labelsOf(lib.id), drive: String(d.index) };
           written.inc(labels, d.blocks_written);
           read.inc(labels, d.blocks_read);
+          iscsiWritten.inc(labels, d.iscsi_bytes_written);
+          iscsiRead.inc(labels, d.iscsi_bytes_read);
         }
     for (const c of cartridgeView(s)) cartridges.inc({ ...labelsOf(c.library), local_state: c.local_state });
   };

@@ -46,6 +46,9 @@ export interface EmuDrive {
   activity: 'idle' | 'reading' | 'writing' | 'mounting';
   blocks_written: number;
   blocks_read: number;
+  /** Absent from an emulator started by an older release (adopted across an update). */
+  iscsi_bytes_written?: number;
+  iscsi_bytes_read?: number;
   last_active: string;
 }
 

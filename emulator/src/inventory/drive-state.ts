@@ -6,6 +6,9 @@ export interface DriveRuntime {
   activity: DriveActivity;
   blocksWritten: number;
   blocksRead: number;
+  /** Data-Out and Data-In bytes of the drive's iSCSI commands. */
+  iscsiBytesWritten: number;
+  iscsiBytesRead: number;
   /** Epoch ms of the last activity or move; 0 = never since start. */
   lastActive: number;
 }
@@ -13,7 +16,14 @@ export interface DriveRuntime {
 export const DEFAULT_UNLOAD_GUARD_MS = 15_000;
 
 export function newDriveRuntime(): DriveRuntime {
-  return { activity: 'idle', blocksWritten: 0, blocksRead: 0, lastActive: 0 };
+  return {
+    activity: 'idle',
+    blocksWritten: 0,
+    blocksRead: 0,
+    iscsiBytesWritten: 0,
+    iscsiBytesRead: 0,
+    lastActive: 0,
+  };
 }
 
 export function lastActiveIso(d: DriveRuntime): string {

@@ -63,6 +63,9 @@ export interface DriveView {
   activity: DriveActivity;
   blocks_written: number;
   blocks_read: number;
+  /** Bytes hosts wrote (Data-Out) and read (Data-In) through the drive over iSCSI. */
+  iscsi_bytes_written: number;
+  iscsi_bytes_read: number;
   last_active: string;
 }
 
@@ -138,6 +141,8 @@ export class LibraryInventory {
         activity: rt.activity,
         blocks_written: rt.blocksWritten,
         blocks_read: rt.blocksRead,
+        iscsi_bytes_written: rt.iscsiBytesWritten,
+        iscsi_bytes_read: rt.iscsiBytesRead,
         last_active: lastActiveIso(rt),
       };
     });
@@ -348,6 +353,14 @@ export class LibraryInventory {
     rt.blocksWritten += io.written ?? 0;
     rt.blocksRead += io.read ?? 0;
     rt.lastActive = this.now();
+  }
+
+  /** Counts the bytes an iSCSI command moved through a drive (every command, data or not). */
+  recordIscsiBytes(drive: number, bytes: { read: number; written: number }): void {
+    const rt = this.runtime[drive];
+    if (!rt) return;
+    rt.iscsiBytesWritten += bytes.written;
+    rt.iscsiBytesRead += bytes.read;
   }
 
   private async moveNow(

@@ -28,6 +28,13 @@ export function iscsiTransport(logger: Logger, opts: { tcmuListen?: string } = {
       logger.warn(
         'VTL_ISCSI_OPEN is on: every iSCSI initiator may log in and sees every LUN (demos and tests only)',
       );
+    // A drive's LUN to its inventory, looked up on every command (the iSCSI byte counters).
+    const driveAt = new Map(
+      devices.layout.flatMap((r) => {
+        const inventory = dp.libraries.get(r.library)?.inventory;
+        return r.kind === 'drive' && inventory ? [[r.lun, { inventory, drive: r.drive! }] as const] : [];
+      }),
+    );
     let target;
     try {
       target = await startIscsiTarget({
@@ -47,6 +54,10 @@ export function iscsiTransport(logger: Logger, opts: { tcmuListen?: string } = {
           }),
         logger: logger.child({ component: 'iscsi' }),
         tcpCongestion: iscsi.tcp_congestion ?? DEFAULT_TCP_CONGESTION,
+        onTransfer: (lun, bytes) => {
+          const at = driveAt.get(lun);
+          at?.inventory.recordIscsiBytes(at.drive, bytes);
+        },
       });
     } catch (err) {
       await devices.close();

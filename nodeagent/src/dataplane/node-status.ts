@@ -45,6 +45,8 @@ function observe(lib: EmuLibrary): { library: ObservedLibrary; cartridges: Obser
     activity: d.activity,
     blocks_written: d.blocks_written,
     blocks_read: d.blocks_read,
+    iscsi_bytes_written: d.iscsi_bytes_written ?? 0,
+    iscsi_bytes_read: d.iscsi_bytes_read ?? 0,
     last_active: d.last_active,
   }));
   return {

@@ -26,7 +26,7 @@ export interface ConnectionOptions {
   sessionEnv(
     login: LoginOutcome,
     connection: IscsiConnection,
-  ): Pick<SessionEnv, 'luns' | 'sendTargets' | 'resetLogicalUnit'>;
+  ): Pick<SessionEnv, 'luns' | 'sendTargets' | 'resetLogicalUnit' | 'transferred'>;
   onSession(session: IscsiSession, connection: IscsiConnection): void;
   onClose(connection: IscsiConnection): void;
 }

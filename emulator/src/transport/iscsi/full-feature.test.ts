@@ -286,6 +286,29 @@ describe('iSCSI full feature phase', () => {
     expect(lentAlignedSlots()).toBe(slotsBefore);
   });
 
+  it('tells onTransfer, per LUN, the data-out bytes a command received and the data-in bytes it sent', async () => {
+    const moved: Array<[number, { read: number; written: number }]> = [];
+    t = await startTestTarget({ onTransfer: (lun, bytes) => moved.push([lun, bytes]) });
+    const c = await loggedIn([['ImmediateData', 'Yes']]);
+    await clearUnitAttention(c);
+    await clearUnitAttention(c, 1);
+    moved.length = 0;
+    const payload = Buffer.alloc(4 * 512, 0x5a);
+    const write = c.command({ cdb: write10(0, 4), write: true, edtl: payload.length, data: payload });
+    expect((await c.collect(write)).status).toBe(0);
+    // The initiator allows 4096 bytes, the disk sends the 3 blocks asked for.
+    const read = await c.collect(c.command({ cdb: read10(0, 3), read: true, edtl: 4096 }));
+    expect(read.data.length).toBe(3 * 512);
+    expect(
+      (await c.collect(c.command({ lun: 1, cdb: [0x12, 0, 0, 0, 36, 0], read: true, edtl: 36 }))).status,
+    ).toBe(0);
+    expect(moved).toEqual([
+      [0, { read: 0, written: 2048 }],
+      [0, { read: 1536, written: 0 }],
+      [1, { read: 36, written: 0 }],
+    ]);
+  });
+
   it('reports underflow and overflow residuals', async () => {
     t = await startTestTarget();
     const c = await loggedIn();

@@ -38,6 +38,8 @@ export interface TaskHost {
   luns(): LunMap;
   reject(reason: number, bhs: Buffer): void;
   taskFinished(task: ScsiTask): void;
+  /** The data a command that ran moved: Data-Out received (written) and Data-In sent (read). */
+  transferred(lun: number, bytes: { read: number; written: number }): void;
 }
 
 /** A data-out sequence: the unsolicited burst or one R2T's burst, each numbered from DataSN 0. */
@@ -309,11 +311,13 @@ export class ScsiTask {
     }
     if (this.state !== 'running') return;
     this.state = 'done';
-    this.respond(result);
+    const sent = this.respond(result);
+    this.host.transferred(this.lun, { read: sent, written: this.want });
     this.host.taskFinished(this);
   }
 
-  private respond(result: ScsiResult): void {
+  /** Sends the data-in and the status; returns how many data-in bytes it sent. */
+  private respond(result: ScsiResult): number {
     const data = this.read ? result.dataIn : undefined;
     const available = data?.length ?? 0;
     const length = Math.min(available, this.edtl);
@@ -355,6 +359,7 @@ export class ScsiTask {
       const payload = sense ? Buffer.concat([u16(sense.length), sense]) : undefined;
       this.host.send(scsiResponse(fields, this.host.sn(true)), payload);
     });
+    return length;
   }
 
   /** Sends data-in in segments of the initiator's MaxRecvDataSegmentLength; returns the PDU count. */

@@ -50,6 +50,8 @@ export interface SessionEnv {
   resetLogicalUnit(device: ScsiDevice, by: string): Promise<void>;
   /** A NOP-Out answered the target's ping with this TTT. */
   pingAnswered(ttt: number): void;
+  /** The data a command moved on a LUN (TaskHost.transferred). */
+  transferred(lun: number, bytes: { read: number; written: number }): void;
 }
 
 /**
@@ -121,6 +123,10 @@ export class IscsiSession implements TaskHost {
 
   resetLogicalUnit(device: ScsiDevice, by: string): Promise<void> {
     return this.env.resetLogicalUnit(device, by);
+  }
+
+  transferred(lun: number, bytes: { read: number; written: number }): void {
+    this.env.transferred(lun, bytes);
   }
 
   reject(reason: number, bhs: Buffer): void {

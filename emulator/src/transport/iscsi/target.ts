@@ -50,6 +50,11 @@ export interface IscsiTargetOptions {
   commandWindow?: number;
   /** TCP congestion control of the connections (tcp-tuning.ts); unset or '' keeps the system's. */
   tcpCongestion?: string;
+  /**
+   * Told, per command that ran, of the data it moved on its LUN: Data-Out bytes received
+   * (`written`) and Data-In bytes sent (`read`). Called on the I/O path: keep it to a count.
+   */
+  onTransfer?: (lun: number, bytes: { read: number; written: number }) => void;
 }
 
 /** A logged-in session as operators and status reports see it. */
@@ -149,6 +154,7 @@ export async function startIscsiTarget(opts: IscsiTargetOptions): Promise<IscsiT
         luns: () => visibleLuns(login),
         sendTargets: (value) => sendTargets(value, conn, login),
         resetLogicalUnit,
+        transferred: (lun, bytes) => opts.onTransfer?.(lun, bytes),
       }),
       onSession: (session, conn) => {
         // Session reinstatement: a new login with the same initiator and ISID replaces the old one.
