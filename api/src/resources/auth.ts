@@ -14,7 +14,6 @@ export const roleAllows = (held: PrincipalRole, needed: Role) =>
 export const USERNAME = /^[a-z0-9][a-z0-9._-]{0,31}$/;
 export const Username = z
   .string()
-  .trim()
   .regex(USERNAME, 'username must be 1 to 32 of a-z 0-9 . _ -, starting with a letter or digit');
 /** Long enough to resist guessing, short enough that hashing it is cheap. */
 export const Password = z
@@ -90,7 +89,7 @@ export const ChangePasswordRequest = z.strictObject({
 });
 
 export const CreateApiKeyRequest = z.strictObject({
-  name: displayText('name', TEXT_LIMITS.name).trim().min(1, 'name is required'),
+  name: displayText('name', TEXT_LIMITS.name).min(1, 'name is required'),
   role: PrincipalRole.default('read-only'),
 });
 /** The only response that ever carries the key. */

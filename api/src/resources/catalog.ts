@@ -34,10 +34,10 @@ export const CatalogRebuildResponse = z.object({
 /** POST /api/libraries/recover (§4.6 rule 5). */
 export const RecoverRequest = z.strictObject({
   remote_id: z.number().int().positive(),
-  system_name: plainText('system_name', TEXT_LIMITS.name).trim().min(1, 'system_name is required'),
-  library_serial: plainText('library_serial', TEXT_LIMITS.name).trim().min(1, 'library_serial is required'),
+  system_name: plainText('system_name', TEXT_LIMITS.name).min(1, 'system_name is required'),
+  library_serial: plainText('library_serial', TEXT_LIMITS.name).min(1, 'library_serial is required'),
   pool_id: z.number().int().positive(),
-  name: displayText('name', TEXT_LIMITS.name).trim().optional(),
+  name: displayText('name', TEXT_LIMITS.name).optional(),
 });
 export const RecoverResponse = z.object({
   library: z.number().int(),

@@ -130,7 +130,7 @@ export const EvictRequest = z.strictObject({
 export const ImportRequest = z.strictObject({
   remote_id: z.number().int().positive(),
   generation,
-  system_name: plainText('system_name', TEXT_LIMITS.name).trim().optional(),
+  system_name: plainText('system_name', TEXT_LIMITS.name).optional(),
   target_library: z.number().int().positive().optional(),
 });
 

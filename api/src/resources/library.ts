@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { LABEL_PREFIX } from '../identifiers.js';
 import { ManagedBy } from './managed-by.js';
+import { TEXT_LIMITS, displayText } from '../text.js';
 
 export const LibraryState = z.enum(['pending_restart', 'active']);
 export type LibraryState = z.infer<typeof LibraryState>;
@@ -116,9 +117,7 @@ const int = (what: string) =>
 
 /** Body of POST /api/libraries (§4.6). Range checks that depend on the model are in the route. */
 export const DeclareLibraryRequest = z.strictObject({
-  name: z
-    .string()
-    .max(64, 'name: at most 64 characters')
+  name: displayText('name', TEXT_LIMITS.name)
     .regex(/^[\w .-]*$/, 'name: letters, digits, space, _ . -')
     .default(''),
   product: z.string().min(1, 'product is required (3573-TL or 03584L32)'),

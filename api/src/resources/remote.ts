@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import { parseEndpoint } from '../endpoint.js';
-import { TEXT_LIMITS, displayText, plainText } from '../text.js';
+import { EDGE_WHITE_SPACE, TEXT_LIMITS, displayText, plainText, secretText } from '../text.js';
 import { ManagedBy } from './managed-by.js';
 
 /** Host, host:port or an http(s) URL (see parseEndpoint); stored as host[:port]. */
 const endpointField = () =>
   z
     .string()
-    .trim()
     .max(300, 'endpoint: at most 300 characters')
+    .refine((s) => !EDGE_WHITE_SPACE.test(s), 'endpoint: no white space at the start or the end')
     .superRefine((s, ctx) => {
       const parsed = parseEndpoint(s);
       if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: parsed });
@@ -29,24 +29,18 @@ function normalizeEndpoint<T extends { endpoint?: string; use_ssl?: boolean }>(b
 /** Fields an operator gives for a remote (§2.16, §4.4). Defaults per §8. */
 const remoteFields = {
   name: displayText('name', TEXT_LIMITS.name)
-    .trim()
     .min(1, 'name is required')
     .describe('Display name of the remote'),
   endpoint: endpointField()
     .default('s3.amazonaws.com')
     .describe('S3 endpoint: host, host:port or an http(s):// URL (its scheme sets use_ssl)'),
-  region: displayText('region', TEXT_LIMITS.region).trim().default('').describe('Bucket region'),
-  bucket: displayText('bucket', TEXT_LIMITS.bucket)
-    .trim()
-    .min(1, 'bucket is required')
-    .describe('Bucket name'),
+  region: displayText('region', TEXT_LIMITS.region).default('').describe('Bucket region'),
+  bucket: displayText('bucket', TEXT_LIMITS.bucket).min(1, 'bucket is required').describe('Bucket name'),
   prefix: displayText('prefix', TEXT_LIMITS.prefix)
-    .trim()
     .default('')
     .transform((p) => p.replace(/^\/+|\/+$/g, ''))
     .describe('Key prefix inside the bucket'),
   access_key: plainText('access_key', TEXT_LIMITS.accessKey)
-    .trim()
     .min(1, 'access_key is required')
     .describe('Access key id'),
   use_ssl: z.boolean().default(true).describe('Use HTTPS to reach the endpoint'),
@@ -56,7 +50,7 @@ const remoteFields = {
 /** The fields of POST /api/remotes, before a URL endpoint is normalised (the CRD schema's base). */
 export const CreateRemoteFields = z.strictObject({
   ...remoteFields,
-  secret_key: plainText('secret_key', 512)
+  secret_key: secretText('secret_key', 512)
     .min(1, 'secret_key is required')
     .describe('Secret access key (write-only)'),
 });
@@ -73,16 +67,15 @@ export const UpdateRemoteRequest = z
   .strictObject({
     name: remoteFields.name.optional(),
     endpoint: endpointField().optional(),
-    region: displayText('region', TEXT_LIMITS.region).trim().optional(),
+    region: displayText('region', TEXT_LIMITS.region).optional(),
     bucket: remoteFields.bucket.optional(),
     prefix: displayText('prefix', TEXT_LIMITS.prefix)
-      .trim()
       .transform((p) => p.replace(/^\/+|\/+$/g, ''))
       .optional(),
     access_key: remoteFields.access_key.optional(),
     use_ssl: z.boolean().optional(),
     path_style: z.boolean().optional(),
-    secret_key: plainText('secret_key', 512).optional(),
+    secret_key: secretText('secret_key', 512).optional(),
   })
   .transform(normalizeEndpoint);
 export type UpdateRemoteRequest = z.infer<typeof UpdateRemoteRequest>;
