@@ -284,23 +284,23 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
     module: 'apiserver/src/services/remotes.ts',
     also: {
       'apiserver/src/services/settings.ts': 'removal with the remote',
-      'store/src/seal-rotation.ts': 're-sealing under a new key',
+      'appliance/src/seal-rotation.ts': 're-sealing under a new key',
     },
   },
   initiatorSecrets: {
     process: 'apiserver',
     module: 'apiserver/src/services/initiator-chap.ts',
-    also: { 'store/src/seal-rotation.ts': 're-sealing under a new key' },
+    also: { 'appliance/src/seal-rotation.ts': 're-sealing under a new key' },
   },
   gitopsSecrets: {
     process: 'apiserver',
     module: 'apiserver/src/routes/gitops-secrets.ts',
-    also: { 'store/src/seal-rotation.ts': 're-sealing under a new key' },
+    also: { 'appliance/src/seal-rotation.ts': 're-sealing under a new key' },
   },
   gitopsSourceSecrets: {
     process: 'apiserver',
     module: 'apiserver/src/routes/gitops-sources.ts',
-    also: { 'store/src/seal-rotation.ts': 're-sealing under a new key' },
+    also: { 'appliance/src/seal-rotation.ts': 're-sealing under a new key' },
   },
   gitopsSources: {
     process: 'apiserver',

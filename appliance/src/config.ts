@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 // The launcher's entry of the store package: the main one loads the etcd client (launcher.ts).
-import { storeDeadlineFromEnv, storeSettingsFromEnv, type StoreSettings } from '@vtl/store/launcher';
+import { storeDeadlineFromEnv, storeSettingsFromEnv, type StoreSettings } from '@vtl/store/settings';
 
 /** Single-node appliance settings; every one has a built-in default (README lists them). */
 export interface ApplianceConfig {

@@ -9,8 +9,9 @@ const SCHEMAS = /\/node_modules\/zod\/|\/api\/dist\/(index|models|resources\/)/;
 /**
  * Issue 13's idle memory: what a module graph loads stays in the process for good. The launcher
  * starts etcd and the other processes and never talks to etcd itself: it takes the store
- * package's launcher entry, not the etcd client (etcd3, gRPC, protobufjs: some 20 MB).
- * seal-rotate.js is the separate command that does talk to etcd; main.js starts the launcher
+ * package's settings entry, not the etcd client (etcd3, gRPC, protobufjs: some 20 MB).
+ * seal-rotate.js (with its seal-rotation.js) is the separate command that does talk to etcd;
+ * main.js starts the launcher
  * when imported. Neither the launcher nor the emulator validates anything with zod: they take
  * `@vtl/api/base`, the API package without its schemas.
  */
@@ -19,6 +20,7 @@ describe('the launcher and the emulator load only what they use', () => {
     const loaded = await modulesLoadedBy(path.resolve(import.meta.dirname, '..'), [
       'main.js',
       'seal-rotate.js',
+      'seal-rotation.js',
     ]);
     expect(loaded.some((u) => u.includes('/appliance/dist/config.js'))).toBe(true);
     expect(loaded.some((u) => u.includes('/api/dist/base.js'))).toBe(true);

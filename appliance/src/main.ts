@@ -1,6 +1,6 @@
 import path from 'node:path';
 // Not the store's index: it would load the etcd client (gRPC) the launcher never uses.
-import { startEtcd, type EtcdProcess } from '@vtl/store/launcher';
+import { startEtcd, type EtcdProcess } from '@vtl/etcd-launcher';
 import { loadConfig } from './config.js';
 import { prepareStoreAccess } from './store-access.js';
 import { SupervisedProcess } from './supervised-process.js';

@@ -1,6 +1,7 @@
 import { pino } from 'pino';
-import { rotateSealingKey, Store } from '@vtl/store';
+import { Store } from '@vtl/store';
 import { adminStoreSettings, loadConfig } from './config.js';
+import { rotateSealingKey } from './seal-rotation.js';
 
 /**
  * `npm run seal:rotate [-- --reseal-only]`: rotates the sealing key of the secrets in the store

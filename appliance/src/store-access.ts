@@ -1,6 +1,8 @@
 import path from 'node:path';
-// The launcher's entry point, so the launcher does not load the etcd client (gRPC) with the store's index.
-import { ensurePki, ensureSealingKeyFile, type PkiIdentity, type StoreTls } from '@vtl/store/launcher';
+import { ensurePki, type PkiIdentity } from '@vtl/etcd-launcher';
+import { ensureSealingKeyFile } from '@vtl/sealing';
+// The store's settings entry, so the launcher does not load the etcd client (gRPC) with its index.
+import type { StoreTls } from '@vtl/store/settings';
 import type { Logger } from 'pino';
 
 /** How the appliance's processes reach the store: etcd's TLS files and each process's settings. */

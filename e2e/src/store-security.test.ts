@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys, RemoteSecret } from '@vtl/api';
 import { waitFor } from '@vtl/reconcile';
-import { parseKeyFile } from '@vtl/store';
+import { parseKeyFile } from '@vtl/sealing';
 import { startTestRgw, type TestRgw } from '@vtl/offsite';
 import { Appliance } from './harness/appliance.js';
 import { etcdctl, filesUnder } from './harness/etcdctl.js';

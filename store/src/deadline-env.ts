@@ -1,6 +1,6 @@
 /*
  * The store deadline setting alone, without the etcd client: the appliance launcher reads it
- * for its children and never talks to etcd itself (store/src/launcher.ts).
+ * for its children and never talks to etcd itself (store/src/settings.ts).
  */
 
 /** How long one store call may take when nothing else is configured (VTL_STORE_DEADLINE_MS). */

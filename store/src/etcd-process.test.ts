@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEtcd } from './etcd-process.js';
+import { startEtcd } from '@vtl/etcd-launcher';
 import { freePorts } from './testing/free-port.js';
 import { Store } from './store.js';
 

@@ -3,8 +3,7 @@ import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { rotateSealingKey } from './seal-rotation.js';
-import { ensureSealingKeyFile, isEnvelope, parseKeyFile } from './sealing.js';
+import { ensureSealingKeyFile, isEnvelope, parseKeyFile } from '@vtl/sealing';
 import { Store } from './store.js';
 import { startTestEtcd, type TestEtcd } from './test-etcd.js';
 import type { WatchEvent } from './watch.js';
@@ -114,31 +113,6 @@ describe('secrets sealed at rest', () => {
     } finally {
       await Promise.all([missing.close(), wrong.close(), none.close()]);
     }
-  });
-
-  it('rotates: new key first, every secret re-sealed by CAS (plaintext ones migrated), old key retired', async () => {
-    // A record from before sealing existed.
-    await raw
-      .put('/vtl/secrets/remotes/000000000002')
-      .value(JSON.stringify({ secret_key: 'legacy-plain-secret' }));
-    expect((await store.get('/vtl/secrets/remotes/000000000002', Secret))?.value.secret_key).toBe(
-      'legacy-plain-secret',
-    );
-    const oldKid = parseKeyFile(await readFile(etcd.sealingKeyFile, 'utf8'), 'f')[0]!.kid;
-    const report = await rotateSealingKey(store, etcd.sealingKeyFile);
-    expect(report).toMatchObject({ retired: [oldKid], resealed: 4, migrated: 1 });
-    const keys = parseKeyFile(await readFile(etcd.sealingKeyFile, 'utf8'), 'f');
-    expect(keys.map((k) => k.kid)).toEqual([report.kid]);
-    expect((await stat(etcd.sealingKeyFile)).mode & 0o777).toBe(0o600);
-    for (const s of await store.secretSeals()) expect(s.kid).toBe(report.kid);
-    expect(JSON.stringify(await stored('/vtl/secrets/remotes/000000000002'))).not.toContain(
-      'legacy-plain-secret',
-    );
-    // The same running store reads everything with the new key (it re-read the file).
-    expect((await store.get('/vtl/secrets/remotes/000000000001', Secret))?.value.secret_key).toBe(SECRET);
-    expect((await store.get('/vtl/secrets/remotes/000000000002', Secret))?.value.secret_key).toBe(
-      'legacy-plain-secret',
-    );
   });
 
   it('refuses a malformed key file, saying what to do', async () => {

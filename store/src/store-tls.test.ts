@@ -3,7 +3,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensurePki } from './pki.js';
+import { ensurePki } from '@vtl/etcd-launcher';
 import { Store, loopbackServerName } from './store.js';
 import { storeSettingsFromEnv } from './store-tls.js';
 import { startTestEtcd, type TestEtcd } from './test-etcd.js';

@@ -18,7 +18,7 @@ import { MemberPool } from './members.js';
 import { restoreKeyspace, saveKeyspace } from './keyspace-snapshot.js';
 import { scan } from './range.js';
 import { RenewingLease } from './renewing-lease.js';
-import { isEnvelope, isSecretKey, RecordSealing, Sealer, SECRETS_PREFIX } from './sealing.js';
+import { isEnvelope, isSecretKey, RecordSealing, Sealer, SECRETS_PREFIX } from '@vtl/sealing';
 import { credentials, type StoreTls } from './store-tls.js';
 import { WatchCache, type CachedPrefix } from './watch-cache.js';
 import { absent, atModRevision, getOp, putOp, runTxn, StoreTxn, type Txn } from './txn.js';
@@ -564,7 +564,7 @@ function jitter(attempt: number): Promise<void> {
  * TLS to an etcd named by a loopback address: grpc-js would send the IP as the TLS server name,
  * which RFC 6066 forbids (Node 20 warns with DEP0123, newer Node refuses the connection). The
  * name sent and checked is then `localhost`, which the appliance's own etcd certificate carries
- * (store/src/pki.ts); an etcd of one's own on a loopback address needs it in its certificate too.
+ * (etcd-launcher/src/pki.ts); an etcd of one's own on a loopback address needs it in its certificate too.
  */
 export function loopbackServerName(endpoints: string[]): Record<string, string> {
   const hosts = endpoints.map((e) => {

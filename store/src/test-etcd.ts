@@ -1,10 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEtcd, type EtcdProcess } from './etcd-process.js';
+import { ensurePki, startEtcd, type EtcdProcess, type Pki } from '@vtl/etcd-launcher';
+import { ensureSealingKeyFile } from '@vtl/sealing';
 import { freePorts } from './testing/free-port.js';
-import { ensurePki, type Pki } from './pki.js';
-import { ensureSealingKeyFile } from './sealing.js';
 import { Store } from './store.js';
 
 /** A throwaway etcd for tests; stop() also removes its directory. */

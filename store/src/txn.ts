@@ -2,7 +2,7 @@ import { VtlError } from '@vtl/api';
 import { Range, type Etcd3, type ICompare, type IRequestOp, type ITxnResponse } from 'etcd3';
 import { encode } from './codec.js';
 import type { Lease } from './lease.js';
-import { RecordSealing } from './sealing.js';
+import { RecordSealing } from '@vtl/sealing';
 
 /** Without a sealer a put of a secret is refused rather than stored in clear. */
 const NO_SEALING = new RecordSealing(undefined);

@@ -4,7 +4,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ensurePki, ensureSealingKeyFile, type Pki } from '@vtl/store';
+import { ensurePki, type Pki } from '@vtl/etcd-launcher';
+import { ensureSealingKeyFile } from '@vtl/sealing';
 import { freePorts } from '@vtl/store/testing';
 import { etcdctl } from '../harness/etcdctl.js';
 

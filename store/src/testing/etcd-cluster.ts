@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEtcd, type EtcdProcess } from '../etcd-process.js';
+import { startEtcd, type EtcdProcess } from '@vtl/etcd-launcher';
 import { freePorts } from './free-port.js';
 
 /** One member of a test cluster, with its name and pid for freezing it (SIGSTOP). */

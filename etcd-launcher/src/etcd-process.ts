@@ -3,7 +3,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { isIP } from 'node:net';
-import type { StoreTls } from './store-tls.js';
+import type { TlsFiles } from './tls-files.js';
 
 /** A running etcd server started by startEtcd(). */
 export interface EtcdProcess {
@@ -43,7 +43,7 @@ export interface EtcdOptions {
    * Serve client and peer traffic over TLS and admit only clients whose certificate the CA
    * signed: caFile is the CA, certFile/keyFile etcd's own pair (serverAuth + clientAuth).
    */
-  tls?: StoreTls;
+  tls?: TlsFiles;
 }
 
 const HEALTH_TIMEOUT_MS = 20_000;
@@ -127,7 +127,7 @@ function hasSetpriv(): Promise<boolean> {
 }
 
 /** etcd's flags for TLS with client-certificate authentication, on client and peer URLs. */
-function tlsArgs(tls: StoreTls): string[] {
+function tlsArgs(tls: TlsFiles): string[] {
   return [
     '--client-cert-auth',
     `--trusted-ca-file=${tls.caFile}`,
@@ -146,7 +146,7 @@ interface TlsPems {
   key: Buffer;
 }
 
-const readTls = async (tls: StoreTls): Promise<TlsPems> => {
+const readTls = async (tls: TlsFiles): Promise<TlsPems> => {
   const [ca, cert, key] = await Promise.all([
     readFile(tls.caFile),
     readFile(tls.certFile),

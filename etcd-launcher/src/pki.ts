@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import type * as X509 from '@peculiar/x509';
-import type { StoreTls } from './store-tls.js';
+import type { TlsFiles } from './tls-files.js';
 
 /**
  * The appliance's small private CA for its etcd, under $VTL_STATE_DIR/pki: a CA, one server
@@ -17,7 +17,7 @@ export interface Pki {
   dir: string;
   caFile: string;
   /** The CA file, the certificate and the key of one identity (what Store.connect's tls takes). */
-  files(identity: PkiIdentity): StoreTls;
+  files(identity: PkiIdentity): TlsFiles;
 }
 
 const ALG = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { VtlError } from '@vtl/api';
-import { newSealingKey, parseKeyFile, writeKeyFile } from './sealing.js';
-import type { Store } from './store.js';
+import { newSealingKey, parseKeyFile, writeKeyFile } from '@vtl/sealing';
+import type { Store } from '@vtl/store';
 
 /** What a rotation did. */
 export interface RotationReport {
