@@ -343,6 +343,31 @@ describe('the chart over a matrix of values', () => {
         });
       },
     ],
+    [
+      'shared storage: the host /dev, and the state directory shared with the host both ways',
+      { nodeagent: { sharedStorage: { enabled: true } } },
+      (objs) => {
+        const pod = find(objs, 'DaemonSet', 'vtl-nodeagent')!.spec.template.spec;
+        const [agent, emulator] = pod.containers;
+        const state = (c: any) => c.volumeMounts.find((m: any) => m.name === 'state');
+        expect(state(agent)).toEqual({
+          name: 'state',
+          mountPath: '/var/lib/vtl',
+          mountPropagation: 'Bidirectional',
+        });
+        expect(state(emulator)).toEqual({
+          name: 'state',
+          mountPath: '/var/lib/vtl',
+          mountPropagation: 'HostToContainer',
+        });
+        expect(agent.volumeMounts).toContainEqual({ name: 'dev', mountPath: '/dev' });
+        expect(pod.volumes).toContainEqual({ name: 'dev', hostPath: { path: '/dev', type: 'Directory' } });
+        // Without it (the default), neither: the state directory stays private to the pod.
+        const plain = find(installed, 'DaemonSet', 'vtl-nodeagent')!.spec.template.spec;
+        expect(state(plain.containers[0]).mountPropagation).toBeUndefined();
+        expect(plain.volumes.map((v: any) => v.name)).not.toContain('dev');
+      },
+    ],
   ];
 
   it.each(cases)('%s', async (_name, values, check) => {
