@@ -13,11 +13,16 @@ import {
 } from './contenders.js';
 import { fio } from './fio.js';
 import { loopback } from './loopback.js';
+import { poolBench } from './pool-bench.js';
 import { dropCaches, onPath } from './processes.js';
 import { formatSize, mibPerSecond, parseSize } from './stats.js';
 import { BLOCKS, type Figures, OPS, type Op, TWO_DRIVE_DEPTH, key, printSummary, push } from './summary.js';
 
 /**
+ * `npm run bench:emulator -- --pool btrfs [--size 1G] [--rounds 5] [--compression zstd:3]
+ *   [--dir PARENT]`: the emulator on a compressing btrfs pool against fio writing the same
+ * bytes, and the dedup pass's rate and its effect on a host stream (pool-bench.ts).
+ *
  * `npm run bench:emulator -- [--size 2G] [--rounds 9] [--depths 1,4] [--no-two-drives]
  *   [--dir PATH] [--keep] [--emulator-node-flags '--initial-heap-size=64'] [--max-burst 16776192]`
  *
@@ -38,8 +43,10 @@ const WARM_UP_BYTES = 64 * 1024 * 1024;
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      size: { type: 'string', default: '2G' },
-      rounds: { type: 'string', default: '9' },
+      pool: { type: 'string', default: 'dir' },
+      compression: { type: 'string', default: 'zstd:3' },
+      size: { type: 'string' },
+      rounds: { type: 'string' },
       depths: { type: 'string', default: '1,4' },
       'no-two-drives': { type: 'boolean', default: false },
       dir: { type: 'string' },
@@ -49,12 +56,24 @@ async function main(): Promise<void> {
     },
   });
   const emulatorNodeFlags = values['emulator-node-flags'].split(/\s+/).filter(Boolean);
-  const bytes = parseSize(values.size);
-  const rounds = Number(values.rounds);
+  const onBtrfs = values.pool === 'btrfs';
+  if (!onBtrfs && values.pool !== 'dir') throw new Error('--pool is dir (a directory, the default) or btrfs');
+  const bytes = parseSize(values.size ?? (onBtrfs ? '1G' : '2G'));
+  const rounds = Number(values.rounds ?? (onBtrfs ? '5' : '9'));
   const depths = values.depths.split(',').map(Number);
   const twoDrives = !values['no-two-drives'];
   if (!(rounds >= 1) || !depths.every((d) => Number.isInteger(d) && d >= 1)) {
     throw new Error('--rounds is a positive integer, --depths a list of them (e.g. 1,4)');
+  }
+  const maxBurst = Number(values['max-burst']);
+  if (!Number.isInteger(maxBurst) || maxBurst < 512 || maxBurst > 16777215) {
+    throw new Error('--max-burst is a MaxBurstLength in bytes, 512 to 16777215 (RFC 7143)');
+  }
+  if (onBtrfs) {
+    if (!(rounds >= 1)) throw new Error('--rounds is a positive integer');
+    const parent = values.dir ?? '/var/tmp';
+    await poolBench({ bytes, rounds, compression: values.compression, parent, emulatorNodeFlags, maxBurst });
+    return;
   }
   if (!(await tgtInstalled()) || !(await onPath('fio')) || !(await onPath('cc'))) {
     process.stderr.write(
@@ -72,10 +91,6 @@ async function main(): Promise<void> {
         ? 'sync + drop_caches before every run'
         : 'NOT root: page cache not dropped, reads may come from memory'),
   );
-  const maxBurst = Number(values['max-burst']);
-  if (!Number.isInteger(maxBurst) || maxBurst < 512 || maxBurst > 16777215) {
-    throw new Error('--max-burst is a MaxBurstLength in bytes, 512 to 16777215 (RFC 7143)');
-  }
   console.log(`Emulator process: node ${emulatorNodeFlags.join(' ')} emulator-target.js --drives 2`);
   console.log(
     `The initiator offers MaxBurstLength ${maxBurst} at login (--max-burst; Linux's open-iscsi offers ` +

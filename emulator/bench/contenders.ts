@@ -58,6 +58,18 @@ export interface ContenderOptions {
   emulatorNodeFlags?: string[];
   /** MaxBurstLength the initiator offers at login (default LINUX_MAX_BURST). */
   maxBurst?: number;
+  /** What writes carry: fio's options for it and the same bytes in a file (default: fio's and a fill byte). */
+  content?: ReplayContent;
+}
+
+/**
+ * Write content both fio and the emulator's initiator write byte for byte: fio's buffer
+ * options, and the file holding what they make fio write with blocks of `block` bytes (the
+ * initiator sends it block after block). See fio-content.ts.
+ */
+export interface ReplayContent {
+  fioArgs: string[];
+  file(block: number): string;
 }
 
 /** What Linux's initiator (open-iscsi) offers as MaxBurstLength: the hosts the benchmark stands for. */
@@ -135,7 +147,7 @@ async function withTargetCpu(pid: number | undefined, run: () => Promise<RunResu
 }
 
 function initiatorArgs(
-  t: { portal: string; target: string; lun: number; maxBurst?: number },
+  t: { portal: string; target: string; lun: number; maxBurst?: number; data?: ReplayContent },
   mode: string,
   run: RunSpec,
 ): string[] {
@@ -146,6 +158,7 @@ function initiatorArgs(
     'max-burst': t.maxBurst ?? LINUX_MAX_BURST,
     mode,
     ...run,
+    ...(t.data ? { data: t.data.file(run.block) } : {}),
   };
   return Object.entries(args).flatMap(([k, v]) => [`--${k}`, String(v)]);
 }
@@ -178,13 +191,29 @@ export async function rawFile(opts: ContenderOptions): Promise<Contender> {
  * (the one-drive runs use the first drive). Results carry the emulator process's CPU time.
  */
 export async function emulator(opts: ContenderOptions): Promise<[Contender, Contender]> {
+  const target = await emulatorDrives(opts, 2);
+  // Only one of the two stops the process.
+  return [target.on([0]), { ...target.on([0, 1]), stop: async () => undefined }];
+}
+
+/** The emulator's process with `count` drives, and contenders streaming to some of them at once. */
+export interface EmulatorDrives {
+  /** Streams to the drives of `drives` (indexes) at once; its stop() stops the process. */
+  on(drives: number[]): Contender;
+  /** The directory of the cartridge in each drive. */
+  cartridgeDirs: string[];
+  pid: number | undefined;
+}
+
+/** Starts the emulator's process with `count` drives (1 to 4), a cartridge loaded in each. */
+export async function emulatorDrives(opts: ContenderOptions, count: number): Promise<EmulatorDrives> {
   const dir = join(opts.dir, 'emulator');
   await mkdir(dir, { recursive: true });
   const flags = opts.emulatorNodeFlags ?? EMULATOR_NODE_FLAGS;
   const { child, line } = await spawnUntilLine(process.execPath, [
     ...flags,
     EMULATOR_TARGET,
-    ...['--dir', dir, '--drives', '2'],
+    ...['--dir', dir, '--drives', String(count)],
   ]);
   const t = JSON.parse(line) as { portal: string; target: string; luns: number[]; cartridgeDirs: string[] };
   const drive = (i: number) => ({
@@ -192,14 +221,14 @@ export async function emulator(opts: ContenderOptions): Promise<[Contender, Cont
     target: t.target,
     lun: t.luns[i]!,
     maxBurst: opts.maxBurst,
+    data: opts.content,
   });
-  const contender = (streams: number): Contender => {
-    const drives = [...Array(streams).keys()];
+  const on = (drives: number[]): Contender => {
     const each = (mode: string, r: RunSpec) =>
       together(drives.map((i) => runWorker(INITIATOR, initiatorArgs(drive(i), mode, r))));
     return {
-      name: streams === 1 ? 'emulator' : `emulator x${streams}`,
-      streams,
+      name: drives.length === 1 ? 'emulator' : `emulator x${drives.length}`,
+      streams: drives.length,
       write: (r) =>
         withTargetCpu(child.pid, () =>
           withFsync(each('write', r), ...drives.map((i) => t.cartridgeDirs[i]!)),
@@ -208,9 +237,7 @@ export async function emulator(opts: ContenderOptions): Promise<[Contender, Cont
       stop: () => terminate(child),
     };
   };
-  // Only one of the two stops the process.
-  const two = contender(2);
-  return [contender(1), { ...two, stop: async () => undefined }];
+  return { on, cartridgeDirs: t.cartridgeDirs, pid: child.pid };
 }
 
 /** Whether tgt's daemon and tools are on the PATH (or in the sbin directories, for a non-root PATH). */

@@ -12,7 +12,9 @@ import { type RunResult, command, fsyncAll } from './processes.js';
  * The time is fio's own job runtime (from the first I/O to the last completion; its process
  * start, around a second here, is left out, as the initiator leaves out its login) plus an
  * fsync of the files from outside, as every contender's writes get. Blocks carry no sequence
- * numbers: fio moves the bytes and nothing else, which is what a ceiling should do.
+ * numbers: fio moves the bytes and nothing else, which is what a ceiling should do. With
+ * `opts.content`, fio makes its buffers with those options (the same bytes the emulator's
+ * initiator replays from the content file).
  */
 export function fio(opts: ContenderOptions, streams = 1): Contender {
   const files = Array.from({ length: streams }, (_, i) => join(opts.dir, `fio-${streams}-${i}.bin`));
@@ -28,6 +30,7 @@ export function fio(opts: ContenderOptions, streams = 1): Contender {
       // No preallocation: the emulator's data file grows by writes, not fallocate.
       '--fallocate=none',
       '--group_reporting',
+      ...(opts.content?.fioArgs ?? []),
       ...files.flatMap((f, i) => [`--name=s${i}`, `--filename=${f}`]),
     ];
     const report = JSON.parse(await command('fio', args)) as FioReport;

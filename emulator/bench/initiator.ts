@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import koffi from 'koffi';
-import { USER_HZ } from './processes.js';
+import { machineBusySeconds } from './processes.js';
 
 /**
  * The benchmark's initiator, run as its own process so it never shares an event loop with a
@@ -13,7 +13,10 @@ import { USER_HZ } from './processes.js';
  *                     --block 262144 --bytes 2147483648 [--depth 4]
  *
  * Every block carries its sequence number in its first 8 bytes and reads check it, so a
- * target that reorders or loses blocks fails the run instead of producing a figure.
+ * target that reorders or loses blocks fails the run instead of producing a figure. With
+ * `--data FILE`, block n is instead bytes n × block to (n + 1) × block of FILE, unchanged (the
+ * pool benchmark replays what fio writes, so both give the filesystem the same bytes to
+ * compress), and reads check each block's first 8 bytes against the file's.
  */
 
 /** libiscsi 1.19 `struct scsi_task` offsets (see scsi-lowlevel.h). */
@@ -177,18 +180,6 @@ class Session {
 }
 
 /**
- * Seconds every core of the machine has spent busy so far (/proc/stat: all but idle and
- * iowait; steal counts, since a core the hypervisor withheld was wanted). Its difference over
- * the stream, per second, is how many cores the whole machine kept busy while the blocks
- * moved: emulator, initiator, the kernel's loopback TCP and anything else.
- */
-function machineBusySeconds(): number {
-  const cpu = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
-  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = cpu;
-  return (user + nice + system + irq + softirq + steal) / USER_HZ;
-}
-
-/**
  * libiscsi's login defaults as four consecutive fields of its (private) context: MaxBurstLength,
  * FirstBurstLength, its own and the target's MaxRecvDataSegmentLength.
  */
@@ -245,6 +236,7 @@ function main(): void {
       bytes: { type: 'string' },
       depth: { type: 'string', default: '4' },
       'max-burst': { type: 'string', default: String(LOGIN_DEFAULTS[0]) },
+      data: { type: 'string' },
     },
   });
   const lun = Number(values.lun);
@@ -258,6 +250,13 @@ function main(): void {
   }
   if (values.mode !== 'write' && values.mode !== 'read') throw new Error('--mode is write or read');
   const writing = values.mode === 'write';
+  const content = values.data === undefined ? undefined : openSync(values.data, 'r');
+  /** Block `seq`'s bytes from the content file, `length` of them (all, or the first 8 to check a read). */
+  const contentOf = (seq: number, into: Buffer, length: number) => {
+    const got = readSync(content!, into, 0, length, seq * block);
+    if (got !== length) throw new Error(`${values.data} has no block ${seq} of ${block} bytes`);
+  };
+  const expected = Buffer.alloc(8);
 
   const s = Session.connect(values.portal, values.target, Number(values['max-burst']));
   becomeReady(s, lun);
@@ -279,7 +278,8 @@ function main(): void {
       const slot = freeSlots.pop()!;
       seqOfSlot[slot] = next;
       if (writing) {
-        buffers[slot]!.writeBigUInt64LE(BigInt(next), 0);
+        if (content === undefined) buffers[slot]!.writeBigUInt64LE(BigInt(next), 0);
+        else contentOf(next, buffers[slot]!, block);
         s.submit(slot, lun, cdb, buffers[slot]);
       } else {
         buffers[slot]!.fill(0, 0, 8);
@@ -291,8 +291,14 @@ function main(): void {
       const seq = seqOfSlot[slot]!;
       check(`${writing ? 'WRITE' : 'READ'}(6) of block ${seq}`, c);
       if (c.residualStatus !== 0) throw new Error(`block ${seq} moved a short or long transfer`);
-      const got = writing ? seq : Number(buffers[slot]!.readBigUInt64LE(0));
-      if (got !== seq) throw new Error(`READ(6) of block ${seq} returned block ${got}`);
+      if (!writing && content !== undefined) {
+        contentOf(seq, expected, 8);
+        if (!expected.equals(buffers[slot]!.subarray(0, 8)))
+          throw new Error(`READ(6) of block ${seq} does not start with ${values.data}'s bytes`);
+      } else {
+        const got = writing ? seq : Number(buffers[slot]!.readBigUInt64LE(0));
+        if (got !== seq) throw new Error(`READ(6) of block ${seq} returned block ${got}`);
+      }
       freeSlots.push(slot);
       completed++;
     }
@@ -307,6 +313,7 @@ function main(): void {
   const seconds = Number(end - start) / 1e9;
   const cpu = process.cpuUsage(cpuBefore);
   s.close();
+  if (content !== undefined) closeSync(content);
   const result = {
     bytes: blocks * block,
     seconds,

@@ -1,5 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { access, open, readdir, writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -115,4 +116,16 @@ export async function dropCaches(): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/**
+ * Seconds every core of the machine has spent busy so far (/proc/stat: all but idle and
+ * iowait; steal counts, since a core the hypervisor withheld was wanted). Its difference over
+ * the stream, per second, is how many cores the whole machine kept busy while the blocks
+ * moved: emulator, initiator, the kernel's loopback TCP and anything else.
+ */
+export function machineBusySeconds(): number {
+  const cpu = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = cpu;
+  return (user + nice + system + irq + softirq + steal) / USER_HZ;
 }
