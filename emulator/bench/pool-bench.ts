@@ -26,10 +26,15 @@ export interface PoolBenchOptions {
   maxBurst: number;
 }
 
-/** One write: its rate and CPU per GiB (the writer's own processes; and the whole machine's). */
+/**
+ * One write: its rate and CPU ms per GiB of the writer (fio, or the emulator's process), of the
+ * emulator's initiator (a host's work, here on the same cores; none for fio), and of the whole
+ * machine.
+ */
 interface WriteFigures {
   rate: number;
-  processMsPerGiB: number;
+  writerMsPerGiB: number;
+  initiatorMsPerGiB: number;
   machineMsPerGiB: number;
 }
 
@@ -51,7 +56,8 @@ async function timedWrite(
   return {
     r,
     rate: mibPerSecond(r.bytes, r.seconds),
-    processMsPerGiB: ((r.cpuSeconds + (r.targetCpuSeconds ?? 0)) * 1000) / gib,
+    writerMsPerGiB: ((r.targetCpuSeconds ?? r.cpuSeconds) * 1000) / gib,
+    initiatorMsPerGiB: r.targetCpuSeconds === undefined ? NaN : (r.cpuSeconds * 1000) / gib,
     machineMsPerGiB: (machine * 1000) / gib,
   };
 }
@@ -150,38 +156,61 @@ export async function poolBench(o: PoolBenchOptions): Promise<void> {
           figures.set(`${block}/${c.name}`, [...(figures.get(`${block}/${c.name}`) ?? []), f]);
           console.log(
             `round ${round}  ${formatSize(block).padStart(7)}  write  ${c.name.padEnd(9)} ${f.rate.toFixed(1).padStart(7)} MiB/s  ` +
-              `CPU ${f.processMsPerGiB.toFixed(0)} ms/GiB (machine ${f.machineMsPerGiB.toFixed(0)} ms/GiB)`,
+              `CPU ${f.writerMsPerGiB.toFixed(0)} ms/GiB` +
+              (Number.isFinite(f.initiatorMsPerGiB) ? ` + initiator ${f.initiatorMsPerGiB.toFixed(0)}` : '') +
+              ` (machine ${f.machineMsPerGiB.toFixed(0)} ms/GiB)`,
           );
         }
         ratios.set(block, [...(ratios.get(block) ?? []), got.get(emu.name)!.rate / got.get(fio1.name)!.rate]);
       }
     console.log(
-      '\nMedians (CPU: ms per GiB of the writer: emulator + its initiator, or fio; machine: every core, ' +
-        "the kernel's compression included)",
+      "\nMedians (CPU in ms per GiB: of the emulator's process or fio; ini: the emulator's initiator, " +
+        "a host's work on these cores; machine: every core, the kernel's compression and other work included)",
     );
-    console.log('block     emulator MiB/s  fio MiB/s  emu/fio  emu CPU  fio CPU  emu machine  fio machine');
+    console.log(
+      'block     emulator MiB/s  fio MiB/s  emu/fio  emu CPU  ini CPU  fio CPU  emu machine  fio machine',
+    );
+    const col = (n: number, width: number, digits = 0) => n.toFixed(digits).padStart(width);
     for (const block of BLOCKS) {
       const med = (name: string, pick: (f: WriteFigures) => number) =>
         median((figures.get(`${block}/${name}`) ?? []).map(pick));
       const ratio = median(ratios.get(block) ?? []);
       console.log(
-        `${formatSize(block).padEnd(9)} ${med(emu.name, (f) => f.rate)
-          .toFixed(1)
-          .padStart(14)} ` +
-          `${med(fio1.name, (f) => f.rate)
-            .toFixed(1)
-            .padStart(10)} ${ratio.toFixed(2).padStart(8)} ` +
-          `${med(emu.name, (f) => f.processMsPerGiB)
-            .toFixed(0)
-            .padStart(8)} ${med(fio1.name, (f) => f.processMsPerGiB)
-            .toFixed(0)
-            .padStart(8)} ` +
-          `${med(emu.name, (f) => f.machineMsPerGiB)
-            .toFixed(0)
-            .padStart(12)} ${med(fio1.name, (f) => f.machineMsPerGiB)
-            .toFixed(0)
-            .padStart(12)}  ` +
-          `target emu/fio >= ${TARGET}: ${ratio >= TARGET ? 'met' : 'NOT met'}`,
+        [
+          formatSize(block).padEnd(9),
+          col(
+            med(emu.name, (f) => f.rate),
+            14,
+            1,
+          ),
+          col(
+            med(fio1.name, (f) => f.rate),
+            10,
+            1,
+          ),
+          col(ratio, 8, 2),
+          col(
+            med(emu.name, (f) => f.writerMsPerGiB),
+            8,
+          ),
+          col(
+            med(emu.name, (f) => f.initiatorMsPerGiB),
+            8,
+          ),
+          col(
+            med(fio1.name, (f) => f.writerMsPerGiB),
+            8,
+          ),
+          col(
+            med(emu.name, (f) => f.machineMsPerGiB),
+            12,
+          ),
+          col(
+            med(fio1.name, (f) => f.machineMsPerGiB),
+            12,
+          ),
+          ` target emu/fio >= ${TARGET}: ${ratio >= TARGET ? 'met' : 'NOT met'}`,
+        ].join(' '),
       );
     }
 
