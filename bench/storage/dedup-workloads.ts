@@ -3,10 +3,11 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Cartridge, cartridgeDir, mintCartridge } from '@vtl/emulator';
+import { giveAlignedBuffer, takeAlignedBuffer } from '@vtl/emulator/dist/media/aligned-buffers.js';
 import { extentBytes } from '@vtl/nodeagent/dist/storage/btrfs.js';
 import { btrfsPool } from '../../emulator/bench/dist/btrfs-pool.js';
 import { freshHashFile, startPass } from '../../emulator/bench/dist/dedup-pass.js';
-import { dropCaches } from '../../emulator/bench/dist/processes.js';
+import { command, dropCaches } from '../../emulator/bench/dist/processes.js';
 import { parseSize } from '../../emulator/bench/dist/stats.js';
 import { CDC_8K, type ChunkDedup, chunkDedup, chunkEnds, fixedBlocks } from './fastcdc.js';
 import { TAPE_BLOCK, type Workload, headerEveryBlock, identicalFulls, tarTwice } from './workloads.js';
@@ -21,25 +22,38 @@ import { TAPE_BLOCK, type Workload, headerEveryBlock, identicalFulls, tarTwice }
  * two cartridges on a compressing pool on btrfs over loop devices (set up here and torn down
  * after, as by the emulator bench). Then, per workload:
  *
- * - engine: the nodeagent's dedup pass (its duperemove arguments) over both images, from a
- *   fresh hash file; compsize's referenced / uncompressed bytes of both, as the pool reports it;
+ * - engine: the nodeagent's dedup pass (its duperemove arguments) over the first image alone
+ *   from a fresh hash file, then over both (incremental, as the next scheduled pass would be);
+ *   compsize's referenced / uncompressed bytes, as the pool reports its dedup_ratio;
  * - 4 KiB blocks: what sharing aligned 4 KiB blocks (btrfs's block) could find at best;
  * - FastCDC 8 KiB: unique chunks of a content-defined chunking (2 to 64 KiB, 8 KiB average)
  *   over the two data files, read back from the pool.
+ *
+ * Each ratio is given over the first stream alone and over both: repeats inside one backup
+ * count in both figures, what the second backup adds shows in the step from one to the other.
  *
  * Prints figures; asserts nothing. Needs root, btrfs-progs, btrfs-compsize, duperemove, tar.
  */
 const ratio = (d: ChunkDedup) => d.bytes / d.uniqueBytes;
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 
-/** Writes a stream in tape blocks to a new cartridge, from BOT, with a closing filemark. */
+/**
+ * Writes a stream in tape blocks to a new cartridge, from BOT, with a closing filemark. Each
+ * block goes from an aligned slot, as the iSCSI transport lands WRITE data, so the image writer
+ * takes the same O_DIRECT path as a host's writes (extents are laid out as in production).
+ */
 async function writeImage(mediaDir: string, label: string, stream: Buffer): Promise<string> {
   await mintCartridge({ mediaDir, label, generation: 8 });
   const dir = cartridgeDir(mediaDir, label);
   const cart = await Cartridge.open(dir);
   try {
-    for (let at = 0; at < stream.length; at += TAPE_BLOCK)
-      await cart.writeBlock(stream.subarray(at, Math.min(at + TAPE_BLOCK, stream.length)));
+    for (let at = 0; at < stream.length; at += TAPE_BLOCK) {
+      const bytes = stream.subarray(at, Math.min(at + TAPE_BLOCK, stream.length));
+      const block = takeAlignedBuffer(bytes.length) ?? Buffer.allocUnsafe(bytes.length);
+      bytes.copy(block);
+      await cart.writeBlock(block);
+      giveAlignedBuffer(block);
+    }
     await cart.writeFilemarks(1);
   } finally {
     await cart.close();
@@ -47,16 +61,31 @@ async function writeImage(mediaDir: string, label: string, stream: Buffer): Prom
   return dir;
 }
 
+/** A dedup ratio over the first stream alone (last week's backup), and over both streams. */
+interface Pair {
+  alone: number;
+  both: number;
+}
+
+const pair = (p: Pair) => `${p.alone.toFixed(2)}x → ${p.both.toFixed(2)}x`;
+
 interface Row {
   workload: Workload;
   logical: number;
   compress: number;
-  engine: number;
+  engine: Pair;
   allocated: number;
   passSeconds: number;
-  block4k: number;
-  cdc: number;
+  extents: string;
+  block4k: Pair;
+  cdc: Pair;
   meanChunk: number;
+}
+
+/** compsize's extent count of some paths ("N regular extents (M refs)"): how the sharing went. */
+async function extentCount(paths: string[]): Promise<string> {
+  const out = await command('compsize', paths);
+  return /(\d+ regular extents \(\d+ refs\))/.exec(out)?.[1] ?? '?';
 }
 
 async function measure(w: Workload, index: number, pool: { mountpoint: string; dir: string }): Promise<Row> {
@@ -65,11 +94,16 @@ async function measure(w: Workload, index: number, pool: { mountpoint: string; d
     await writeImage(mediaDir, `W${index}A00L8`, w.streams[0]),
     await writeImage(mediaDir, `W${index}B00L8`, w.streams[1]),
   ];
-  const files: string[] = [];
-  for (const dir of dirs) for (const f of await readdir(dir)) files.push(join(dir, f));
+  const filesOf = async (dir: string) => (await readdir(dir)).map((f) => join(dir, f));
+  // Last week's backup is deduped on its own first, then this week's joins it (the hash file
+  // keeps the first image's hashes, as the nodeagent's incremental passes do).
   await freshHashFile(pool.mountpoint);
   await dropCaches();
-  const passSeconds = await startPass(pool.mountpoint, files).done;
+  await startPass(pool.mountpoint, await filesOf(dirs[0]!)).done;
+  const first = await extentBytes([dirs[0]!]);
+  await dropCaches();
+  const both = [...(await filesOf(dirs[0]!)), ...(await filesOf(dirs[1]!))];
+  const passSeconds = await startPass(pool.mountpoint, both).done;
   const after = await extentBytes(dirs);
   const data = await Promise.all(dirs.map((d) => readFile(join(d, 'data'))));
   const cdc = chunkDedup(data, (d) => chunkEnds(d, CDC_8K));
@@ -77,11 +111,15 @@ async function measure(w: Workload, index: number, pool: { mountpoint: string; d
     workload: w,
     logical: after.referenced,
     compress: after.uncompressed / after.disk,
-    engine: after.referenced / after.uncompressed,
+    engine: { alone: first.referenced / first.uncompressed, both: after.referenced / after.uncompressed },
     allocated: after.disk / after.referenced,
     passSeconds,
-    block4k: ratio(chunkDedup(data, fixedBlocks(4096))),
-    cdc: ratio(cdc),
+    extents: await extentCount(dirs),
+    block4k: {
+      alone: ratio(chunkDedup([data[0]!], fixedBlocks(4096))),
+      both: ratio(chunkDedup(data, fixedBlocks(4096))),
+    },
+    cdc: { alone: ratio(chunkDedup([data[0]!], (d) => chunkEnds(d, CDC_8K))), both: ratio(cdc) },
     meanChunk: cdc.bytes / cdc.chunks,
   };
 }
@@ -93,7 +131,11 @@ async function main(): Promise<void> {
   const bytes = parseSize(values.size);
   const scratch = await mkdtemp(join('/dev/shm', 'vtl-dedup-workloads-'));
   const pool = await btrfsPool(values.dir, Math.max(4 * 2 ** 30, 4 * bytes), 'zstd:3');
-  process.once('SIGINT', () => void pool.release().finally(() => process.exit(130)));
+  const cleanUp = async () => {
+    await pool.release();
+    await rm(scratch, { recursive: true, force: true });
+  };
+  process.once('SIGINT', () => void cleanUp().finally(() => process.exit(130)));
   try {
     console.log(
       `Three workloads of ${mib(bytes)} per stream on a zstd:3 btrfs pool over loop devices; load average ` +
@@ -113,12 +155,13 @@ async function main(): Promise<void> {
       rows.push(row);
       console.log(
         `${w.name} (${w.what}): ${mib(row.logical)} written, compression ${row.compress.toFixed(2)}x; ` +
-          `engine dedup ${row.engine.toFixed(2)}x after a ${row.passSeconds.toFixed(1)} s pass ` +
-          `(${(row.allocated * 100).toFixed(0)} % of the written bytes allocated); ` +
-          `aligned 4 KiB blocks ${row.block4k.toFixed(2)}x; FastCDC 8 KiB ${row.cdc.toFixed(2)}x ` +
+          `engine dedup (first stream alone → both) ${pair(row.engine)}, the pass over both ` +
+          `${row.passSeconds.toFixed(1)} s, ${(row.allocated * 100).toFixed(0)} % of the written bytes ` +
+          `allocated, ${row.extents}; aligned 4 KiB blocks ${pair(row.block4k)}; FastCDC 8 KiB ${pair(row.cdc)} ` +
           `(mean chunk ${(row.meanChunk / 1024).toFixed(1)} KiB)`,
       );
     }
+    console.log('\nDedup ratios: over the first stream alone → over both streams.');
     console.log(
       '\n| Workload | Written (2 streams) | Compression | Engine dedup | Aligned 4 KiB blocks | FastCDC 8 KiB |',
     );
@@ -126,11 +169,10 @@ async function main(): Promise<void> {
     for (const r of rows)
       console.log(
         `| ${r.workload.name} (${r.workload.what}) | ${mib(r.logical)} | ${r.compress.toFixed(2)}x | ` +
-          `${r.engine.toFixed(2)}x | ${r.block4k.toFixed(2)}x | ${r.cdc.toFixed(2)}x |`,
+          `${pair(r.engine)} | ${pair(r.block4k)} | ${pair(r.cdc)} |`,
       );
   } finally {
-    await pool.release();
-    await rm(scratch, { recursive: true, force: true });
+    await cleanUp();
   }
 }
 
