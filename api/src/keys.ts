@@ -189,10 +189,9 @@ export interface KeyOwner {
 
 export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
   pools: {
-    process: 'apiserver',
-    module: 'apiserver/src/routes/pools.ts',
+    process: 'apiserver; nodeagent (the default pool, once on first start)',
+    module: 'domain/src/records/pools.ts',
     also: {
-      'nodeagent/src/pool/default-pool.ts': 'nodeagent: the default pool, once on first start',
       'apiserver/src/services/gitops-apply.ts': 'GitOps apply: managed_by',
       'apiserver/src/services/gitops-ownership.ts': 'GitOps: managed_by release',
     },
@@ -239,11 +238,7 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
     module: 'controller/src/library/library-reconciler.ts',
     also: { 'domain/src/records/libraries.ts': 'removal with its library, in its transaction' },
   },
-  poolStatus: {
-    process: 'nodeagent',
-    module: 'nodeagent/src/pool/pool-reconciler.ts',
-    also: { 'apiserver/src/routes/pools.ts': 'apiserver: removal on pool delete (a second process)' },
-  },
+  poolStatus: { process: "nodeagent (of the pool's node)", module: 'domain/src/records/pools.ts' },
   storage: {
     process: 'apiserver',
     module: 'apiserver/src/routes/storage.ts',
@@ -386,9 +381,8 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
   nodeagentClaim: { process: 'nodeagent', module: 'nodeagent/src/node-claim.ts' },
   controllerElection: { process: 'controller', module: 'store/src/election.ts' },
   poolName: {
-    process: 'apiserver',
-    module: 'apiserver/src/routes/pools.ts',
-    also: { 'nodeagent/src/pool/default-pool.ts': 'nodeagent: the default pool' },
+    process: 'apiserver; nodeagent (the default pool)',
+    module: 'domain/src/records/pools.ts',
   },
   poolHome: {
     process: 'apiserver (declare), controller (recover, delete)',

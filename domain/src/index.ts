@@ -55,3 +55,4 @@ export { loadSnapshot } from './load-snapshot.js';
 export { checkRecoverPreconditions } from './recover-rules.js';
 export { normalisePoolPath, refusePoolPath } from './pool-path-rules.js';
 export { deleteRemoteCatalog, putCatalogEntries, replaceRemoteCatalog } from './records/catalog.js';
+export { createPool, deletePool, publishPoolStatus, removePoolStatus } from './records/pools.js';

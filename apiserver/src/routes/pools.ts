@@ -15,7 +15,14 @@ import {
 } from '@vtl/api';
 import { waitFor } from '@vtl/reconcile';
 import type { AppContext } from '../context.js';
-import { normalisePoolPath, refusePoolPath, type Snapshot, loadSnapshot } from '@vtl/domain';
+import {
+  createPool,
+  deletePool,
+  normalisePoolPath,
+  refusePoolPath,
+  type Snapshot,
+  loadSnapshot,
+} from '@vtl/domain';
 import { idParam } from '../plugins/validate.js';
 import { runRemoteOp } from '../services/remote-ops.js';
 import { requestNode, storagePoolPath } from '../services/storage.js';
@@ -103,8 +110,7 @@ export async function poolRoutes(app: FastifyInstance, ctx: AppContext) {
       if (clash)
         throw badRequest(`Path ${poolPath} overlaps pool "${clash.name}" (${clash.path}) on node ${node}.`);
 
-      const id = await ctx.store.nextId('pools');
-      const pool: PoolSpec = {
+      const pool = await createPool(ctx.store, (id) => ({
         id,
         name: body.name,
         node,
@@ -113,14 +119,9 @@ export async function poolRoutes(app: FastifyInstance, ctx: AppContext) {
         ...(onStorage
           ? { engine: 'btrfs' as const, compression: body.compression ?? DEFAULT_POOL_COMPRESSION }
           : {}),
-      };
-      const ok = await ctx.store
-        .transaction()
-        .ifAbsent(keys.poolName(body.name))
-        .put(keys.poolName(body.name), id)
-        .put(keys.pools.one(id), pool)
-        .commit();
-      if (!ok) throw conflict(`A pool named "${body.name}" exists already.`);
+      }));
+      if (!pool) throw conflict(`A pool named "${body.name}" exists already.`);
+      const id = pool.id;
       await ctx.journal.emit({ kind: 'pool_created', subject: body.name, detail: `${node}:${poolPath}` });
       await waitFor(
         async () => (await ctx.store.get(keys.poolStatus.one(id), PoolStatus))?.value.state === 'active',
@@ -152,14 +153,8 @@ export async function poolRoutes(app: FastifyInstance, ctx: AppContext) {
         throw badRequest(
           `Pool "${pool.name}" homes library ${home.id} (${home.name}); delete that library first.`,
         );
-      const removed = await ctx.store
-        .transaction()
-        .ifAbsent(keys.poolHome(id))
-        .delete(keys.pools.one(id))
-        .delete(keys.poolName(pool.name))
-        .delete(keys.poolStatus.one(id))
-        .commit();
-      if (!removed)
+      // Its status goes with it: the pool's nodeagent removes it (domain/src/records/pools.ts).
+      if (!(await deletePool(ctx.store, pool)))
         throw badRequest(`Pool "${pool.name}" was just claimed by a library; delete that library first.`);
       await ctx.journal.emit({
         kind: 'pool_removed',

@@ -1,4 +1,5 @@
-import { PoolSpec, isoNow, keys } from '@vtl/api';
+import { isoNow, keys } from '@vtl/api';
+import { createPool } from '@vtl/domain';
 import { EventJournal, type Store } from '@vtl/store';
 import type { Logger } from 'pino';
 
@@ -10,16 +11,15 @@ export const DEFAULT_POOL_NAME = 'default';
  */
 export async function ensureDefaultPool(store: Store, node: string, path: string, logger: Logger) {
   if (!path || (await store.count(keys.pools.prefix)) > 0) return;
-  const id = await store.nextId('pools');
-  const pool: PoolSpec = { id, name: DEFAULT_POOL_NAME, node, path, created_at: isoNow() };
-  const created = await store
-    .transaction()
-    .ifAbsent(keys.poolName(DEFAULT_POOL_NAME))
-    .put(keys.poolName(DEFAULT_POOL_NAME), id)
-    .put(keys.pools.one(id), pool)
-    .commit();
+  const created = await createPool(store, (id) => ({
+    id,
+    name: DEFAULT_POOL_NAME,
+    node,
+    path,
+    created_at: isoNow(),
+  }));
   if (created) {
-    logger.info({ pool: id, path }, 'created the default pool');
+    logger.info({ pool: created.id, path }, 'created the default pool');
     // §6.2 topology change, as for a pool created through the API.
     await new EventJournal(store).emit({
       kind: 'pool_created',
@@ -27,5 +27,5 @@ export async function ensureDefaultPool(store: Store, node: string, path: string
       detail: `${node}:${path}`,
     });
   }
-  return created ? pool : undefined;
+  return created;
 }

@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import { PoolSpec, PoolStatus, keys, type DedupStatus, type PoolFigures } from '@vtl/api';
 import { EventJournal, type Lease, type Store } from '@vtl/store';
+import { publishPoolStatus, removePoolStatus } from '@vtl/domain';
 import { Requeue, startController, watchInto, type ReconcileResult } from '@vtl/reconcile';
 import type { Logger } from 'pino';
 import { directoryPoolFigures } from './pool-figures.js';
@@ -64,13 +65,19 @@ export async function startPoolReconciler(opts: {
   }
 
   async function reconcile(key: string): Promise<ReconcileResult> {
-    const pool = (await store.get(key, PoolSpec))?.value;
-    const statusKey = keys.poolStatus.one(Number.parseInt(key.slice(keys.pools.prefix.length), 10));
-    if (!pool || pool.node !== node) {
+    const read = await store.get(key, PoolSpec);
+    const id = Number.parseInt(key.slice(keys.pools.prefix.length), 10);
+    if (!read || read.value.node !== node) {
       walked.delete(key);
-      if (!pool) await removeGoneSubvolumes();
+      if (!read) {
+        published.delete(id);
+        statsAt.delete(id);
+        await removePoolStatus(store, id, node);
+        await removeGoneSubvolumes();
+      }
       return;
     }
+    const pool = read.value;
     walked.add(key);
     let status: PoolStatus;
     const walkStarted = performance.now();
@@ -108,7 +115,9 @@ export async function startPoolReconciler(opts: {
       before.detail !== status.detail ||
       !sameFigures(before.figures, status.figures)
     ) {
-      await store.put(statusKey, status, { lease });
+      // Written only while the spec is as read above: a pool deleted during the walk gets none
+      // (its deletion queued this key again, and that pass removes what is left).
+      if (!(await publishPoolStatus(store, read, status, lease))) return;
       published.set(pool.id, status);
     }
     await emitStats(pool, status.figures).catch((err) =>

@@ -1,0 +1,61 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PoolSpec, PoolStatus, isoNow, keys } from '@vtl/api';
+import type { Lease, Store } from '@vtl/store';
+import { startTestStores, type TestStores } from '@vtl/store/testing';
+import { createPool, deletePool, publishPoolStatus, removePoolStatus } from './pools.js';
+
+const plan = (name: string) => (id: number) =>
+  PoolSpec.parse({ id, name, node: 'n1', path: `/p/${name}`, created_at: isoNow() });
+const active = (id: number): PoolStatus => ({ id, node: 'n1', state: 'active', detail: 'ready' });
+
+describe('pool records (create, delete, status)', () => {
+  let t: TestStores;
+  let store: Store;
+  let lease: Lease;
+  beforeAll(async () => {
+    t = await startTestStores();
+    store = t.stores[0]!;
+    lease = await store.lease(60);
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  const status = (id: number) => store.get(keys.poolStatus.one(id), PoolStatus);
+
+  it('a pool deleted while its nodeagent gathered figures gets no status', async () => {
+    const pool = (await createPool(store, plan('walked')))!;
+    // The nodeagent reads the spec, then walks the directory; the pool is deleted meanwhile.
+    const read = (await store.get(keys.pools.one(pool.id), PoolSpec))!;
+    expect(await deletePool(store, pool)).toBe(true);
+    expect(await publishPoolStatus(store, read, active(pool.id), lease)).toBe(false);
+    expect(await status(pool.id)).toBeUndefined();
+  });
+
+  it("a deleted pool's status is removed by its own node only", async () => {
+    const pool = (await createPool(store, plan('gone')))!;
+    const read = (await store.get(keys.pools.one(pool.id), PoolSpec))!;
+    expect(await publishPoolStatus(store, read, active(pool.id), lease)).toBe(true);
+    // Not while the spec exists; not by another node.
+    await removePoolStatus(store, pool.id, 'n1');
+    expect(await status(pool.id)).toBeDefined();
+    expect(await deletePool(store, pool)).toBe(true);
+    await removePoolStatus(store, pool.id, 'n2');
+    expect(await status(pool.id)).toBeDefined();
+    await removePoolStatus(store, pool.id, 'n1');
+    expect(await status(pool.id)).toBeUndefined();
+  });
+
+  it('refused creates (a taken name) leave the id counter: the next one takes the next id', async () => {
+    const first = (await createPool(store, plan('taken')))!;
+    for (let i = 0; i < 5; i++) expect(await createPool(store, plan('taken'))).toBeUndefined();
+    expect((await createPool(store, plan('next')))?.id).toBe(first.id + 1);
+  });
+
+  it('a pool a library homes is not deleted', async () => {
+    const pool = (await createPool(store, plan('homed')))!;
+    await store.put(keys.poolHome(pool.id), 1);
+    expect(await deletePool(store, pool)).toBe(false);
+    expect(await store.get(keys.pools.one(pool.id), PoolSpec)).toBeDefined();
+  });
+});
