@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { waitFor } from '@vtl/reconcile';
-import { Cdb } from '@vtl/emulator';
+import { Cdb, IMAGE_FILES } from '@vtl/emulator';
 import { LibIscsiSession } from '@vtl/emulator/dist/testing/libiscsi.js';
 import { backupLikeData } from '@vtl/offsite/dist/testing/cartridge-fixture.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,7 +24,8 @@ const SMALL = 32 * MiB;
 /**
  * Backup data through iSCSI onto a pool on btrfs (docs/storage.md): the engine's compression
  * per cartridge, two cartridges with the same stream shared by a dedup pass that is first
- * killed half way, and every block read back byte-identical through iSCSI afterwards.
+ * killed half way, and every block read back byte-identical through iSCSI afterwards; a
+ * cartridge loaded during a pass left alone from then on.
  */
 describe.skipIf(skip)(
   `compression and dedup on btrfs, through iSCSI${skip ? ` (skipped: ${skip})` : ''}`,
@@ -53,11 +54,15 @@ describe.skipIf(skip)(
       expect(last.status, JSON.stringify(last.body)).toBe(200);
     }
 
-    /** Loads through the API, writes `data` in 256 KiB blocks and a filemark, unloads. */
-    async function writeTape(label: string, data: Buffer) {
-      const load = await app.api.post(`/api/libraries/${libId}/drives/0/load`, { label });
-      expect(load.status, JSON.stringify(load.body)).toBe(200);
+    /** Loads through the API and waits for the drive to be ready. */
+    async function load(label: string) {
+      const res = await app.api.post(`/api/libraries/${libId}/drives/0/load`, { label });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
       await waitFor(async () => (await session.command(1, Cdb.tur())).status === 0, { timeoutMs: 20_000 });
+    }
+
+    /** Writes `data` from BOT in 256 KiB blocks and a filemark, to the loaded cartridge. */
+    async function writeLoaded(label: string, data: Buffer) {
       expect((await session.command(1, Cdb.rewind())).status).toBe(0);
       for (let at = 0; at < data.length; at += BLOCK) {
         const block = data.subarray(at, at + BLOCK);
@@ -65,24 +70,78 @@ describe.skipIf(skip)(
         expect(res.status, `write at ${at}`).toBe(0);
       }
       expect((await session.command(1, Cdb.writeFilemarks(1))).status).toBe(0);
-      await unload();
       written.set(label, data);
     }
 
-    /** Loads and reads every block back through iSCSI, comparing each with what was written. */
-    async function readTape(label: string) {
+    /** Reads every block of the loaded cartridge back from BOT, comparing each with what was written. */
+    async function readLoaded(label: string) {
       const data = written.get(label) as Buffer;
-      const load = await app.api.post(`/api/libraries/${libId}/drives/0/load`, { label });
-      expect(load.status, JSON.stringify(load.body)).toBe(200);
-      await waitFor(async () => (await session.command(1, Cdb.tur())).status === 0, { timeoutMs: 20_000 });
       expect((await session.command(1, Cdb.rewind())).status).toBe(0);
       for (let at = 0; at < data.length; at += BLOCK) {
         const res = await session.command(1, Cdb.read6(BLOCK), { dataInLength: BLOCK });
         expect(res.status, `${label}: read at ${at}: ${res.sense.toString('hex')}`).toBe(0);
         expect(res.data.equals(data.subarray(at, at + BLOCK)), `${label}: block at ${at}`).toBe(true);
       }
+    }
+
+    async function writeTape(label: string, data: Buffer) {
+      await load(label);
+      await writeLoaded(label, data);
       await unload();
     }
+
+    async function readTape(label: string) {
+      await load(label);
+      await readLoaded(label);
+      await unload();
+    }
+
+    /** The duperemove of a pass over this storage, once it runs. */
+    const duperemovePid = () =>
+      waitFor(
+        async () => {
+          for (const p of await fs.readdir('/proc')) {
+            const cmd = await fs.readFile(`/proc/${p}/cmdline`, 'utf8').catch(() => '');
+            if (cmd.startsWith('duperemove\0') && cmd.includes(mount)) return Number(p);
+          }
+          return undefined;
+        },
+        { timeoutMs: 30_000, intervalMs: 50 },
+      );
+
+    /** Requests a pass and waits for it to end; its status. */
+    async function passNow() {
+      const before = (await storage()).status.dedup.last_started_at;
+      expect((await app.api.put('/api/storage/dedup', { run_now: true })).status).toBe(200);
+      return passAfter(before);
+    }
+
+    /** Waits for a pass started after `before` to end. */
+    async function passAfter(before: string | null) {
+      return waitFor(
+        async () => {
+          const d = (await storage()).status.dedup;
+          return d.last_started_at !== before && d.state === 'idle' && d.last_result ? d : undefined;
+        },
+        { timeoutMs: 300_000, intervalMs: 500 },
+      ).catch(async (err) => {
+        console.log(JSON.stringify((await storage()).status), app.logs.slice(-4000));
+        throw err;
+      });
+    }
+
+    /** A cartridge's data file on the pool's subvolume. */
+    async function dataFile(label: string) {
+      const pool = path.join(mount, 'pools', 'bt');
+      for (const lib of await fs.readdir(pool)) {
+        const file = path.join(pool, lib, label, IMAGE_FILES.data);
+        if (await fs.stat(file).catch(() => undefined)) return file;
+      }
+      throw new Error(`no data file of ${label} under ${pool}`);
+    }
+
+    /** Where a file's extents are and which are shared: any dedup of it changes this. */
+    const extents = (file: string) => sh('filefrag', ['-v', file]);
 
     beforeAll(async () => {
       const devs = [loops.attach(4 * GiB), loops.attach(4 * GiB)];
@@ -110,7 +169,7 @@ describe.skipIf(skip)(
       expect(lib.status, JSON.stringify(lib.body)).toBe(201);
       libId = lib.body.library;
       await app.apply();
-      const minted = await app.api.post('/api/cartridges', { library: libId, count: 4 });
+      const minted = await app.api.post('/api/cartridges', { library: libId, count: 5 });
       expect(minted.status).toBe(200);
       labels = (minted.body.created as Array<{ label: string }>).map((c) => c.label);
       const portal = `127.0.0.1:${app.ports.iscsi}`;
@@ -162,34 +221,13 @@ describe.skipIf(skip)(
 
       // A pass killed (SIGKILL) while it runs: nothing is lost, the next pass goes on.
       expect((await app.api.put('/api/storage/dedup', { run_now: true })).status).toBe(200);
-      const pid = await waitFor(
-        async () => {
-          for (const p of await fs.readdir('/proc')) {
-            const cmd = await fs.readFile(`/proc/${p}/cmdline`, 'utf8').catch(() => '');
-            if (cmd.startsWith('duperemove\0') && cmd.includes(mount)) return Number(p);
-          }
-          return undefined;
-        },
-        { timeoutMs: 30_000, intervalMs: 100 },
-      );
-      process.kill(pid, 'SIGKILL');
+      process.kill(await duperemovePid(), 'SIGKILL');
       await waitFor(async () => (await storage()).status.dedup.last_result === 'failed', {
         timeoutMs: 30_000,
         intervalMs: 250,
       });
 
-      const before = (await storage()).status.dedup.last_started_at;
-      expect((await app.api.put('/api/storage/dedup', { run_now: true })).status).toBe(200);
-      const done = await waitFor(
-        async () => {
-          const d = (await storage()).status.dedup;
-          return d.last_started_at !== before && d.state === 'idle' && d.last_result ? d : undefined;
-        },
-        { timeoutMs: 300_000, intervalMs: 500 },
-      ).catch(async (err) => {
-        console.log(JSON.stringify((await storage()).status), app.logs.slice(-4000));
-        throw err;
-      });
+      const done = await passNow();
       expect(done.last_result, done.last_detail).toBe('completed');
       sh('sync', []);
 
@@ -215,5 +253,56 @@ describe.skipIf(skip)(
       await readTape(first);
       await readTape(second);
     }, 300_000);
+
+    it('leaves a cartridge loaded during a pass alone from then on, and out of passes while loaded', async () => {
+      const late = labels[4] as string;
+      // A third copy of the stream: any pass that reaches it shares its blocks with the first two.
+      await writeTape(late, stream);
+      const file = await dataFile(late);
+
+      // A pass over it, frozen (SIGSTOP) so it cannot end before the load.
+      const before = (await storage()).status.dedup.last_started_at;
+      expect((await app.api.put('/api/storage/dedup', { run_now: true })).status).toBe(200);
+      const pid = await duperemovePid();
+      process.kill(pid, 'SIGSTOP');
+      let atLoad: string;
+      try {
+        await load(late);
+        atLoad = extents(file);
+        // The runner ends the pass on the load: its SIGTERM waits in the frozen process.
+        const sigterm = 1n << 14n;
+        await waitFor(
+          async () => {
+            const status = await fs.readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+            const pending = /^ShdPnd:\s*([0-9a-f]+)/m.exec(status)?.[1];
+            return pending !== undefined && (BigInt(`0x${pending}`) & sigterm) !== 0n;
+          },
+          { timeoutMs: 30_000, intervalMs: 100 },
+        );
+      } finally {
+        process.kill(pid, 'SIGCONT');
+      }
+      const stopped = await passAfter(before);
+      expect(stopped.last_result, stopped.last_detail).toBe('interrupted');
+      expect(stopped.last_detail).toContain(late);
+      expect(extents(file), 'extents since the load').toBe(atLoad);
+      await unload();
+
+      // Idle again: a pass shares it. Then loaded and written afresh (its extents are its own
+      // again), a pass leaves it as it is, though the hash file knows it from the pass before.
+      expect((await passNow()).last_result).toBe('completed');
+      expect(extents(file)).toMatch(/shared/);
+      await load(late);
+      await writeLoaded(late, stream);
+      sh('sync', []);
+      const rewritten = extents(file);
+      expect(rewritten).not.toMatch(/shared/);
+      const whileLoaded = await passNow();
+      expect(whileLoaded.last_result, whileLoaded.last_detail).toBe('completed');
+      expect(whileLoaded.last_detail).toMatch(/ of 2 cartridges/);
+      expect(extents(file), 'extents after a pass while loaded').toBe(rewritten);
+      await readLoaded(late);
+      await unload();
+    }, 600_000);
   },
 );

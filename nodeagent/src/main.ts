@@ -103,7 +103,8 @@ runProcess('nodeagent', async (rootLogger) => {
     logger,
     staleAfterMs: STATUS_LEASE_TTL_SEC * 1000 - NODE_HEARTBEAT_INTERVAL_MS,
   });
-  publish.now = () => publisher.publish();
+  // A cartridge just loaded is left out of a running dedup pass at once, not at its next tick.
+  publish.now = () => publisher.publish().then(() => dedup.poke());
   loaded.labels = () =>
     new Set(publisher.libraries.flatMap((l) => l.drives.map((d) => d.loaded).filter(Boolean)));
   await publisher.start();

@@ -45,8 +45,8 @@ export function duperemoveArgs(mountpoint: string, files: string[]): string[] {
   ];
 }
 
-/** Image files of every idle cartridge under the pools: `<pool>/<library serial>/<LABEL>/*`. */
-export async function idleImageFiles(poolPaths: string[], busy: Set<string>): Promise<Map<string, string[]>> {
+/** Image files of every cartridge under the pools, by label: `<pool>/<library serial>/<LABEL>/*`. */
+export async function imageFilesByLabel(poolPaths: string[]): Promise<Map<string, string[]>> {
   const byLabel = new Map<string, string[]>();
   const dirs = async (p: string) =>
     (await fs.readdir(p, { withFileTypes: true }).catch(() => [])).filter(
@@ -55,7 +55,6 @@ export async function idleImageFiles(poolPaths: string[], busy: Set<string>): Pr
   for (const pool of poolPaths)
     for (const lib of await dirs(pool))
       for (const cart of await dirs(path.join(pool, lib.name))) {
-        if (busy.has(cart.name)) continue;
         const dir = path.join(pool, lib.name, cart.name);
         const files = (await fs.readdir(dir, { withFileTypes: true }).catch(() => []))
           .filter((f) => f.isFile())
@@ -112,6 +111,8 @@ export class DedupRunner {
   private stopReason = '';
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
+  /** A poke came during a tick: one more follows it. */
+  private tickAgain = false;
   private passing = false;
   private closed = false;
 
@@ -145,6 +146,12 @@ export class DedupRunner {
     this.spec = spec;
     this.mounted = mounted;
     void this.tick();
+  }
+
+  /** The node's status changed (a cartridge loaded, perhaps): looks at the pass now. */
+  poke() {
+    if (this.ticking) this.tickAgain = true;
+    else void this.tick();
   }
 
   private nextAt(): number | undefined {
@@ -194,6 +201,10 @@ export class DedupRunner {
       this.opts.logger.warn({ err }, 'dedup runner tick failed');
     } finally {
       this.ticking = false;
+      if (this.tickAgain) {
+        this.tickAgain = false;
+        void this.tick();
+      }
     }
   }
 
@@ -205,9 +216,13 @@ export class DedupRunner {
 
   private async runPass() {
     const busy = await this.opts.busyLabels();
-    const byLabel = await idleImageFiles(await this.opts.poolPaths(), busy);
+    const all = await imageFilesByLabel(await this.opts.poolPaths());
+    const byLabel = new Map([...all].filter(([label]) => !busy.has(label)));
     const files = [...byLabel.values()].flat();
     await fs.mkdir(path.dirname(hashFile(this.opts.mountpoint)), { recursive: true });
+    // duperemove dedupes every file its hash file holds, listed or not: a busy cartridge that
+    // an earlier pass hashed leaves the hash file first (hashed afresh once it is idle again).
+    await this.forget([...all].filter(([label]) => busy.has(label)).flatMap(([, f]) => f));
     this.passLabels = new Set(byLabel.keys());
     this.stopReason = '';
     // Milliseconds: a run_now request is a pass only if it is newer than the last start.
@@ -240,6 +255,29 @@ export class DedupRunner {
         'failed',
         `duperemove exited ${outcome.code}: ${outcome.stderr.trim().split('\n').slice(-2).join('; ') || 'no message'}`,
       );
+  }
+
+  /** Removes `files` from the hash file (`duperemove -R`); without it, the whole hash file goes. */
+  private async forget(files: string[]) {
+    const db = hashFile(this.opts.mountpoint);
+    if (files.length === 0 || !(await fs.stat(db).catch(() => undefined))) return;
+    const child = spawn('duperemove', [`--hashfile=${db}`, '-R', '-'], { stdio: ['pipe', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-2000)));
+    child.stdin.on('error', () => undefined); // a child that died early: its exit code says so
+    child.stdin.end(files.join('\n') + '\n');
+    const code = await new Promise<number | null>((resolve) => {
+      child.once('error', () => resolve(-1));
+      child.once('close', resolve);
+    });
+    if (code !== 0) {
+      // A cache: a hash file that cannot be edited is read afresh rather than trusted.
+      this.opts.logger.warn(
+        { code, stderr },
+        'dedup hash file could not drop busy cartridges; starting it afresh',
+      );
+      await removeHashFile(this.opts.mountpoint);
+    }
   }
 
   /** One duperemove run over `files`, its progress counted from the lines it prints. */
