@@ -56,3 +56,4 @@ export { checkRecoverPreconditions } from './recover-rules.js';
 export { normalisePoolPath, refusePoolPath } from './pool-path-rules.js';
 export { deleteRemoteCatalog, putCatalogEntries, replaceRemoteCatalog } from './records/catalog.js';
 export { createPool, deletePool, publishPoolStatus, removePoolStatus } from './records/pools.js';
+export { remoteConnection } from './remote-connection.js';

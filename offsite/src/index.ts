@@ -16,7 +16,6 @@
  * - Tests of any package: startTestRgw (a real Ceph RGW on 127.0.0.1).
  */
 export { s3For, type RemoteConnection, type S3ClientOptions } from './remote.js';
-export { remoteConnection } from './remote-connection.js';
 export { OffsiteError, type OffsiteErrorCode } from './errors.js';
 export { GENERATION, newGeneration, generationFolder, chunkName, type GenerationRef } from './layout.js';
 export { LedgerEntry, Manifest, Topology, SystemFile } from './schemas.js';

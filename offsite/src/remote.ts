@@ -1,19 +1,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
+import type { RemoteConnection } from '@vtl/api';
 
-/** What is needed to reach a bucket (the stored remote plus its secret, spec §2.16). */
-export interface RemoteConnection {
-  /** host or host:port, no scheme. */
-  endpoint: string;
-  /** Empty means us-east-1, which S3-compatible servers accept. */
-  region: string;
-  bucket: string;
-  /** Key prefix inside the bucket; leading and trailing '/' are ignored. */
-  prefix: string;
-  access_key: string;
-  secret_key: string;
-  use_ssl: boolean;
-  path_style: boolean;
-}
+export type { RemoteConnection };
 
 /** Tuning of s3For(); the defaults suit both AWS and an RGW on the same machine. */
 export interface S3ClientOptions {

@@ -84,9 +84,12 @@ export type UpdateRemoteRequest = z.infer<typeof UpdateRemoteRequest>;
 export const RemoteRecord = z.object({
   id: z.number().int(),
   name: z.string(),
+  /** host or host:port, no scheme. */
   endpoint: z.string(),
+  /** Empty means us-east-1, which S3-compatible servers accept. */
   region: z.string(),
   bucket: z.string(),
+  /** Key prefix inside the bucket; leading and trailing '/' are ignored. */
   prefix: z.string(),
   access_key: z.string(),
   use_ssl: z.boolean(),
@@ -103,6 +106,16 @@ export type RemoteRecord = z.infer<typeof RemoteRecord>;
 /** The secret of one remote, in its own record so listing remotes never reads it. */
 export const RemoteSecret = z.object({ secret_key: z.string() });
 export type RemoteSecret = z.infer<typeof RemoteSecret>;
+
+/**
+ * What it takes to reach a remote's bucket: the stored remote's S3 settings and its secret, as
+ * the offsite engine takes them from its caller (which reads them from the store).
+ */
+export type RemoteConnection = Pick<
+  RemoteRecord,
+  'endpoint' | 'region' | 'bucket' | 'prefix' | 'access_key' | 'use_ssl' | 'path_style'
+> &
+  RemoteSecret;
 
 /** §2.16: the remote as the API returns it. */
 export const Remote = RemoteRecord.extend({ has_secret: z.boolean() });

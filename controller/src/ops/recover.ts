@@ -24,6 +24,7 @@ import {
   nodeOfLibrary,
   opProgressWrite,
   putCatalogEntries,
+  remoteConnection,
 } from '@vtl/domain';
 import { catalogEntries } from './catalog-rows.js';
 import { deadlineOf, remoteCall } from './remote-call.js';
@@ -78,7 +79,7 @@ export function recoverOp(store: Store, journal: EventJournal): OpHandler {
 
     async function declare(): Promise<Progress> {
       const { pool } = await checkRecoverPreconditions(store, body);
-      const { remoteConnection, readTopology } = await loadOffsite();
+      const { readTopology } = await loadOffsite();
       const conn = await remoteConnection(store, body.remote_id);
       const topology = await remoteCall('Reading the library from the bucket', conn, deadlineMs, (signal) =>
         readTopology(conn, body.system_name, body.library_serial, signal),
@@ -175,7 +176,7 @@ export function recoverOp(store: Store, journal: EventJournal): OpHandler {
      * recovery queued before a restart is found again, not queued twice.
      */
     async function queueImports(lib: LibrarySpec): Promise<number[]> {
-      const { remoteConnection, readTopology, scanBucket } = await loadOffsite();
+      const { readTopology, scanBucket } = await loadOffsite();
       const conn = await remoteConnection(store, body.remote_id);
       const [topology, scan] = await remoteCall(
         'Reading the library from the bucket',

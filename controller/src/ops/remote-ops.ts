@@ -5,7 +5,7 @@ import type { Store } from '@vtl/store';
 import { catalogEntries } from './catalog-rows.js';
 import { deadlineOf, remoteCall } from './remote-call.js';
 import { loadOffsite } from './offsite-module.js';
-import { replaceRemoteCatalog } from '@vtl/domain';
+import { remoteConnection, replaceRemoteCatalog } from '@vtl/domain';
 
 /** Objects per result part of a listing: a part stays far below etcd's 1.5 MB request limit. */
 export const LIST_PART_OBJECTS = 5_000;
@@ -15,7 +15,7 @@ const remoteIdOf = (op: Op) => Number(op.params.remote_id);
 /** POST /api/remotes/{id}/test: the probe, its outcome recorded on the remote; never fails. */
 export function remoteTestOp(store: Store): OpHandler {
   return async (op) => {
-    const { remoteConnection, probeRemote } = await loadOffsite();
+    const { probeRemote } = await loadOffsite();
     const id = remoteIdOf(op);
     const conn = await remoteConnection(store, id);
     const deadlineMs = deadlineOf(op);
@@ -44,7 +44,7 @@ export function remoteTestOp(store: Store): OpHandler {
  */
 export function remoteObjectsListOp(store: Store, partObjects = LIST_PART_OBJECTS): OpHandler {
   return async (op) => {
-    const { remoteConnection, listObjects } = await loadOffsite();
+    const { listObjects } = await loadOffsite();
     const conn = await remoteConnection(store, remoteIdOf(op));
     const objects = await remoteCall('Listing the remote', conn, deadlineOf(op), (signal) =>
       listObjects(conn, signal),
@@ -63,7 +63,7 @@ export function remoteObjectsListOp(store: Store, partObjects = LIST_PART_OBJECT
 /** DELETE /api/remotes/{id}/objects: every object under one folder prefix. */
 export function remoteObjectsDeleteOp(store: Store): OpHandler {
   return async (op) => {
-    const { remoteConnection, deleteFolder } = await loadOffsite();
+    const { deleteFolder } = await loadOffsite();
     const conn = await remoteConnection(store, remoteIdOf(op));
     const prefix = String(op.params.prefix);
     const deleted = await remoteCall(`Deleting ${prefix} on the remote`, conn, deadlineOf(op), (signal) =>
@@ -79,7 +79,7 @@ export function remoteObjectsDeleteOp(store: Store): OpHandler {
  */
 export function catalogRebuildOp(store: Store): OpHandler {
   return async (op) => {
-    const { remoteConnection, scanBucket } = await loadOffsite();
+    const { scanBucket } = await loadOffsite();
     const remoteId = remoteIdOf(op);
     const conn = await remoteConnection(store, remoteId);
     const scan = await remoteCall('Scanning the bucket', conn, deadlineOf(op), (signal) =>

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { isoNow, keys, type CartridgeSpec } from '@vtl/api';
 import { Requeue } from '@vtl/reconcile';
 import type { JobStepContext, StepResult } from './job-context.js';
-import { updateJob } from '@vtl/domain';
+import { remoteConnection, updateJob } from '@vtl/domain';
 
 const refOf = (ctx: JobStepContext) => ({
   system: ctx.job.system_name,
@@ -17,7 +17,7 @@ export async function verifyAndEvict(ctx: JobStepContext): Promise<StepResult> {
   const { job, store } = ctx;
   const emulator = ctx.supervisor.emulator;
   if (!emulator) return { requeueAfterMs: Requeue.soon };
-  const remote = await ctx.engine.remoteConnection(store, job.remote_id);
+  const remote = await remoteConnection(store, job.remote_id);
   const manifest = await ctx.engine.verifyGeneration({
     remote,
     ref: refOf(ctx),
@@ -50,7 +50,7 @@ export async function downloadAndSwapIn(ctx: JobStepContext): Promise<StepResult
   const { job, store } = ctx;
   const emulator = ctx.supervisor.emulator;
   if (!emulator) return { requeueAfterMs: Requeue.soon };
-  const remote = await ctx.engine.remoteConnection(store, job.remote_id);
+  const remote = await remoteConnection(store, job.remote_id);
   const staging = stagingDir(ctx.library.media_dir, job.label, job.id);
   await rm(staging, { recursive: true, force: true });
   await mkdir(staging, { recursive: true });

@@ -11,7 +11,7 @@ import {
 import { Requeue } from '@vtl/reconcile';
 import type { JobStepContext, StepResult } from './job-context.js';
 import { readLedger, recordChunk, setLastExport } from './job-records.js';
-import { putCatalogEntries, updateJob } from '@vtl/domain';
+import { putCatalogEntries, remoteConnection, updateJob } from '@vtl/domain';
 import { DEFAULT_CHUNK_BYTES, type LedgerEntry, type RemoteConnection } from './offsite.js';
 
 const holder = (id: number) => `export job ${id}`;
@@ -95,7 +95,7 @@ export async function upload(ctx: JobStepContext): Promise<StepResult> {
     }));
     return;
   }
-  const remote = await ctx.engine.remoteConnection(store, job.remote_id);
+  const remote = await remoteConnection(store, job.remote_id);
   const earlier = await readLedger(store, job.id);
   const ledger: LedgerEntry[] = earlier.entries;
   // Picked up again after a restart (a kill, an update): the row says it goes on, not over.

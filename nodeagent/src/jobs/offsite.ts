@@ -19,7 +19,6 @@ export async function offsiteEngine() {
     CodecPool: m.CodecPool,
     exportCartridge: m.exportCartridge,
     importCartridge: m.importCartridge,
-    remoteConnection: m.remoteConnection,
     verifyGeneration: m.verifyGeneration,
     writeTopology: m.writeTopology,
     writeSystemFile: m.writeSystemFile,

@@ -1,10 +1,10 @@
-import { RemoteRecord, RemoteSecret, badRequest, keys } from '@vtl/api';
+import { RemoteRecord, RemoteSecret, badRequest, keys, type RemoteConnection } from '@vtl/api';
 import type { Store } from '@vtl/store';
-import type { RemoteConnection } from './remote.js';
 
 /**
  * What it takes to reach a stored remote's bucket: its record and its secret (opened by the
- * store's sealing key). The one reader of a remote's secret, for the controller's remote
+ * store's sealing key), read here so the offsite engine takes plain settings and never the
+ * store. The one reader of a remote's secret, for the controller's remote
  * operations and the nodeagent's export and import jobs alike; a missing remote or secret is a
  * 400 that says what to do.
  */
