@@ -4,13 +4,22 @@ import type { EventJournal, Store } from '@vtl/store';
 import { startController, type Controller } from './controller.js';
 import { watchInto } from './informer.js';
 
-/** Operation kinds that are maintenance sequences: their steps stream as `maint_step` events. */
-const MAINTENANCE: readonly OpKind[] = ['apply', 'dataplane_restart', 'delete_library'];
+/**
+ * Operation kinds that are maintenance sequences: their steps stream as `maint_step` events and
+ * their end as `maint_done`. A recovery is one (it declares a library, activates it, queues its
+ * imports): its own steps stream under `recover#<id>`, its apply's under `apply#<id>`.
+ */
+const MAINTENANCE: readonly OpKind[] = ['apply', 'dataplane_restart', 'delete_library', 'recover'];
 
 export interface OpContext {
   log: Logger;
   /** Records a human-readable step on the op (and as a `maint_step` event for maintenance ops). */
   step(text: string): Promise<void>;
+  /**
+   * Streams, as `maint_step` for maintenance ops, a step the handler recorded on the op itself
+   * (in its own transaction, or several at once); step() is record and announce in one.
+   */
+  announce(text: string): Promise<void>;
   /** Runs after the outcome is recorded (e.g. a reboot that must not lose the answer). */
   afterFinish(fn: () => Promise<void>): void;
   /** Marks the `maint_done` event as announcing a reboot. */
@@ -56,19 +65,23 @@ export async function startOpRunner(opts: {
     const label = `${op.kind}#${op.id}`;
     const deferred: Array<() => Promise<void>> = [];
     let rebooting = false;
+    const announce = async (text: string) => {
+      if (maintenance)
+        await journal.emit({
+          kind: 'maint_step',
+          subject: label,
+          detail: text,
+          data: { label, step: text },
+        });
+    };
     const ctx: OpContext = {
       log,
       step: async (text) => {
         log.info({ step: text }, 'op step');
         await store.update(key, Op, (cur) => (cur ? { ...cur, steps: [...cur.steps, text] } : undefined));
-        if (maintenance)
-          await journal.emit({
-            kind: 'maint_step',
-            subject: label,
-            detail: text,
-            data: { label, step: text },
-          });
+        await announce(text);
       },
+      announce,
       afterFinish: (fn) => void deferred.push(fn),
       announceReboot: () => void (rebooting = true),
     };

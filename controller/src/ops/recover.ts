@@ -122,20 +122,19 @@ export function recoverOp(store: Store, journal: EventJournal): OpHandler {
         carts: topology.cartridges.length,
         apply_op: applyId,
       });
+      const declared = (lib: LibrarySpec) => `Declared library ${lib.id} (${lib.name}) from topology.json`;
       const { lib, applyId } = await declareLibraryWithApply(
         store,
         plan,
         { kind: 'apply', executor: 'controller', params: {}, requestedBy: op.requested_by },
         'Recover',
-        (lib, applyId) =>
-          opProgressWrite(
-            store,
-            op.id,
-            { ...progressOf(lib, applyId) },
-            `Declared library ${lib.id} (${lib.name}) from topology.json`,
-          ),
+        (lib, applyId) => opProgressWrite(store, op.id, { ...progressOf(lib, applyId) }, declared(lib)),
       );
       ctx.log.info({ library: lib.id, apply: applyId }, 'recovered library declared');
+      await ctx.announce(declared(lib));
+      await ctx.step(
+        `Activating library ${lib.id}: apply #${applyId} (its steps stream as apply#${applyId})`,
+      );
       await journal.emit({
         kind: 'library_created',
         subject: lib.name,
@@ -246,6 +245,7 @@ export function recoverOp(store: Store, journal: EventJournal): OpHandler {
       }
       steps.push(`Queued ${jobs.length} imports`);
       await appendOpSteps(store, op.id, steps);
+      for (const step of steps) await ctx.announce(step);
       return jobs;
     }
   };
