@@ -204,7 +204,7 @@ describe.skipIf(!qemu || !ltfsBuild)(
       expect(passed('remount')).toBe('entries=22 full-check=no health-parse-errors=0');
     });
 
-    it('passes ltfsck: exit 1, as LTFS answers every volume it checked, and consistent', () => {
+    it('passes ltfsck: consistent, exit 1 (LTFSCK_CORRECTED, what check mode answers for every volume it checked)', () => {
       expect(passed('ltfsck')).toMatch(/Volume is consistent/);
       passed('unload');
     });

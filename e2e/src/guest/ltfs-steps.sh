@@ -116,10 +116,14 @@ listed=$(ls "$MNT/tree" | wc -l)
 unmount_ltfs && ok remount "entries=$listed $(mount_report remount)"
 
 # --- ltfsck ----------------------------------------------------------------------------------------
-# ltfsck (2.4) checks a volume by mounting it with a full medium consistency check, whatever the
-# drive reports, then writes the MAM coherency data again on unmount and exits 1, "corrected", for
-# every volume it mounted (check_ltfs_volume); 0 is not an answer it gives in this mode, so 1 and
-# "Volume is consistent" is the pass.
+# ltfsck's check mode (no -g/-r/-n/-l) answers 1 for every volume it checked, on any drive: in the
+# LTFS source (src/utils/ltfsck.c, check_ltfs_volume) a successful ltfs_mount is followed by
+# ltfs_unmount(SYNC_CHECK), message 16022I "Volume is consistent" and `return LTFSCK_CORRECTED`,
+# which is PROG_TREAT_SUCCESS, 0x01; no path of that mode returns LTFSCK_NO_ERRORS (0). Its mount
+# passes force_full=true, so the full medium check (11026I) runs whatever the volume change
+# reference says: it is no sign of a VCR that differs from the MAM coherency attribute (the mount
+# and remount above report full-check=no, so the VCR does match). 1 and "Volume is consistent"
+# is the pass; 4 (uncorrected) or 8 (operational error) fails.
 if OK_RC='1' step_stream ltfsck 900 "$LTFS_BIN/ltfsck" -e sg "$TAPE_SG"; then
   ok ltfsck "$(echo "$out" | grep -E 'Volume is' | tail -n 1 | sed 's/^LTFS[0-9]*I //' | oneline)"
 fi
