@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { Logger } from 'pino';
 // The control client alone: the package index would load the whole emulator into the launcher.
-import { EmulatorClient } from '@vtl/emulator/dist/control/client.js';
-import { stillRuns, identify, type ProcessIdentity } from '@vtl/reconcile/dist/process-identity.js';
+import { EmulatorClient } from '@vtl/emulator/control-client';
+import { stillRuns, identify, type ProcessIdentity } from '@vtl/reconcile/process-identity';
 import { runningEmulator } from './leftovers.js';
 
 const POLL_MS = 50;

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { identify, stillRuns } from '@vtl/reconcile/dist/process-identity.js';
+import { identify, stillRuns } from '@vtl/reconcile/process-identity';
 import type { PidFiles, PidRecord } from './pid-files.js';
 
 /** How long a leftover has to exit after SIGTERM before it is killed. */

@@ -5,7 +5,7 @@ import {
   identify,
   stillRuns,
   type ProcessIdentity,
-} from '@vtl/reconcile/dist/process-identity.js';
+} from '@vtl/reconcile/process-identity';
 
 /** One process the appliance started, as recorded in `<run dir>/<name>.pid`. */
 export interface PidRecord extends ProcessIdentity {

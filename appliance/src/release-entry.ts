@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 // The releases module alone: the package's index brings the update engine (zod, tar-stream).
-import { CURRENT, FACTORY, pointLink } from '@vtl/updater/dist/releases.js';
+import { CURRENT, FACTORY, pointLink } from '@vtl/updater/releases';
 
 /**
  * The launcher's side of updates (docs/updates.md): `<releases>/factory` names the installed

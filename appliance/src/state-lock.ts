@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { identify, stillRuns, type ProcessIdentity } from '@vtl/reconcile/dist/process-identity.js';
+import { identify, stillRuns, type ProcessIdentity } from '@vtl/reconcile/process-identity';
 
 /** A start against a state directory that a running appliance holds. */
 export class StateDirInUseError extends Error {

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { crc32 } from 'node:zlib';
-import { backupLikeData } from '@vtl/offsite/dist/testing/cartridge-fixture.js';
+import { backupLikeData } from '@vtl/offsite/testing/cartridge-fixture';
 
 const exec = promisify(execFile);
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@vtl/reconcile';
-import { KernelTree } from '@vtl/nodeagent/dist/fabric/testing/kernel-tree.js';
+import { KernelTree } from '@vtl/nodeagent/testing/kernel-tree';
 import { Appliance } from './harness/appliance.js';
 
 const PORT1 = 'naa.21000024ff000001';

@@ -5,7 +5,7 @@ import { waitFor } from '@vtl/reconcile';
 import { Cdb } from '@vtl/emulator';
 import { Appliance } from './harness/appliance.js';
 import { parsePrometheus } from './harness/prometheus.js';
-import { LibIscsiSession, type CommandResult } from '@vtl/emulator/dist/testing/libiscsi.js';
+import { LibIscsiSession, type CommandResult } from '@vtl/emulator/testing/libiscsi';
 
 const run = promisify(execFile);
 const HOST_IQN = 'iqn.2026-11.test.host:backup1';

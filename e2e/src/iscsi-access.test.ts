@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Appliance } from './harness/appliance.js';
-import { LibIscsiSession } from '@vtl/emulator/dist/testing/libiscsi.js';
+import { LibIscsiSession } from '@vtl/emulator/testing/libiscsi';
 
 const ALLOWED = 'iqn.2026-11.test.host:allowed';
 const STRANGER = 'iqn.2026-11.test.host:stranger';

@@ -8,7 +8,7 @@ import { keys } from '@vtl/api';
 import { z } from 'zod';
 import { Appliance } from './harness/appliance.js';
 import { filesUnder } from './harness/etcdctl.js';
-import { LibIscsiSession } from '@vtl/emulator/dist/testing/libiscsi.js';
+import { LibIscsiSession } from '@vtl/emulator/testing/libiscsi';
 
 const run = promisify(execFile);
 const TARGET = 'iqn.2026-11.io.vtl:node1';

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@vtl/reconcile';
 import { Appliance } from './harness/appliance.js';
-import { LibIscsiSession } from '@vtl/emulator/dist/testing/libiscsi.js';
+import { LibIscsiSession } from '@vtl/emulator/testing/libiscsi';
 
 const HOST1 = 'iqn.2026-11.test.host:one';
 const HOST2 = 'iqn.2026-11.test.host:two';

@@ -6,7 +6,7 @@ import { keys } from '@vtl/api';
 import { Cdb } from '@vtl/emulator';
 import { s3For, startTestRgw, type TestRgw } from '@vtl/offsite';
 import { Appliance } from './harness/appliance.js';
-import { LibIscsiSession, type CommandResult } from '@vtl/emulator/dist/testing/libiscsi.js';
+import { LibIscsiSession, type CommandResult } from '@vtl/emulator/testing/libiscsi';
 
 const HOST_IQN = 'iqn.2026-11.test.host:catalog';
 const SLOT = (n: number) => 0x1000 + n - 1;

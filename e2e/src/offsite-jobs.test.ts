@@ -5,7 +5,7 @@ import { Cdb } from '@vtl/emulator';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { s3For, startTestRgw, type TestRgw } from '@vtl/offsite';
 import { Appliance } from './harness/appliance.js';
-import { LibIscsiSession, type CommandResult } from '@vtl/emulator/dist/testing/libiscsi.js';
+import { LibIscsiSession, type CommandResult } from '@vtl/emulator/testing/libiscsi';
 
 const HOST_IQN = 'iqn.2026-11.test.host:offsite';
 const SLOT = (n: number) => 0x1000 + n - 1;

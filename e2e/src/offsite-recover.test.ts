@@ -4,7 +4,7 @@ import { waitFor } from '@vtl/reconcile';
 import { Cdb } from '@vtl/emulator';
 import { startTestRgw, type TestRgw } from '@vtl/offsite';
 import { Appliance } from './harness/appliance.js';
-import { LibIscsiSession, type CommandResult } from '@vtl/emulator/dist/testing/libiscsi.js';
+import { LibIscsiSession, type CommandResult } from '@vtl/emulator/testing/libiscsi';
 
 const HOST_IQN = 'iqn.2026-11.test.host:recover';
 const SLOT = (n: number) => 0x1000 + n - 1;

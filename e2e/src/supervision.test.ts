@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@vtl/reconcile';
 import { Cdb } from '@vtl/emulator';
-import { LibIscsiSession } from '@vtl/emulator/dist/testing/libiscsi.js';
+import { LibIscsiSession } from '@vtl/emulator/testing/libiscsi';
 import { Appliance } from './harness/appliance.js';
 import { census, processesOf } from './harness/processes.js';
 import {

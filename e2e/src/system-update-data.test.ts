@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@vtl/reconcile';
 import { Cdb } from '@vtl/emulator';
-import { LibIscsiSession, type CommandResult } from '@vtl/emulator/dist/testing/libiscsi.js';
+import { LibIscsiSession, type CommandResult } from '@vtl/emulator/testing/libiscsi';
 import { CodecPool, importCartridge, startTestRgw, type TestRgw } from '@vtl/offsite';
 import { buildBundle } from '@vtl/updater';
 import { Appliance } from './harness/appliance.js';

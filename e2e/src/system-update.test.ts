@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@vtl/reconcile';
 import { Cdb } from '@vtl/emulator';
-import { LibIscsiSession } from '@vtl/emulator/dist/testing/libiscsi.js';
+import { LibIscsiSession } from '@vtl/emulator/testing/libiscsi';
 import { buildBundle, openBundle, writeBundle } from '@vtl/updater';
 import { Appliance } from './harness/appliance.js';
 import { postMultipart } from './harness/multipart.js';

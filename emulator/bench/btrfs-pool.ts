@@ -1,6 +1,6 @@
 import { mkdir, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import * as btrfs from '@vtl/nodeagent/dist/storage/btrfs.js';
+import * as btrfs from '@vtl/nodeagent/storage/btrfs';
 import { command } from './processes.js';
 
 /** A compressing pool on btrfs over loop devices, as the nodeagent makes one (docs/storage.md). */

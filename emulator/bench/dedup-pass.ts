@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { duperemoveArgs, hashFile } from '@vtl/nodeagent/dist/storage/dedup-pass.js';
+import { duperemoveArgs, hashFile } from '@vtl/nodeagent/storage/dedup-pass';
 
 /**
  * A dedup pass over `files` as the nodeagent runs one (its duperemove arguments, nice and

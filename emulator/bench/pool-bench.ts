@@ -1,7 +1,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { extentBytes } from '@vtl/nodeagent/dist/storage/btrfs.js';
+import { extentBytes } from '@vtl/nodeagent/storage/btrfs';
 import { btrfsPool } from './btrfs-pool.js';
 import { freshHashFile, startPass } from './dedup-pass.js';
 import { type Contender, type ContenderOptions, emulatorDrives } from './contenders.js';

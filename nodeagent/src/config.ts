@@ -2,7 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_TCP_CONGESTION, isCongestionControlName } from '@vtl/emulator';
 // The codec's module alone: the package index would load the S3 client at start.
-import { DEFAULT_CODEC_NICE, DEFAULT_ZSTD_LEVEL, ZSTD_LEVELS } from '@vtl/offsite/dist/codec/codec-pool.js';
+import { DEFAULT_CODEC_NICE, DEFAULT_ZSTD_LEVEL, ZSTD_LEVELS } from '@vtl/offsite/codec-pool';
 import { LIO_FABRICS, type LioFabricName } from './fabric/lio-fabric.js';
 import type { LioDriverOptions } from './fabric/lio-driver.js';
 import { storeDeadlineFromEnv, storeSettingsFromEnv, type StoreTls } from '@vtl/store';

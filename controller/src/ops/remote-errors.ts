@@ -1,6 +1,6 @@
 import { VtlError } from '@vtl/api';
 // The error class alone: the package index would load the S3 client at start (offsite-module.ts).
-import { OffsiteError } from '@vtl/offsite/dist/errors.js';
+import { OffsiteError } from '@vtl/offsite/errors';
 
 /** Socket codes of "nobody answered in time": the remote may be up behind a slow or cut path. */
 const NO_ANSWER = new Set(['ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNABORTED']);

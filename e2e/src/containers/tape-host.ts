@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { waitFor } from '@vtl/reconcile';
 import { Cdb } from '@vtl/emulator';
-import { LibIscsiSession, type CommandResult } from '@vtl/emulator/dist/testing/libiscsi.js';
+import { LibIscsiSession, type CommandResult } from '@vtl/emulator/testing/libiscsi';
 
 /** 3573-TL element addresses (IBM layout): storage slot n (1-based) and the first drive. */
 const SLOT = (n: number) => 0x1000 + n - 1;

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { KubeStandIn } from '@vtl/gitops/dist/kube/testing/kube-standin.js';
+import { KubeStandIn } from '@vtl/gitops/testing/kube-standin';
 import type { Appliance } from './appliance.js';
 
 const root = path.resolve(import.meta.dirname, '../../..');

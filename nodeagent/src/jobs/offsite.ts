@@ -1,8 +1,8 @@
 // Light modules only at start: the package index brings the S3 client, zstd and the codec
 // workers (some 45 MB of a process's private memory), which only an offsite job needs.
 import type { CodecPool, RemoteConnection } from '@vtl/offsite';
-import { DEFAULT_CHUNK_BYTES } from '@vtl/offsite/dist/chunk-math.js';
-import { OffsiteError } from '@vtl/offsite/dist/errors.js';
+import { DEFAULT_CHUNK_BYTES } from '@vtl/offsite/chunk-math';
+import { OffsiteError } from '@vtl/offsite/errors';
 
 export { DEFAULT_CHUNK_BYTES };
 export type { RemoteConnection };
