@@ -17,7 +17,8 @@ export default tseslint.config(
           patterns: [
             {
               regex: '^@vtl/[^/]+/(dist|src)(/|$)',
-              message: "Import the package's declared entry point (its package.json `exports`), not its files.",
+              message:
+                "Import the package's declared entry point (its package.json `exports`), not its files.",
             },
             {
               regex: '^(\\.\\./)+[a-z-]+/(dist|src)/',

@@ -1,11 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import {
-  commandLine,
-  identify,
-  stillRuns,
-  type ProcessIdentity,
-} from '@vtl/reconcile/process-identity';
+import { commandLine, identify, stillRuns, type ProcessIdentity } from '@vtl/reconcile/process-identity';
 
 /** One process the appliance started, as recorded in `<run dir>/<name>.pid`. */
 export interface PidRecord extends ProcessIdentity {
