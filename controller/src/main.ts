@@ -1,11 +1,8 @@
-import { EventJournal, Store } from '@vtl/store';
 import {
   boundedStep,
   exitOnRestartRequest,
-  runProcess,
+  runStoreProcess,
   runWhileLeader,
-  serveMetrics,
-  serveHealth,
   startOpRunner,
 } from '@vtl/reconcile';
 import { loadConfig } from './config.js';
@@ -22,19 +19,20 @@ import { startGitopsPoller } from './gitops/poller.js';
 /** Lease of the controller's leadership; a standby takes over about this long after a crash. */
 const LEADER_TTL_SEC = 5;
 
-/** Entry point: campaigns for leadership, then carries out the controller's operations. */
-runProcess('controller', async (logger) => {
+const configured = () => {
   const config = loadConfig();
-  const store = await Store.connect({
-    endpoints: config.store.endpoints,
-    tls: config.store.tls,
-    sealingKeyFile: config.store.sealingKeyFile,
-    deadlineMs: config.storeDeadlineMs,
-    logger,
-  });
-  await serveHealth(store, logger, config.health); // VTL_HEALTH_PORT: the chart's probes
-  const journal = new EventJournal(store);
-  const metrics = config.metricsAddr ? await serveMetrics(config.metricsAddr, logger) : undefined;
+  return {
+    config,
+    settings: {
+      store: { ...config.store, deadlineMs: config.storeDeadlineMs },
+      health: config.health, // VTL_HEALTH_PORT: the chart's probes
+      metricsAddr: config.metricsAddr,
+    },
+  };
+};
+
+/** Entry point: campaigns for leadership, then carries out the controller's operations. */
+runStoreProcess('controller', configured, async ({ config, logger, store, journal }) => {
   const restartWatch = await exitOnRestartRequest(store, logger);
   const drainTimeoutMs = config.drainTimeoutMs || DEFAULT_DRAIN_TIMEOUT_MS;
   const candidateId = `${config.node}:${process.pid}`;
@@ -78,10 +76,9 @@ runProcess('controller', async (logger) => {
   });
 
   // Bounded steps: an orphan whose etcd is stopped or gone still exits (runProcess's hard exit).
+  // runStoreProcess then closes the metrics endpoint and the store.
   return async () => {
     await boundedStep(logger, 'close restart watch', () => restartWatch.close());
     await boundedStep(logger, 'step down', () => leader.stop(), 3_000);
-    if (metrics) await boundedStep(logger, 'close metrics', () => metrics.close());
-    await boundedStep(logger, 'close store', () => store.close());
   };
 });

@@ -1,12 +1,4 @@
-import { EventJournal, Store } from '@vtl/store';
-import {
-  boundedStep,
-  exitOnRestartRequest,
-  runProcess,
-  serveHealth,
-  serveMetrics,
-  startOpRunner,
-} from '@vtl/reconcile';
+import { boundedStep, exitOnRestartRequest, runStoreProcess, startOpRunner } from '@vtl/reconcile';
 import { loadConfig } from './config.js';
 import { hostPowerFrom } from './host-power.js';
 import { ensureDefaultPool } from './pool/default-pool.js';
@@ -32,22 +24,28 @@ import { claimNode } from './node-claim.js';
 /** Status records live under this lease: they vanish about this long after the node dies. */
 const STATUS_LEASE_TTL_SEC = 10;
 
-/** Entry point: one nodeagent per appliance node. */
-runProcess('nodeagent', async (rootLogger) => {
+const configured = () => {
   const config = loadConfig();
-  const logger = rootLogger.child({ node: config.node });
-  const store = await Store.connect({
-    endpoints: config.etcdEndpoints,
-    tls: config.etcdTls,
-    sealingKeyFile: config.sealingKeyFile,
-    deadlineMs: config.storeDeadlineMs,
-    logger,
-  });
-  await serveHealth(store, logger, config.health); // VTL_HEALTH_PORT: the chart's probes
+  return {
+    config,
+    settings: {
+      store: {
+        endpoints: config.etcdEndpoints,
+        tls: config.etcdTls,
+        sealingKeyFile: config.sealingKeyFile,
+        deadlineMs: config.storeDeadlineMs,
+      },
+      health: config.health, // VTL_HEALTH_PORT: the chart's probes
+      metricsAddr: config.metricsAddr,
+      logBindings: { node: config.node },
+    },
+  };
+};
+
+/** Entry point: one nodeagent per appliance node. */
+runStoreProcess('nodeagent', configured, async ({ config, logger, store, journal }) => {
   // One nodeagent per node: a second one waits here until the first is gone.
   const claim = await claimNode(store, config.node, logger);
-  const journal = new EventJournal(store);
-  const metrics = config.metricsAddr ? await serveMetrics(config.metricsAddr, logger) : undefined;
   // Status records vanish with this lease when the node dies. A store stall longer than its TTL
   // loses it too: a new one is granted once etcd answers and the status is written again, so
   // the nodeagent (and the jobs it runs) carries on instead of exiting.
@@ -206,7 +204,8 @@ runProcess('nodeagent', async (rootLogger) => {
   logger.info('nodeagent running');
 
   // Every step bounded, within a shared budget: with etcd stopped or gone the emulator is still
-  // stopped (or let go) before runProcess's hard exit.
+  // stopped (or let go) before runProcess's hard exit. runStoreProcess then closes the metrics
+  // endpoint, records the held events and closes the store, in one more second.
   return async (reason) => {
     let until = Date.now() + 3_000;
     const step = (name: string, fn: () => unknown) =>
@@ -236,10 +235,7 @@ runProcess('nodeagent', async (rootLogger) => {
     if (config.stopEmulatorOnExit && !keepEmulator) await step('stop emulator', () => supervisor.stop());
     else supervisor.detach();
     await step('stop TCMU handler', () => tcmu?.stop({ kill: config.stopEmulatorOnExit && !keepEmulator }));
-    until = Date.now() + 1_000;
+    until = Date.now() + 500;
     await step('release node', () => claim.release());
-    if (metrics) await step('close metrics', () => metrics.close());
-    await step('record held events', () => journal.recorded());
-    await step('close store', () => store.close());
   };
 });
