@@ -1,12 +1,8 @@
 import type { Logger } from 'pino';
 import {
   CatalogEntry,
-  Identity,
   POLICY_REQUESTERS,
   PoolStatus,
-  RemoteRecord,
-  Settings,
-  defaultSystemName,
   isJobActive,
   keys,
   type ObservedCartridge,
@@ -19,11 +15,11 @@ import {
   nodeOfLibrary,
   observedCartridges,
 } from '@vtl/domain';
-import { Requeue, startController, watchInto } from '@vtl/reconcile';
+import { Requeue } from '@vtl/reconcile';
+import { readPolicySettings, startPolicyLoop } from './policy-loop.js';
 
 /** Jobs the policy creates carry this as `requested_by`. */
 export const EVICT_POLICY = POLICY_REQUESTERS.evictThreshold;
-const KEY = 'evict-policy';
 
 /**
  * One pass of the eviction policy (§2.13 evict.threshold_pct): for every pool filled above the
@@ -34,13 +30,12 @@ const KEY = 'evict-policy';
  * Returns the jobs it queued.
  */
 export async function evictionPass(store: Store, journal: EventJournal): Promise<number[]> {
-  const settings = (await store.get(keys.settings, Settings))?.value ?? {};
-  const threshold = Number.parseInt(settings['evict.threshold_pct'] ?? '', 10);
-  const remoteId = Number.parseInt(settings['export.default_remote'] ?? '', 10);
-  if (!Number.isFinite(threshold) || !Number.isFinite(remoteId)) return [];
-  if (!(await store.get(keys.remotes.one(remoteId), RemoteRecord))) return [];
-  const identity = (await store.get(keys.identity, Identity))?.value;
-  const system = settings['system.name'] || (identity ? defaultSystemName(identity.system_uuid) : '');
+  const policy = await readPolicySettings(store, (settings) =>
+    Number.isFinite(Number.parseInt(settings['evict.threshold_pct'] ?? '', 10)),
+  );
+  if (!policy) return [];
+  const { remoteId, system } = policy;
+  const threshold = Number.parseInt(policy.settings['evict.threshold_pct']!, 10);
   const s = await loadSnapshot(store);
   const catalog = (await store.list(keys.catalog.remote(remoteId), CatalogEntry)).items.map((i) => i.value);
   const observed = observedCartridges(s);
@@ -111,27 +106,18 @@ export async function evictionPass(store: Store, journal: EventJournal): Promise
 }
 
 /** Runs the eviction policy every 30 s and whenever the settings change. */
-export async function startEvictPolicy(opts: {
+export function startEvictPolicy(opts: {
   store: Store;
   journal: EventJournal;
   logger: Logger;
 }): Promise<{ stop(): Promise<void> }> {
-  const controller = startController<string>({
-    name: 'evict-policy',
-    logger: opts.logger,
-    reconcile: async (_key, { log }) => {
-      const queued = await evictionPass(opts.store, opts.journal);
-      if (queued.length > 0) log.info({ jobs: queued }, 'pool above evict.threshold_pct: evictions queued');
-      return { requeueAfterMs: Requeue.slow };
-    },
-  });
   // Pool figures refresh every few seconds: polling them is enough; a settings change acts at once.
-  const watches = [await watchInto(opts.store, keys.settings, Settings, controller.queue, () => KEY)];
-  controller.queue.add(KEY);
-  return {
-    stop: async () => {
-      await Promise.all(watches.map((w) => w.close()));
-      await controller.stop();
-    },
-  };
+  return startPolicyLoop({
+    name: 'evict-policy',
+    store: opts.store,
+    logger: opts.logger,
+    everyMs: Requeue.slow,
+    pass: () => evictionPass(opts.store, opts.journal),
+    made: 'pool above evict.threshold_pct: evictions queued',
+  });
 }

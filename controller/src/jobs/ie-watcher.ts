@@ -1,13 +1,5 @@
 import type { Logger } from 'pino';
-import {
-  Identity,
-  POLICY_REQUESTERS,
-  RemoteRecord,
-  Settings,
-  defaultSystemName,
-  isJobActive,
-  keys,
-} from '@vtl/api';
+import { POLICY_REQUESTERS, isJobActive } from '@vtl/api';
 import type { EventJournal, Store } from '@vtl/store';
 import {
   admitPolicyJob,
@@ -16,9 +8,8 @@ import {
   nodeOfLibrary,
   observedCartridges,
 } from '@vtl/domain';
-import { Requeue, startController, watchInto } from '@vtl/reconcile';
-
-const KEY = 'ie-watcher';
+import { Requeue } from '@vtl/reconcile';
+import { readPolicySettings, startPolicyLoop } from './policy-loop.js';
 
 /** A bucket generation name for now, `YYYYMMDDTHHMMSSZ` (§2.17). */
 export const generationNow = (at = new Date()) =>
@@ -35,12 +26,9 @@ export const generationNow = (at = new Date()) =>
  * failed watcher export waiting for a retry) leaves it alone. Returns the jobs it created.
  */
 export async function ieWatcherPass(store: Store, journal: EventJournal): Promise<number[]> {
-  const settings = (await store.get(keys.settings, Settings))?.value ?? {};
-  const remoteId = Number.parseInt(settings['export.default_remote'] ?? '', 10);
-  if (settings['export.ie_watcher'] !== 'on' || !Number.isFinite(remoteId)) return [];
-  if (!(await store.get(keys.remotes.one(remoteId), RemoteRecord))) return [];
-  const identity = (await store.get(keys.identity, Identity))?.value;
-  const system = settings['system.name'] || (identity ? defaultSystemName(identity.system_uuid) : '');
+  const policy = await readPolicySettings(store, (settings) => settings['export.ie_watcher'] === 'on');
+  if (!policy) return [];
+  const { remoteId, system } = policy;
   const s = await loadSnapshot(store);
   const created: number[] = [];
   for (const [label, seen] of observedCartridges(s)) {
@@ -79,26 +67,17 @@ export async function ieWatcherPass(store: Store, journal: EventJournal): Promis
 }
 
 /** Runs the watcher on a short poll (the node status changes too often to watch) and on settings changes. */
-export async function startIeWatcher(opts: {
+export function startIeWatcher(opts: {
   store: Store;
   journal: EventJournal;
   logger: Logger;
 }): Promise<{ stop(): Promise<void> }> {
-  const controller = startController<string>({
+  return startPolicyLoop({
     name: 'ie-watcher',
+    store: opts.store,
     logger: opts.logger,
-    reconcile: async (_key, { log }) => {
-      const created = await ieWatcherPass(opts.store, opts.journal);
-      if (created.length > 0) log.info({ jobs: created }, 'ejected cartridges: exports queued');
-      return { requeueAfterMs: Requeue.poll };
-    },
+    everyMs: Requeue.poll,
+    pass: () => ieWatcherPass(opts.store, opts.journal),
+    made: 'ejected cartridges: exports queued',
   });
-  const watch = await watchInto(opts.store, keys.settings, Settings, controller.queue, () => KEY);
-  controller.queue.add(KEY);
-  return {
-    stop: async () => {
-      await watch.close();
-      await controller.stop();
-    },
-  };
 }

@@ -1,0 +1,62 @@
+import type { Logger } from 'pino';
+import { Identity, RemoteRecord, Settings, defaultSystemName, keys } from '@vtl/api';
+import type { Store } from '@vtl/store';
+import { startController, watchInto } from '@vtl/reconcile';
+
+/** What a job-making policy reads before a pass: the settings, and the default remote its jobs use. */
+export interface PolicySettings {
+  settings: Settings;
+  /** export.default_remote, a remote that exists. */
+  remoteId: number;
+  /** The system name export jobs record (system.name, or the one derived from the identity). */
+  system: string;
+}
+
+/**
+ * The settings of a policy pass, or undefined when the policy has nothing to do: `enabled` says
+ * no, no default remote is set, or it names no remote.
+ */
+export async function readPolicySettings(
+  store: Store,
+  enabled: (settings: Settings) => boolean,
+): Promise<PolicySettings | undefined> {
+  const settings = (await store.get(keys.settings, Settings))?.value ?? {};
+  const remoteId = Number.parseInt(settings['export.default_remote'] ?? '', 10);
+  if (!enabled(settings) || !Number.isFinite(remoteId)) return undefined;
+  if (!(await store.get(keys.remotes.one(remoteId), RemoteRecord))) return undefined;
+  const identity = (await store.get(keys.identity, Identity))?.value;
+  const system = settings['system.name'] || (identity ? defaultSystemName(identity.system_uuid) : '');
+  return { settings, remoteId, system };
+}
+
+/**
+ * Runs a policy's pass every `everyMs` and at once when the settings change (what the policies
+ * read besides the settings changes too often to watch). The pass returns the jobs it made; a
+ * pass that made some logs `made` with their ids.
+ */
+export async function startPolicyLoop(opts: {
+  name: string;
+  store: Store;
+  logger: Logger;
+  everyMs: number;
+  pass: () => Promise<number[]>;
+  made: string;
+}): Promise<{ stop(): Promise<void> }> {
+  const controller = startController<string>({
+    name: opts.name,
+    logger: opts.logger,
+    reconcile: async (_key, { log }) => {
+      const jobs = await opts.pass();
+      if (jobs.length > 0) log.info({ jobs }, opts.made);
+      return { requeueAfterMs: opts.everyMs };
+    },
+  });
+  const watch = await watchInto(opts.store, keys.settings, Settings, controller.queue, () => opts.name);
+  controller.queue.add(opts.name);
+  return {
+    stop: async () => {
+      await watch.close();
+      await controller.stop();
+    },
+  };
+}
