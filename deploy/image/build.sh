@@ -45,7 +45,14 @@ if ! "$DOCKER" image inspect "$base" >/dev/null 2>&1; then
     --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/doc/*' \
     --dpkgopt='path-include=/usr/share/doc/*/copyright' --dpkgopt='path-exclude=/usr/share/locale/*' \
     --customize-hook='chroot "$1" sh -c "groupadd -g 1000 vtl && useradd -u 1000 -g 1000 -d /var/lib/vtl -M -s /usr/sbin/nologin vtl && mkdir -p /var/lib/vtl /app && chown 1000:1000 /var/lib/vtl"' \
-    "$SUITE" - | "$DOCKER" import - "$base" >/dev/null
+    "$SUITE" - | "$DOCKER" import - "$base-partial-$$" >/dev/null || {
+    # docker import makes an image of whatever arrived before mmdebstrap failed or was killed:
+    # it never gets the cached name, or every later build would start from it.
+    "$DOCKER" rmi "$base-partial-$$" >/dev/null 2>&1 || true
+    echo "image: building the base rootfs failed" >&2
+    exit 1
+  }
+  "$DOCKER" tag "$base-partial-$$" "$base" && "$DOCKER" rmi "$base-partial-$$" >/dev/null
 fi
 
 # 2. Node's binary from the npm registry (scripts/node-lts.sh, the one place naming the version).
