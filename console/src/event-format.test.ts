@@ -1,19 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { kindName, severityOf, subjectText } from './event-format';
+import { kindName, subjectText } from './event-format';
 
 describe('how the Events page words an event', () => {
   it('names known kinds and turns unknown ones into words', () => {
     expect(kindName('cart_minted')).toBe('Cartridge minted');
     expect(kindName('pool_stats')).toBe('Pool figures');
     expect(kindName('emu_tape_full')).toBe('Emu tape full');
-  });
-
-  it('reads a severity from the detail', () => {
-    expect(severityOf('job_update', 'export A01L8: failed (S3 refused)')).toBe('error');
-    expect(severityOf('maint_done', 'Apply failed at step 2')).toBe('error');
-    expect(severityOf('job_update', 'export A01L8: cancelled')).toBe('warning');
-    expect(severityOf('system', 'restart abandoned')).toBe('warning');
-    expect(severityOf('cart_minted', 'slot 1')).toBe('info');
   });
 
   it('puts library names into drive subjects', () => {

@@ -1,10 +1,8 @@
 /**
- * How the Events page words an event: a name for its kind, a severity, and whether it is a
- * periodic figure (hidden by default). The kinds are the spec's §6.2 table; an unknown kind is
- * informational and shows as its words (the set is not a stable contract).
+ * How the Events page words an event: a name for its kind and whether it is a periodic figure
+ * (hidden by default); its severity comes with it from the API. The kinds are the spec's §6.2
+ * table; an unknown kind shows as its words (the set is not a stable contract).
  */
-export type Severity = 'error' | 'warning' | 'info';
-
 const KIND_NAMES: Record<string, string> = {
   job_update: 'Job update',
   maint_step: 'Maintenance step',
@@ -40,17 +38,6 @@ export function kindName(kind: string): string {
   if (known) return known;
   const words = kind.replace(/_/g, ' ');
   return words.charAt(0).toUpperCase() + words.slice(1);
-}
-
-const FAILED = /\b(fail(ed|ure)?|error|refused|interrupted|abandoned|lost)\b/i;
-const WARNED = /\b(unverified|not verified|cancelled|retry|retrying|degraded|stalled)\b/i;
-
-/** From the detail's words: the journal keeps no severity, and `data` is not in its rows. */
-export function severityOf(kind: string, detail: string): Severity {
-  if (kind === 'system') return 'warning';
-  if (FAILED.test(detail)) return 'error';
-  if (WARNED.test(detail) || (kind === 'fc_state' && /\bno\b/i.test(detail))) return 'warning';
-  return 'info';
 }
 
 /** A subject as people say it: `drive:1:0` → "lib-a drive 0", `job:7` → "job #7". */

@@ -4,6 +4,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
+import { EventJournal } from '@vtl/store';
 import { Appliance } from './harness/appliance.js';
 import { consoleLogin as login, consoleVisit as visit, SCREENSHOTS, TestBrowser } from './harness/browser.js';
 
@@ -251,6 +252,21 @@ describe('the web console in a real browser against the real appliance', () => {
     expect(await minted.locator('.kind').textContent()).toBe('Cartridge minted');
     expect(await minted.locator('.severity').textContent()).toBe('info');
     expect(await minted.locator('time').textContent()).toContain(String(new Date().getFullYear()));
+    // The severity is the API's (from the payload), not a guess from the detail's words.
+    const store = await app.connectStore();
+    try {
+      await new EventJournal(store).emit({
+        kind: 'emu_media_error',
+        subject: 'CON099L8',
+        detail: 'drive 0 could not mount CON099L8',
+        data: { library: 1, drive: 0 },
+      });
+    } finally {
+      await store.close();
+    }
+    const mountError = page.locator('ol.events li', { hasText: 'CON099L8' }).first();
+    await mountError.waitFor();
+    expect(await mountError.locator('.severity').textContent()).toBe('error');
     const figures = page.locator('ol.events li', { hasText: 'Pool figures' });
     expect(await figures.count()).toBe(0);
     await page.getByLabel(/Show periodic figures/).check();

@@ -7,7 +7,7 @@ import { EventStream } from './harness/event-stream.js';
 
 /** The 20-second keepalive of §6.1, shortened so the test sees several. */
 const KEEPALIVE_MS = 300;
-const KINDS = ['pool_created', 'pool_removed', 'test_marker'];
+const KINDS = ['pool_created', 'pool_removed', 'test_marker', 'emu_media_error'];
 
 describe('the event journal and its live stream', () => {
   let app: Appliance;
@@ -49,8 +49,8 @@ describe('the event journal and its live stream', () => {
     await waitFor(async () => stream.events.length >= 3, { timeoutMs: 5_000 });
     expect(kinds()).toEqual(['pool_created sse-a', 'pool_created sse-b', 'pool_removed sse-a']);
     const [first] = stream.events;
-    expect(Object.keys(first?.data ?? {}).sort()).toEqual(['data', 'kind', 'subject', 'ts']);
-    expect(first?.data).toMatchObject({ kind: 'pool_created', subject: 'sse-a' });
+    expect(Object.keys(first?.data ?? {}).sort()).toEqual(['data', 'kind', 'severity', 'subject', 'ts']);
+    expect(first?.data).toMatchObject({ kind: 'pool_created', subject: 'sse-a', severity: 'info' });
     expect(Date.parse(first?.data.ts)).toBeGreaterThan(Date.now() - 60_000);
   });
 
@@ -67,12 +67,35 @@ describe('the event journal and its live stream', () => {
     expect(stream.raw[1]?.startsWith(': connected')).toBe(true);
   });
 
+  it("gives each event the API's severity, in the stream and in the lists", async () => {
+    await journal.emit({
+      kind: 'emu_media_error',
+      subject: 'SEV001L8',
+      detail: 'drive 0 could not mount SEV001L8: image unreadable',
+      data: { library: 1, drive: 0 },
+    });
+    await journal.emit({
+      kind: 'job_update',
+      subject: 'job:9001',
+      detail: 'export SEV001L8: cancelled',
+      data: { id: 9001, state: 'cancelled' },
+    });
+    await waitFor(async () => kinds().includes('emu_media_error SEV001L8'), { timeoutMs: 5_000 });
+    expect(stream.events.find((e) => e.data.subject === 'SEV001L8')?.data.severity).toBe('error');
+    const listed = (await app.api.get('/api/events/search?q=SEV001L8')).body;
+    expect(listed.map((e: any) => `${e.kind} ${e.severity}`)).toEqual([
+      'job_update warning',
+      'emu_media_error error',
+    ]);
+  });
+
   it('lists the 200 newest events newest first and searches by substring, kind and limit', async () => {
     for (let i = 0; i < 520; i++) await journal.emit({ kind: 'bulk', subject: `n${i}`, detail: `bulk ${i}` });
     const recent = (await app.api.get('/api/events/recent')).body;
     expect(recent).toHaveLength(200);
     expect(recent[0]).toMatchObject({ kind: 'bulk', subject: 'n519' });
-    expect(Object.keys(recent[0]).sort()).toEqual(['detail', 'id', 'kind', 'subject', 'ts']);
+    expect(Object.keys(recent[0]).sort()).toEqual(['detail', 'id', 'kind', 'severity', 'subject', 'ts']);
+    expect(recent[0].severity).toBe('info');
     expect(recent.map((e: any) => e.id)).toEqual([...recent.map((e: any) => e.id)].sort((a, b) => b - a));
 
     const search = async (query: string) => (await app.api.get(`/api/events/search${query}`)).body;

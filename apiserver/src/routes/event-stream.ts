@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
-import { EventRecord, keys } from '@vtl/api';
+import { EventRecord, eventSeverity, keys } from '@vtl/api';
 import type { Watch, WatchEvent } from '@vtl/store';
 import type { AppContext } from '../context.js';
 import { bearerToken, cachedPrincipal, resolvePrincipal } from '../services/principal.js';
@@ -32,7 +32,13 @@ async function credentialsHold(ctx: AppContext, token: string | undefined): Prom
 
 /** One SSE message: `id` is the etcd revision (the resume point), `event` the kind. */
 function frame(revision: string, e: EventRecord): string {
-  const data = { ts: e.ts, kind: e.kind, subject: e.subject, data: { detail: e.detail, ...e.data } };
+  const data = {
+    ts: e.ts,
+    kind: e.kind,
+    subject: e.subject,
+    severity: eventSeverity(e),
+    data: { detail: e.detail, ...e.data },
+  };
   return `id: ${revision}\nevent: ${e.kind.replace(/[\r\n]/g, ' ')}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from '../plugins/zod-provider.js';
-import { Event, EVENT_JOURNAL_BOUND } from '@vtl/api';
+import { Event, EVENT_JOURNAL_BOUND, eventView } from '@vtl/api';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 
@@ -19,8 +19,6 @@ const SearchQuery = z.object({
     .transform((n) => Math.min(n, EVENT_JOURNAL_BOUND)),
 });
 
-const toEvent = (e: unknown) => Event.parse(e);
-
 export async function eventRoutes(app: FastifyInstance, ctx: AppContext) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   r.get(
@@ -29,7 +27,7 @@ export async function eventRoutes(app: FastifyInstance, ctx: AppContext) {
       schema: { response: { 200: z.array(Event) } },
       config: { role: 'read-only', doc: { summary: 'The 200 newest events' } },
     },
-    async () => (await ctx.journal.recent(RECENT)).map(toEvent),
+    async () => (await ctx.journal.recent(RECENT)).map(eventView),
   );
 
   r.get(
@@ -46,7 +44,7 @@ export async function eventRoutes(app: FastifyInstance, ctx: AppContext) {
     async (request) => {
       const query = request.query;
       const kind = query.kind === 'all' ? '' : query.kind;
-      return (await ctx.journal.search({ q: query.q, kind, limit: query.limit })).map(toEvent);
+      return (await ctx.journal.search({ q: query.q, kind, limit: query.limit })).map(eventView);
     },
   );
 }

@@ -6,6 +6,8 @@ export interface LiveEvent {
   ts: string;
   kind: string;
   subject: string;
+  /** The API's severity of the event (eventSeverity in @vtl/api). */
+  severity: 'info' | 'warning' | 'error';
   data: Record<string, unknown> & { detail?: string };
 }
 

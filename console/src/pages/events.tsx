@@ -3,7 +3,7 @@ import { api, unwrap } from '../api/client';
 import { ErrorLine, Page } from '../components/common';
 import { onLiveEvent, useConnected, useLive } from '../live';
 import { useNames } from '../names';
-import { dateTime, kindName, PERIODIC_KINDS, severityOf, subjectText } from '../event-format';
+import { dateTime, kindName, PERIODIC_KINDS, subjectText } from '../event-format';
 
 interface Row {
   key: string;
@@ -11,6 +11,7 @@ interface Row {
   kind: string;
   subject: string;
   detail: string;
+  severity: 'info' | 'warning' | 'error';
 }
 
 const matches = (r: Row, q: string, kind: string, periodic: boolean) =>
@@ -42,6 +43,7 @@ export function EventsPage() {
         kind: e.kind,
         subject: e.subject,
         detail: e.detail,
+        severity: e.severity,
       }));
     },
     [q, kind],
@@ -58,6 +60,7 @@ export function EventsPage() {
           kind: e.kind,
           subject: e.subject,
           detail: String(e.data.detail ?? ''),
+          severity: e.severity,
         };
         if (matches(row, q, kind, periodic)) setLive((l) => [row, ...l].slice(0, 100));
       }),
@@ -102,20 +105,17 @@ export function EventsPage() {
       {!periodic && hidden > 0 && <p class="hint">{hidden} periodic figure(s) hidden.</p>}
       <ErrorLine error={loaded.error} />
       <ol class="events" aria-label="Events, newest first">
-        {rows.map((r) => {
-          const severity = severityOf(r.kind, r.detail);
-          return (
-            <li key={r.key} class={`event ${severity}`}>
-              <time dateTime={r.ts}>{dateTime(r.ts)}</time>
-              <span class={`severity ${severity}`}>{severity}</span>
-              <span class="kind" title={r.kind}>
-                {kindName(r.kind)}
-              </span>
-              <span class="subject">{subjectText(r.subject, names.library)}</span>
-              <span class="detail">{r.detail}</span>
-            </li>
-          );
-        })}
+        {rows.map((r) => (
+          <li key={r.key} class={`event ${r.severity}`}>
+            <time dateTime={r.ts}>{dateTime(r.ts)}</time>
+            <span class={`severity ${r.severity}`}>{r.severity}</span>
+            <span class="kind" title={r.kind}>
+              {kindName(r.kind)}
+            </span>
+            <span class="subject">{subjectText(r.subject, names.library)}</span>
+            <span class="detail">{r.detail}</span>
+          </li>
+        ))}
       </ol>
     </Page>
   );
