@@ -377,7 +377,10 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
       'apiserver/src/routes/system-update.ts': 'apiserver: the pending request',
     },
   },
-  counter: { process: 'every process (Store.nextId)', module: 'store/src/store.ts' },
+  counter: {
+    process: "every creator: in the record's transaction (Store.withNewId), or Store.nextId (logs)",
+    module: 'store/src/store.ts',
+  },
   nodeagentClaim: { process: 'nodeagent', module: 'nodeagent/src/node-claim.ts' },
   controllerElection: { process: 'controller', module: 'store/src/election.ts' },
   poolName: {

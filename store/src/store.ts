@@ -44,6 +44,8 @@ const NEXT_ID_ATTEMPTS = 200;
 export interface IdClaim {
   id: number;
   take: (txn: Txn) => void;
+  /** After a lost transaction: whether another writer took the id meanwhile. */
+  taken: () => Promise<boolean>;
 }
 
 /** Typed, validated access to the etcd records of the appliance. */
@@ -304,7 +306,7 @@ export class Store {
    * A counter's next id, to be taken in the transaction that writes the record it names: `take`
    * adds "the counter is still as read" and its bump to that transaction. So a request refused
    * before its commit, or a transaction that loses, leaves the counter as it was (a refused
-   * request changes nothing); a lost one re-reads (peekId again) and retries as a whole.
+   * request changes nothing). Callers retry through withNewId.
    */
   async peekId(counter: string): Promise<IdClaim> {
     const key = keys.counter(counter);
@@ -319,7 +321,31 @@ export class Store {
         else txn.ifAbsent(key);
         txn.put(key, id);
       },
+      taken: async () => (await this.getKv(key))?.mod_revision !== kv?.mod_revision,
     };
+  }
+
+  /**
+   * Runs a read-decide-write that creates a record under a new id of `counter` (see peekId)
+   * until it commits. `attempt` returns undefined when its transaction lost; it is retried up
+   * to `attempts` times when something it compared changed, and without counting when only the
+   * id was taken by another creator meanwhile (so racing creators each get the next id in
+   * turn). Undefined when it kept losing.
+   */
+  async withNewId<T>(
+    counter: string,
+    attempts: number,
+    attempt: (next: IdClaim) => Promise<T | undefined>,
+  ): Promise<T | undefined> {
+    let lost = 0;
+    for (let round = 1; round <= NEXT_ID_ATTEMPTS; round++) {
+      const next = await this.peekId(counter);
+      const done = await attempt(next);
+      if (done !== undefined) return done;
+      if (!(await next.taken()) && ++lost >= attempts) return undefined;
+      await jitter(round);
+    }
+    return undefined;
   }
 
   /** Watches a prefix from a revision (default: from now); survives reconnects without gaps. */

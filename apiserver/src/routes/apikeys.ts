@@ -6,6 +6,7 @@ import {
   CreateApiKeyRequest,
   CreatedApiKey,
   OkResponse,
+  conflict,
   isoNow,
   keys,
   notFound,
@@ -49,18 +50,25 @@ export async function apiKeyRoutes(app: FastifyInstance, ctx: AppContext) {
     },
     async (request, reply) => {
       const body = request.body;
-      const id = await store.nextId('apikeys');
-      request.auditSubject = `${id}:${body.name}`;
-      const key = newApiKey(id);
-      const record: ApiKeyRecord = {
-        id,
-        name: body.name,
-        role: body.role,
-        key_hash: sha256(key),
-        created_at: isoNow(),
-        created_by: request.principal?.name ?? '',
-      };
-      await store.put(keys.apiKeys.one(id), record);
+      // The id is taken in the key's own transaction.
+      const created = await store.withNewId('apikeys', 1, async (next) => {
+        const key = newApiKey(next.id);
+        const record: ApiKeyRecord = {
+          id: next.id,
+          name: body.name,
+          role: body.role,
+          key_hash: sha256(key),
+          created_at: isoNow(),
+          created_by: request.principal?.name ?? '',
+        };
+        const txn = store.transaction();
+        next.take(txn);
+        txn.ifAbsent(keys.apiKeys.one(next.id)).put(keys.apiKeys.one(next.id), record);
+        return (await txn.commit()) ? { key, record } : undefined;
+      });
+      if (!created) throw conflict('API keys kept being created meanwhile; retry.');
+      const { key, record } = created;
+      request.auditSubject = `${record.id}:${body.name}`;
       reply.status(201);
       return CreatedApiKey.parse({ ...ApiKeyRow.parse(record), key });
     },

@@ -86,6 +86,21 @@ describe('export, evict and import jobs (§4.5 rules 3–7) and the jobs API', (
         await t.store.put(j.key, { ...j.value, state: 'cancelled' });
   });
 
+  it('refused exports leave the job id counter: the next accepted one gets the next id', async () => {
+    const first = await req('POST', '/api/cartridges/ABC001L8/export', { remote_id: REMOTE });
+    expect(first.statusCode, first.body).toBe(201);
+    for (let i = 0; i < 3; i++) {
+      // The label is held by the first job (409); a remote that does not exist (400).
+      expect((await req('POST', '/api/cartridges/ABC001L8/export', { remote_id: REMOTE })).statusCode).toBe(
+        409,
+      );
+      expect((await req('POST', '/api/cartridges/ABC004L8/export', { remote_id: 999 })).statusCode).toBe(400);
+    }
+    const next = await req('POST', '/api/cartridges/ABC004L8/export', { remote_id: REMOTE });
+    expect(next.statusCode, next.body).toBe(201);
+    expect(next.json().id).toBe(first.json().id + 1);
+  });
+
   it('creates an export job in detected with the given generation', async () => {
     const res = await req('POST', '/api/cartridges/abc001l8/export', {
       remote_id: REMOTE,

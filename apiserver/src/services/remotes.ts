@@ -1,7 +1,6 @@
 import {
   RemoteRecord,
   RemoteSecret,
-  VtlError,
   conflict,
   isJobActive,
   isoNow,
@@ -48,23 +47,26 @@ export async function getRemote(store: Store, id: number): Promise<Remote> {
 
 /** POST /api/remotes: the record and its secret in one transaction. */
 export async function createRemote(store: Store, body: CreateRemoteRequest): Promise<Remote> {
-  const id = await store.nextId('remotes');
   const { secret_key, ...fields } = body;
-  const record: RemoteRecord = {
-    id,
-    ...fields,
-    created_at: isoNow(),
-    last_test_at: '',
-    last_test_ok: false,
-    last_test_detail: '',
-  };
-  const ok = await store
-    .transaction()
-    .ifAbsent(keys.remotes.one(id))
-    .put(keys.remotes.one(id), record)
-    .put(keys.remoteSecrets.one(id), { secret_key } satisfies RemoteSecret)
-    .commit();
-  if (!ok) throw new VtlError('internal', `Remote id ${id} was taken while creating it; retry.`);
+  // The id is taken in the record's transaction: a refused create leaves the counter.
+  const record = await store.withNewId('remotes', 1, async (next) => {
+    const created: RemoteRecord = {
+      id: next.id,
+      ...fields,
+      created_at: isoNow(),
+      last_test_at: '',
+      last_test_ok: false,
+      last_test_detail: '',
+    };
+    const txn = store.transaction();
+    next.take(txn);
+    txn
+      .ifAbsent(keys.remotes.one(next.id))
+      .put(keys.remotes.one(next.id), created)
+      .put(keys.remoteSecrets.one(next.id), { secret_key } satisfies RemoteSecret);
+    return (await txn.commit()) ? created : undefined;
+  });
+  if (!record) throw conflict('Remotes kept being created meanwhile; retry.');
   return { ...record, has_secret: true };
 }
 

@@ -69,14 +69,13 @@ export async function submitExclusiveOp(
   check: (s: Snapshot) => void = () => undefined,
   also: (id: number) => Promise<(txn: Txn) => void> = async () => () => undefined,
 ): Promise<number> {
-  for (let attempt = 1; attempt <= SUBMIT_ATTEMPTS; attempt++) {
+  const submitted = await store.withNewId('ops', SUBMIT_ATTEMPTS, async (next) => {
     const claim = await readExclusiveOp(store);
     if (claim.busy) throw exclusiveOpBusy(what, claim.busy);
     const jobs = await store.list(keys.jobs.prefix, Job);
     const s = { ...(await loadSnapshot(store)), jobs: jobs.items.map((j) => j.value) };
     refuseWithActiveJobs(s, what);
     check(s);
-    const next = await store.peekId('ops');
     const id = next.id;
     const more = await also(id);
     const txn = store.transaction().ifUnchangedSince(keys.jobs.prefix, jobs.revision);
@@ -87,7 +86,8 @@ export async function submitExclusiveOp(
       .ifAbsent(keys.ops.one(id))
       .put(keys.ops.one(id), newOpRecord(id, req))
       .put(keys.exclusiveOp, ExclusiveOpClaim.parse({ op: id }));
-    if (await txn.commit()) return id;
-  }
-  throw conflict(`Jobs or operations kept changing while ${what.toLowerCase()} was submitted; retry.`);
+    return (await txn.commit()) ? id : undefined;
+  });
+  if (submitted !== undefined) return submitted;
+  throw conflict(`Jobs kept changing while ${what.toLowerCase()} was submitted; retry.`);
 }

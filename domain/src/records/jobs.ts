@@ -132,7 +132,8 @@ export function busyLabel(label: string, jobs: Job[]) {
  * Creates a job for a label only if no other unfinished job holds the label, in one etcd
  * transaction with the label's claim and whatever `recheck` compares (e.g. the cartridge record
  * still as checked). recheck runs before every attempt and throws the refusal when what it
- * checks no longer holds. Of N racing requests exactly one wins; the others get 409.
+ * checks no longer holds. Of N racing requests exactly one wins; the others get 409. The job's
+ * id is taken in that transaction too: a refused admission leaves the id counter.
  */
 export async function admitJob(
   store: Store,
@@ -141,24 +142,26 @@ export async function admitJob(
   recheck: () => Promise<(txn: Txn) => void> = async () => () => undefined,
 ): Promise<Job> {
   const label = fields.label;
-  const id = await store.nextId('jobs');
-  for (let attempt = 1; attempt <= ADMIT_ATTEMPTS; attempt++) {
+  const job = await store.withNewId('jobs', ADMIT_ATTEMPTS, async (next) => {
     const claim = await readLabelClaim(store, label);
     if (claim.busy) throw busyLabel(label, [claim.busy]);
     // No job starts while an apply or a library delete runs (they need every job stopped).
     const exclusive = await readExclusiveOp(store);
     if (exclusive.busy) throw exclusiveOpBusy(`A new ${fields.kind} job`, exclusive.busy);
     const guard = await recheck();
-    const job = newJobRow(fields, id);
+    const id = next.id;
+    const row = newJobRow(fields, id);
     const txn = store.transaction();
     claim.guard(txn);
     exclusive.guard(txn);
     guard(txn);
-    txn.ifAbsent(keys.jobs.one(id)).put(keys.jobs.one(id), job).put(keys.jobLabel(label), { job: id });
-    if (await txn.commit()) {
-      await publishJob(journal, job);
-      return job;
-    }
+    next.take(txn);
+    txn.ifAbsent(keys.jobs.one(id)).put(keys.jobs.one(id), row).put(keys.jobLabel(label), { job: id });
+    return (await txn.commit()) ? row : undefined;
+  });
+  if (job) {
+    await publishJob(journal, job);
+    return job;
   }
   throw conflict(
     `${label} kept changing while this job was admitted; GET /api/jobs?label=${label}, then retry.`,

@@ -1,6 +1,6 @@
 import { LibrarySpec, badRequest, conflict, keys } from '@vtl/api';
 import { z } from 'zod';
-import type { Store, Txn } from '@vtl/store';
+import type { IdClaim, Store, Txn } from '@vtl/store';
 import { submitExclusiveOp } from './exclusive-op.js';
 import type { SubmitOp } from './ops.js';
 
@@ -24,8 +24,7 @@ interface Declaration {
   write: (txn: Txn) => void;
 }
 
-async function prepareDeclare(store: Store, plan: PlanLibrary): Promise<Declaration> {
-  const next = await store.peekId('libraries');
+async function prepareDeclare(store: Store, next: IdClaim, plan: PlanLibrary): Promise<Declaration> {
   const lib = await plan(next.id);
   if (await store.get(keys.poolHome(lib.home_pool), z.unknown()))
     throw badRequest(`Pool ${lib.home_pool} was just claimed by another library; use a free pool.`);
@@ -49,13 +48,14 @@ async function prepareDeclare(store: Store, plan: PlanLibrary): Promise<Declarat
 
 /** Declares a library (POST /api/libraries): its record, id and claims in one transaction. */
 export async function declareLibrary(store: Store, plan: PlanLibrary): Promise<LibrarySpec> {
-  for (let attempt = 1; attempt <= DECLARE_ATTEMPTS; attempt++) {
-    const { lib, write } = await prepareDeclare(store, plan);
+  const declared = await store.withNewId('libraries', DECLARE_ATTEMPTS, async (next) => {
+    const { lib, write } = await prepareDeclare(store, next, plan);
     const txn = store.transaction();
     write(txn);
-    if (await txn.commit()) return lib;
-  }
-  throw conflict('Libraries kept being declared meanwhile; retry.');
+    return (await txn.commit()) ? lib : undefined;
+  });
+  if (!declared) throw conflict('Libraries kept being declared meanwhile; retry.');
+  return declared;
 }
 
 /**
@@ -73,7 +73,7 @@ export async function declareLibraryWithApply(
 ): Promise<{ lib: LibrarySpec; applyId: number }> {
   let lib: LibrarySpec | undefined;
   const applyId = await submitExclusiveOp(store, apply, what, undefined, async (id) => {
-    const declaration = await prepareDeclare(store, plan);
+    const declaration = await prepareDeclare(store, await store.peekId('libraries'), plan);
     lib = declaration.lib;
     const more = await also(declaration.lib, id);
     return (txn) => {

@@ -1,4 +1,4 @@
-import { Op, VtlError, isoNow, keys, type OpKind } from '@vtl/api';
+import { Op, VtlError, conflict, isoNow, keys, type OpKind } from '@vtl/api';
 import type { Store, Txn } from '@vtl/store';
 
 /**
@@ -28,8 +28,13 @@ export function newOpRecord(id: number, req: SubmitOp): Op {
 
 /** Records an operation for its executor to carry out; returns its id at once. */
 export async function submitOp(store: Store, req: SubmitOp): Promise<number> {
-  const id = await store.nextId('ops');
-  await store.put(keys.ops.one(id), newOpRecord(id, req));
+  const id = await store.withNewId('ops', 1, async (next) => {
+    const txn = store.transaction();
+    next.take(txn);
+    txn.ifAbsent(keys.ops.one(next.id)).put(keys.ops.one(next.id), newOpRecord(next.id, req));
+    return (await txn.commit()) ? next.id : undefined;
+  });
+  if (id === undefined) throw conflict('Operations kept being submitted meanwhile; retry.');
   return id;
 }
 

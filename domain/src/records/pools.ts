@@ -24,17 +24,17 @@ export async function createPool(
   store: Store,
   plan: (id: number) => PoolSpec,
 ): Promise<PoolSpec | undefined> {
-  for (let attempt = 1; attempt <= CREATE_ATTEMPTS; attempt++) {
-    const next = await store.peekId('pools');
+  const created = await store.withNewId('pools', CREATE_ATTEMPTS, async (next) => {
     const pool = plan(next.id);
     const txn = store.transaction().ifAbsent(keys.poolName(pool.name));
     next.take(txn);
     txn.put(keys.poolName(pool.name), pool.id).put(keys.pools.one(pool.id), pool);
     if (await txn.commit()) return pool;
-    // Lost: to a pool of that name (refused), or to another create that took the id (retry).
-    if (await store.get(keys.poolName(pool.name), z.unknown())) return undefined;
-  }
-  throw conflict('Pools kept being created meanwhile; retry.');
+    // Lost to a pool of that name (refused: null), or to another create taking the id (retried).
+    return (await store.get(keys.poolName(pool.name), z.unknown())) ? null : undefined;
+  });
+  if (created === undefined) throw conflict('Pools kept being created meanwhile; retry.');
+  return created ?? undefined;
 }
 
 /** Deletes a pool's spec and name claim unless a library claims it as home; false then. */

@@ -1,0 +1,41 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EventJournal, type Store } from '@vtl/store';
+import { startTestStores, type TestStores } from '@vtl/store/testing';
+import { admitJob } from './jobs.js';
+
+describe('job admission: ids taken in the job transaction', () => {
+  let t: TestStores;
+  let store: Store;
+  beforeAll(async () => {
+    t = await startTestStores();
+    store = t.stores[0]!;
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  const admit = (label: string) =>
+    admitJob(store, new EventJournal(store), {
+      kind: 'export',
+      state: 'detected',
+      label,
+      library: 1,
+      remote_id: 1,
+      generation: '',
+      node: 'n1',
+      detail: '',
+      requested_by: 'test',
+    });
+
+  it('racing admissions of different labels are all admitted, each with its own next id', async () => {
+    const labels = Array.from({ length: 20 }, (_, i) => `RAC${String(i).padStart(3, '0')}L8`);
+    const jobs = await Promise.all(labels.map(admit));
+    expect(jobs.map((j) => j.id).sort((a, b) => a - b)).toEqual(labels.map((_, i) => i + 1));
+  });
+
+  it('a refused admission (the label is held) leaves the counter', async () => {
+    const held = await admit('HLD001L8');
+    for (let i = 0; i < 3; i++) await expect(admit('HLD001L8')).rejects.toMatchObject({ code: 'conflict' });
+    expect((await admit('HLD002L8')).id).toBe(held.id + 1);
+  });
+});
