@@ -50,6 +50,7 @@ export * from './dataplane-luns.js';
 export * from './ssc/lto-personality.js';
 export * from './ssc/drive-identity.js';
 export * from './ssc/tape-drive.js';
+export * from './ssc/tape-mode-state.js';
 export * from './ssc/tape-sense.js';
 export * from './ssc/tape-alert.js';
 export * from './smc/element-map.js';

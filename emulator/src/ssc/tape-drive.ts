@@ -17,8 +17,8 @@ import {
   type LtoFormat,
 } from './lto-personality.js';
 import { SscOpcode, installSscCommands } from './ssc-commands.js';
-import { DEFAULT_EXTRA_MODE, type ExtraModeState } from './extra-mode-pages.js';
-import { ONE_PARTITION, type PartitionRequest } from './partition-page.js';
+import { DEFAULT_EXTRA_MODE } from './extra-mode-pages.js';
+import { DEFAULT_TAPE_MODE, type TapeModeState } from './tape-mode-state.js';
 import { recordLoad, recordUnload } from './medium-usage.js';
 import { WriteBuffer } from './write-buffer.js';
 import { DriveEncryption } from './encryption-state.js';
@@ -71,28 +71,6 @@ export type DriveMedium =
   | { state: 'ejected'; label: string }
   /** In the drive but unusable (too new/old generation, unreadable image). */
   | { state: 'unusable'; label: string; sense: SenseSpec };
-
-/** Mode parameters the host can set (block descriptor and data compression page). */
-export interface TapeModeState {
-  /** 0: variable-block mode; otherwise the fixed block length. */
-  blockLength: number;
-  compression: boolean;
-  /** Buffered mode 1: WRITE ends once its blocks are in the drive's buffer (WriteBuffer). */
-  buffered: boolean;
-  /** Partitioning asked for with page 11h, which FORMAT MEDIUM applies. */
-  partitions: PartitionRequest;
-  /** Protection, early warning and IBM vendor page values (extra-mode-pages.ts). */
-  extra: ExtraModeState;
-}
-
-/** Mode parameters after power-on and what MODE SENSE reports as defaults. */
-export const DEFAULT_TAPE_MODE: Readonly<TapeModeState> = {
-  blockLength: 0,
-  compression: true,
-  buffered: true,
-  partitions: ONE_PARTITION,
-  extra: DEFAULT_EXTRA_MODE,
-};
 
 /**
  * An IBM ULT3580 LTO drive (SSC-4). The SPC basics come from the device base; the SSC rows are

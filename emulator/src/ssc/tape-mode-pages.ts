@@ -11,7 +11,8 @@ import {
 import { good } from '../scsi/result.js';
 import { Sense, ScsiError } from '../scsi/sense.js';
 import type { ScsiResult } from '../scsi/types.js';
-import { DEFAULT_TAPE_MODE, type TapeDrive, type TapeModeState } from './tape-drive.js';
+import type { TapeDrive } from './tape-drive.js';
+import { DEFAULT_TAPE_MODE, type TapeModeState } from './tape-mode-state.js';
 import { EXTRA_PAGES, extraPage, isExtraPage, selectExtraPage } from './extra-mode-pages.js';
 import { layOut, parsePartitionPage, partitionPage } from './partition-page.js';
 
