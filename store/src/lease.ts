@@ -11,10 +11,20 @@ export interface Lease {
 
 /** How long a revoke may take before close() gives up on it (the lease then expires by TTL). */
 const REVOKE_DEADLINE_MS = 2_000;
-/** Keepalives at most this far apart (and at a third of the TTL for shorter leases). */
-const KEEPALIVE_EVERY_MAX_MS = 1_000;
-/** The wait before the next keepalive after one no member answered (an election under way). */
-const KEEPALIVE_RETRY_MS = 100;
+/**
+ * Keepalives at most this far apart (and at a sixth of the TTL for shorter leases): the lease
+ * is declared lost after 2/3 TTL without an answer, and an etcd election (1-2 s with etcd's
+ * default 1 s election timeout) must fit in what is left after the last answer.
+ */
+const KEEPALIVE_EVERY_MAX_MS = 500;
+/**
+ * While a keepalive is unanswered, another round goes out this often, the earlier ones still
+ * waiting. Measured with the etcd leader frozen: a keepalive sent to a follower before it
+ * learns of the new leader is forwarded to the frozen one and hangs for its whole deadline, so
+ * waiting for a round to fail before sending the next lost a 5 s lease (no answer for 3.5 s
+ * although a new leader answered 1.1 s into the freeze).
+ */
+const KEEPALIVE_HEDGE_MS = 250;
 
 /**
  * A granted etcd lease kept alive by our own keepalives, each sent to every member at once
@@ -65,24 +75,53 @@ export class StoreLease implements Lease {
   }
 
   private keepaliveEveryMs(): number {
-    return Math.min(KEEPALIVE_EVERY_MAX_MS, (this.ttlSec * 1000) / 3);
+    return Math.min(KEEPALIVE_EVERY_MAX_MS, (this.ttlSec * 1000) / 6);
   }
 
   private scheduleKeepalive(ms: number): void {
     this.keepaliveTimer = setTimeout(() => void this.keepalive(), ms);
   }
 
+  private get stopped(): boolean {
+    return this.lost || this.revoked;
+  }
+
+  /**
+   * Sends keepalive rounds (each to every member) KEEPALIVE_HEDGE_MS apart until one is
+   * answered; resolves with the TTL etcd granted, or undefined once the lease is stopped.
+   */
+  private keepaliveUntilAnswered(): Promise<number | undefined> {
+    return new Promise((resolve) => {
+      let answered = false;
+      let hedge: NodeJS.Timeout | undefined;
+      const round = () => {
+        if (answered) return;
+        if (this.stopped) {
+          answered = true;
+          resolve(undefined);
+          return;
+        }
+        hedge = setTimeout(round, KEEPALIVE_HEDGE_MS);
+        this.pool
+          .first((c) => keepaliveOnce(c, this.id, this.pool.attemptMs))
+          .then(
+            (ttl) => {
+              if (answered) return;
+              answered = true;
+              clearTimeout(hedge);
+              resolve(ttl);
+            },
+            (err: unknown) => this.log.debug({ err: String(err) }, 'lease keepalive round not answered'),
+          );
+      };
+      round();
+    });
+  }
+
   private async keepalive(): Promise<void> {
-    if (this.lost || this.revoked) return;
-    let ttl: number;
-    try {
-      ttl = await this.pool.first((c) => keepaliveOnce(c, this.id, this.pool.attemptMs));
-    } catch (err) {
-      this.log.debug({ err: String(err) }, 'lease keepalive not answered; retrying');
-      this.scheduleKeepalive(KEEPALIVE_RETRY_MS);
-      return;
-    }
-    if (this.lost || this.revoked) return;
+    if (this.stopped) return;
+    const ttl = await this.keepaliveUntilAnswered();
+    if (ttl === undefined || this.stopped) return;
     if (ttl <= 0) {
       this.markLost('etcd reported the lease expired');
       return;
