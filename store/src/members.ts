@@ -114,6 +114,7 @@ export class MemberPool {
       let lastErr: unknown;
       for (const member of this.order()) {
         if (this.closed) throw new Error('The store is closed.');
+        const started = Date.now();
         try {
           const result = await fn(member.client);
           this.answered(member);
@@ -121,6 +122,16 @@ export class MemberPool {
         } catch (err) {
           if (!isUnreachable(err)) throw err;
           lastErr = err;
+          this.log.debug(
+            {
+              member: member.endpoint,
+              healthy: member.healthy,
+              round,
+              ms: Date.now() - started,
+              err: String(err),
+            },
+            'etcd call attempt not answered',
+          );
           this.failed(member, err);
         }
         if (Date.now() >= until) throw lastErr;
@@ -152,6 +163,24 @@ export class MemberPool {
     ).catch((err: unknown) => {
       throw err instanceof AggregateError ? err.errors.at(-1) : err;
     });
+  }
+
+  /**
+   * first() again after a backoff while no member answers, until budgetMs has passed: for an
+   * idempotent call that should be answered by whichever member can, as soon as one can (the
+   * first contact: a member that is down or drops packets would otherwise cost run() its
+   * FAILOVER_AFTER_MS whenever it happened to come first).
+   */
+  async firstWithin<R>(fn: (client: Etcd3) => Promise<R>, budgetMs: number): Promise<R> {
+    const until = Date.now() + budgetMs;
+    for (let round = 0; ; round++) {
+      try {
+        return await this.first(fn);
+      } catch (err) {
+        if (!isUnreachable(err) || Date.now() >= until) throw err;
+      }
+      await sleep(ROUND_BACKOFF_MS[Math.min(round, ROUND_BACKOFF_MS.length - 1)]!);
+    }
   }
 
   /** The member a new stream (watch, keepalive) should use: the preferred one while it is healthy. */

@@ -97,7 +97,7 @@ export class Store {
       log,
     );
     try {
-      await members.run((client) => client.maintenance.status(), deadlineMs);
+      await members.firstWithin((client) => client.maintenance.status(), deadlineMs);
     } catch (err) {
       members.close();
       const hint = opts.tls
