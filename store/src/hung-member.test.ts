@@ -1,37 +1,25 @@
+import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { EventRecord, keys } from '@vtl/api';
 import { EventJournal } from './event-journal.js';
 import { Store } from './store.js';
 import { startTestCluster, type ClusterMember, type TestCluster } from './testing/etcd-cluster.js';
+import { freePort } from './testing/free-port.js';
+import { freezeGapBound, freezeUnderLoad, longestGap, MAX_FREEZE_GAP_MS } from './testing/member-freeze.js';
 
 /** Inside issue 35's 5–15 s, short enough to keep the test quick. */
 const FREEZE_MS = 6_000;
-/** Issue 35: at most this long without a healthy answer per freeze. */
-const MAX_GAP_MS = 2_000;
-/**
- * The etcd leader frozen: a bound that guards against regressions, not issue 35's 2 s, which this
- * case does not meet yet. etcd's own election takes 1-2 s; gaps of 1.0-6.2 s were measured (4.8 s
- * in a clean-clone CI run), the rest being the pool's failover after the election (open).
- */
-const MAX_GAP_LEADER_MS = 8_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The longest time after `from` without an entry of `times`, up to `to`. */
-function longestGap(times: number[], from: number, to: number): number {
-  const sorted = [from, ...times.filter((t) => t > from && t < to).sort((a, b) => a - b), to];
-  return Math.max(...sorted.slice(1).map((t, i) => t - sorted[i]!));
-}
-
 /**
- * Writes then reads back a record every 100 ms, watching the prefix and holding a lease, while
- * `member` is frozen (SIGSTOP: it keeps its connections open and answers nothing).
+ * Journals an event, writes then reads back a record every 100 ms, watching the prefix and
+ * holding a 5 s lease, while `member` is frozen (SIGSTOP: it keeps its connections open and
+ * answers nothing).
  */
-async function freezeWhileBusy(store: Store, member: ClusterMember, label: string) {
+async function freezeWhileBusy(store: Store, cluster: TestCluster, member: ClusterMember, label: string) {
   const prefix = `/t/hung/${label}/`;
-  const answered: number[] = [];
-  const failures: string[] = [];
   const written = new Set<string>();
   const watched = new Map<string, number>();
   const watch = await store.watch(prefix, {}, (e) => watched.set(e.key, Date.now()));
@@ -39,54 +27,33 @@ async function freezeWhileBusy(store: Store, member: ClusterMember, label: strin
   const lease = await store.lease(5);
   let leaseLost = false;
   lease.onLost(() => (leaseLost = true));
-  let stop = false;
-  const calls: Promise<void>[] = [];
-  const loop = (async () => {
-    for (let i = 0; !stop; i++) {
+  const outcome = await freezeUnderLoad({
+    ...cluster.hanging(member),
+    freezeMs: FREEZE_MS,
+    call: async (i) => {
       const key = `${prefix}${i}`;
       journal.record({ kind: 'probe', subject: `${label}${i}` });
-      calls.push(
-        store
-          .put(key, { i })
-          .then(() => written.add(key))
-          .then(() => store.get(key, z.object({ i: z.number() })))
-          .then((got) => {
-            if (got?.value.i !== i) throw new Error(`read back ${JSON.stringify(got)}`);
-            answered.push(Date.now());
-          })
-          .catch((err: unknown) => void failures.push(String(err))),
-      );
-      await sleep(100);
-    }
-  })();
-  await sleep(1_000);
-  const frozeAt = Date.now();
-  process.kill(member.pid, 'SIGSTOP');
-  await sleep(FREEZE_MS);
-  process.kill(member.pid, 'SIGCONT');
-  const thawedAt = Date.now();
-  await sleep(1_000);
-  stop = true;
-  await loop;
-  await Promise.all(calls);
+      await store.put(key, { i });
+      written.add(key);
+      const got = await store.get(key, z.object({ i: z.number() }));
+      return got?.value.i === i ? undefined : `read back ${JSON.stringify(got)}`;
+    },
+  });
   await journal.recorded();
   const events = (await store.list(keys.events.prefix, EventRecord)).items
     .map((e) => e.value)
     .filter((e) => e.kind === 'probe' && e.subject.startsWith(label))
     .sort((a, b) => a.id - b.id)
     .map((e) => e.subject);
-  const journalInOrderOnce = events.length === calls.length && events.every((s, i) => s === `${label}${i}`);
+  const journalInOrderOnce = events.length === outcome.calls && events.every((s, i) => s === `${label}${i}`);
   await sleep(500); // the last writes' events
   await watch.close();
   await lease.revoke();
-  const unseen = [...written].filter((k) => !watched.has(k));
   return {
-    callGapMs: longestGap(answered, frozeAt, thawedAt),
-    watchGapMs: longestGap([...watched.values()], frozeAt, thawedAt),
-    failures,
-    unseen,
+    ...outcome,
+    watchGapMs: longestGap([...watched.values()], outcome.frozeAt, outcome.thawedAt),
+    unseen: [...written].filter((k) => !watched.has(k)),
     leaseLost,
-    answered: answered.length,
     journalInOrderOnce,
     journaled: events.length,
   };
@@ -113,21 +80,53 @@ describe('a hung etcd member of three', () => {
   it('a frozen follower: every call answers, the watch sees every write, the lease holds', async () => {
     const leader = await cluster.leader();
     const follower = cluster.members.find((m) => m !== leader)!;
-    const r = await freezeWhileBusy(store, follower, 'follower');
-    expect(r.failures).toEqual([]);
+    const r = await freezeWhileBusy(store, cluster, follower, 'follower');
+    const summary = JSON.stringify({ ...r, unseen: r.unseen.length });
+    expect(r.refused).toEqual([]);
     expect(r.unseen).toEqual([]);
-    expect(r.journalInOrderOnce, JSON.stringify(r)).toBe(true);
-    expect(r.callGapMs, JSON.stringify(r)).toBeLessThanOrEqual(MAX_GAP_MS);
-    expect(r.watchGapMs, JSON.stringify(r)).toBeLessThanOrEqual(MAX_GAP_MS);
+    expect(r.journalInOrderOnce, summary).toBe(true);
+    expect(r.gapMs, summary).toBeLessThanOrEqual(MAX_FREEZE_GAP_MS);
+    expect(r.watchGapMs, summary).toBeLessThanOrEqual(MAX_FREEZE_GAP_MS);
     expect(r.leaseLost).toBe(false);
   }, 30_000);
 
-  it('a frozen leader: calls answer again once the others elect a new one, nothing is lost', async () => {
-    const r = await freezeWhileBusy(store, await cluster.leader(), 'leader');
-    expect(r.failures).toEqual([]);
+  /**
+   * Nothing can answer before the others elect a new leader (1.1-1.6 s measured on a loaded
+   * machine); calls, the watch and the lease's keepalives then answered within 60 ms of it.
+   */
+  it('a frozen leader: calls answer again right after the election, nothing is lost, the lease holds', async () => {
+    const r = await freezeWhileBusy(store, cluster, await cluster.leader(), 'leader');
+    const summary = JSON.stringify({ ...r, unseen: r.unseen.length });
+    expect(r.refused).toEqual([]);
     expect(r.unseen).toEqual([]);
-    expect(r.journalInOrderOnce, JSON.stringify(r)).toBe(true);
-    expect(r.callGapMs, JSON.stringify(r)).toBeLessThanOrEqual(MAX_GAP_LEADER_MS);
-    expect(r.watchGapMs, JSON.stringify(r)).toBeLessThanOrEqual(MAX_GAP_LEADER_MS);
+    expect(r.journalInOrderOnce, summary).toBe(true);
+    expect(r.electedAfterMs, summary).toBeDefined();
+    expect(r.gapMs, summary).toBeLessThanOrEqual(freezeGapBound(r));
+    expect(r.watchGapMs, summary).toBeLessThanOrEqual(freezeGapBound(r));
+    expect(r.leaseLost, summary).toBe(false);
+  }, 30_000);
+
+  /**
+   * A member that takes connections and answers nothing (hung, or a wrong address that
+   * swallows them) must not delay the first contact: the pool was as likely to try it first and
+   * wait its FAILOVER_AFTER_MS; connect asks every member at once.
+   */
+  it('connects at once through the others while a member accepts connections and answers nothing', async () => {
+    const port = await freePort();
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(port, '127.0.0.1', resolve));
+    try {
+      const took: number[] = [];
+      for (let i = 0; i < 8; i++) {
+        const started = Date.now();
+        const other = await Store.connect({ endpoints: [`http://127.0.0.1:${port}`, cluster.endpoints[0]!] });
+        took.push(Date.now() - started);
+        await other.close();
+      }
+      // Before: about one connect in two took the 1 s attempt on the silent member first.
+      expect(Math.max(...took), took.join(' ')).toBeLessThan(500);
+    } finally {
+      silent.close();
+    }
   }, 30_000);
 });

@@ -5,6 +5,7 @@ import { startTestRgw, type TestRgw } from '@vtl/offsite';
 import { Cdb } from '@vtl/emulator';
 import { ApiClient } from '../harness/api-client.js';
 import { parsePrometheus } from '../harness/prometheus.js';
+import { freezeGapBound, freezeUnderLoad, MAX_FREEZE_GAP_MS } from '@vtl/store/testing';
 import { buildImage, ImageCluster, logLines, type Member } from './cluster.js';
 import { TapeHost } from './tape-host.js';
 import { EventStream } from '../harness/event-stream.js';
@@ -18,15 +19,8 @@ const HOST_IQN = 'iqn.2026-11.test.host:containers';
 const NODE_ENV = { VTL_EXPORT_CHUNK_BYTES: String(64 * 1024) };
 /** Blocks of 64 KiB a host writes per cartridge: 6 MiB, about 100 export chunks. */
 const BLOCKS = 96;
-/** Issue 35: one etcd member hung this long, and at most this long without a healthy answer. */
+/** Issue 35: one etcd member hung this long (freezeGapBound: how long without a healthy answer). */
 const PAUSE_MS = 15_000;
-const MAX_GAP_MS = 2_000;
-/**
- * The etcd leader frozen: a bound that guards against regressions, not issue 35's 2 s, which this
- * case does not meet yet. etcd's own election takes 1-2 s; gaps of 1.0-6.2 s were measured (4.8 s
- * in a clean-clone CI run), the rest being the pool's failover after the election (open).
- */
-const MAX_GAP_LEADER_MS = 8_000;
 
 interface HostedLibrary {
   node: string;
@@ -40,12 +34,6 @@ interface HostedLibrary {
 
 const ready = (row: any) => row?.conditions?.find((c: any) => c.type === 'Ready');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** The longest time between `from` and `to` without an entry of `times`. */
-function longestGap(times: number[], from: number, to: number): number {
-  const inside = [from, ...times.filter((t) => t > from && t < to).sort((a, b) => a - b), to];
-  return Math.max(...inside.slice(1).map((t, i) => t - inside[i]!));
-}
 
 /**
  * The image's processes as containers (testcontainers, host networking, no Ryuk): a 3-member
@@ -422,7 +410,7 @@ describe('the vtl image as a cluster of containers', () => {
     expect((await members()).every((m) => m !== undefined)).toBe(true);
   }, 300_000);
 
-  it('a hung etcd member (docker pause, a follower then the leader) while the API is used, a host streams and an export runs: healthy answers, every event once, the data verifies', async () => {
+  it('a hung etcd member (docker pause, the leader then a follower) while the API is used, a host streams and an export runs: healthy answers, every event once, the data verifies', async () => {
     const admin = await login(0);
     const stream = new EventStream(admin.baseUrl, admin.token, ['gitops_secret_set']);
     const members = async () => Promise.all([0, 1, 2].map((i) => cluster.etcdMember(i)));
@@ -454,70 +442,43 @@ describe('the vtl image as a cluster of containers', () => {
      */
     async function pauseWhileUsed(member: string, label: string, lib: HostedLibrary, exportLabel: string) {
       const exportDone = await exported(exportLabel);
-      const healthy: number[] = [];
-      const refused: string[] = [];
       const written: string[] = [];
-      const calls: Promise<void>[] = [];
       const clients = [admin, await login(1)];
-      let stop = false;
-      const load = (async () => {
-        for (let i = 0; !stop; i++) {
-          const client = clients[i % 2]!;
-          const name = `${label}-${i}`;
-          const call =
-            i % 4 < 2
-              ? client.put(`/api/gitops/secrets/${name}`, { data: { token: 't' } }).then((res) => {
-                  if (res.status === 200) written.push(name);
-                  return res;
-                })
-              : client.get('/api/libraries');
-          calls.push(
-            call.then(
-              (res) => {
-                if (res.status === 200) healthy.push(Date.now());
-                else refused.push(`${res.status} ${res.text.slice(0, 200)}`);
-              },
-              (err: unknown) => void refused.push(String(err)),
-            ),
-          );
-          await sleep(100);
-        }
-      })();
       const slot = 2;
       let cycles = 0;
       let hostFailed = '';
+      let stopStreaming = false;
       const streaming = (async () => {
-        while (!stop && !hostFailed) {
+        while (!stopStreaming && !hostFailed) {
           const data = await lib.host.write(slot, 16);
           lib.written.set(slot, data);
           hostFailed = await lib.host.verify(slot, data);
           cycles++;
         }
       })().catch((err: Error) => void (hostFailed = err.message));
-      await sleep(1_000);
-      const pausedAt = Date.now();
-      let unpausedAt = 0;
-      try {
-        await cluster.pause(member);
-        await sleep(PAUSE_MS);
-      } finally {
-        await cluster.unpause(member);
-        unpausedAt = Date.now();
-      }
-      await sleep(1_000);
-      stop = true;
-      await load;
-      await Promise.all([streaming, ...calls]);
+      const live = [0, 1, 2].filter((i) => `etcd${i}` !== member);
+      const outcome = await freezeUnderLoad({
+        freeze: () => cluster.pause(member),
+        thaw: () => cluster.unpause(member),
+        freezeMs: PAUSE_MS,
+        newLeader: async () =>
+          (await Promise.all(live.map((i) => cluster.etcdMember(i)))).some((m) => m?.leader),
+        call: async (i) => {
+          const client = clients[i % 2]!;
+          const name = `${label}-${i}`;
+          const res =
+            i % 4 < 2
+              ? await client.put(`/api/gitops/secrets/${name}`, { data: { token: 't' } })
+              : await client.get('/api/libraries');
+          if (res.status !== 200) return `${res.status} ${res.text.slice(0, 200)}`;
+          if (i % 4 < 2) written.push(name);
+          return undefined;
+        },
+      });
+      stopStreaming = true;
+      await streaming;
       const job = await exportDone();
-      return {
-        gapMs: longestGap(healthy, pausedAt, unpausedAt),
-        refused,
-        written,
-        cycles,
-        hostFailed,
-        job,
-        pausedAt,
-      };
+      return { ...outcome, pausedAt: outcome.frozeAt, written, cycles, hostFailed, job };
     }
 
     /** Every write's event once, in the journal and on the live stream, in revision order. */
@@ -540,35 +501,25 @@ describe('the vtl image as a cluster of containers', () => {
     const controllers = ['ctl0', 'ctl1'];
     try {
       await sleep(500);
-      // A follower: nothing may notice, the controller keeps its leadership.
-      const follower = await waitFor(
+      const summary = (r: Awaited<ReturnType<typeof pauseWhileUsed>>) =>
+        JSON.stringify({ ...r, written: r.written.length, job: r.job.state });
+
+      // The etcd leader first (right after the case that stopped and restarted one): the
+      // appliance may lose its own leadership while etcd elects a new one, and answers again
+      // right after the election.
+      const etcdLeader = await waitFor(
         async () => {
           const all = await members();
-          return all.every((m) => m !== undefined) && all.find((m) => !m!.leader);
+          return all.every((m) => m !== undefined) && all.find((m) => m!.leader);
         },
         { timeoutMs: 30_000, intervalMs: 250 },
       );
-      const f = await pauseWhileUsed(follower.name, 'etcd-follower', node2, node1.labels[1]!);
-      const summary = (r: typeof f) => JSON.stringify({ ...r, written: r.written.length, job: r.job.state });
-      console.log(`paused etcd follower ${follower.name}: ${summary(f)}`);
-      expect(f.refused).toEqual([]);
-      expect(f.gapMs, summary(f)).toBeLessThanOrEqual(MAX_GAP_MS);
-      expect(f.job.state, f.job.error).toBe('succeeded');
-      expect(f.hostFailed).toBe('');
-      expect(f.cycles).toBeGreaterThan(0);
-      expect(await logsSince(controllers, f.pausedAt, 'leadership lost')).toEqual([]);
-      expect(await logsSince(controllers, f.pausedAt, 'controller leading')).toEqual([]);
-      await expectEventsOnce(f.written);
-
-      // The etcd leader: the appliance may lose its own leadership while etcd elects a new one.
-      const etcdLeader = await waitFor(async () => (await members()).find((m) => m?.leader), {
-        timeoutMs: 15_000,
-      });
       const l = await pauseWhileUsed(etcdLeader.name, 'etcd-leader', node1, node2.labels[0]!);
       console.log(`paused etcd leader ${etcdLeader.name}: ${summary(l)}`);
       const lost = await logsSince(controllers, l.pausedAt, 'leadership lost');
       console.log(`controller leadership lost ${lost.length} time(s) with the etcd leader paused`);
-      expect(l.gapMs, summary(l)).toBeLessThanOrEqual(MAX_GAP_LEADER_MS);
+      expect(l.electedAfterMs, summary(l)).toBeDefined();
+      expect(l.gapMs, summary(l)).toBeLessThanOrEqual(freezeGapBound(l));
       expect(l.job.state, l.job.error).toBe('succeeded');
       expect(l.hostFailed).toBe('');
       expect(l.cycles).toBeGreaterThan(0);
@@ -582,6 +533,25 @@ describe('the vtl image as a cluster of containers', () => {
           intervalMs: 500,
         });
       }
+
+      // Then a follower: nothing may notice, the controller keeps its leadership.
+      const follower = await waitFor(
+        async () => {
+          const all = await members();
+          return all.every((m) => m !== undefined) && all.find((m) => !m!.leader);
+        },
+        { timeoutMs: 30_000, intervalMs: 250 },
+      );
+      const f = await pauseWhileUsed(follower.name, 'etcd-follower', node2, node1.labels[1]!);
+      console.log(`paused etcd follower ${follower.name}: ${summary(f)}`);
+      expect(f.refused).toEqual([]);
+      expect(f.gapMs, summary(f)).toBeLessThanOrEqual(MAX_FREEZE_GAP_MS);
+      expect(f.job.state, f.job.error).toBe('succeeded');
+      expect(f.hostFailed).toBe('');
+      expect(f.cycles).toBeGreaterThan(0);
+      expect(await logsSince(controllers, f.pausedAt, 'leadership lost')).toEqual([]);
+      expect(await logsSince(controllers, f.pausedAt, 'controller leading')).toEqual([]);
+      await expectEventsOnce(f.written);
     } finally {
       stream.close();
       for (const n of ['etcd0', 'etcd1', 'etcd2']) await cluster.unpause(n);

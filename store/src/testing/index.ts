@@ -9,3 +9,11 @@ export { putTestLibrary, putTestNodeStatus, putTestPool, putTestRemote, testJob 
 export { modulesLoadedBy } from './loaded-modules.js';
 export { freePort, freePorts } from './free-port.js';
 export { startTestCluster, type ClusterMember, type TestCluster } from './etcd-cluster.js';
+export {
+  freezeUnderLoad,
+  freezeGapBound,
+  longestGap,
+  MAX_FREEZE_GAP_MS,
+  MAX_GAP_AFTER_ELECTION_MS,
+  type FreezeOutcome,
+} from './member-freeze.js';
