@@ -1,4 +1,3 @@
-import type { Logger } from 'pino';
 import {
   CatalogEntry,
   POLICY_REQUESTERS,
@@ -16,7 +15,7 @@ import {
   observedCartridges,
 } from '@vtl/domain';
 import { Requeue } from '@vtl/reconcile';
-import { readPolicySettings, startPolicyLoop } from './policy-loop.js';
+import { policyLoop, readPolicySettings } from './policy-loop.js';
 
 /** Jobs the policy creates carry this as `requested_by`. */
 export const EVICT_POLICY = POLICY_REQUESTERS.evictThreshold;
@@ -105,19 +104,13 @@ export async function evictionPass(store: Store, journal: EventJournal): Promise
   return queued;
 }
 
-/** Runs the eviction policy every 30 s and whenever the settings change. */
-export function startEvictPolicy(opts: {
-  store: Store;
-  journal: EventJournal;
-  logger: Logger;
-}): Promise<{ stop(): Promise<void> }> {
-  // Pool figures refresh every few seconds: polling them is enough; a settings change acts at once.
-  return startPolicyLoop({
-    name: 'evict-policy',
-    store: opts.store,
-    logger: opts.logger,
-    everyMs: Requeue.slow,
-    pass: () => evictionPass(opts.store, opts.journal),
-    made: 'pool above evict.threshold_pct: evictions queued',
-  });
-}
+/**
+ * Runs the eviction policy every 30 s and whenever the settings change (pool figures refresh
+ * every few seconds: polling them is enough; a settings change acts at once).
+ */
+export const startEvictPolicy = policyLoop({
+  name: 'evict-policy',
+  everyMs: Requeue.slow,
+  pass: evictionPass,
+  made: 'pool above evict.threshold_pct: evictions queued',
+});

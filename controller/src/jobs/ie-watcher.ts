@@ -1,4 +1,3 @@
-import type { Logger } from 'pino';
 import { POLICY_REQUESTERS, isJobActive } from '@vtl/api';
 import type { EventJournal, Store } from '@vtl/store';
 import {
@@ -9,7 +8,7 @@ import {
   observedCartridges,
 } from '@vtl/domain';
 import { Requeue } from '@vtl/reconcile';
-import { readPolicySettings, startPolicyLoop } from './policy-loop.js';
+import { policyLoop, readPolicySettings } from './policy-loop.js';
 
 /** A bucket generation name for now, `YYYYMMDDTHHMMSSZ` (§2.17). */
 export const generationNow = (at = new Date()) =>
@@ -67,17 +66,9 @@ export async function ieWatcherPass(store: Store, journal: EventJournal): Promis
 }
 
 /** Runs the watcher on a short poll (the node status changes too often to watch) and on settings changes. */
-export function startIeWatcher(opts: {
-  store: Store;
-  journal: EventJournal;
-  logger: Logger;
-}): Promise<{ stop(): Promise<void> }> {
-  return startPolicyLoop({
-    name: 'ie-watcher',
-    store: opts.store,
-    logger: opts.logger,
-    everyMs: Requeue.poll,
-    pass: () => ieWatcherPass(opts.store, opts.journal),
-    made: 'ejected cartridges: exports queued',
-  });
-}
+export const startIeWatcher = policyLoop({
+  name: 'ie-watcher',
+  everyMs: Requeue.poll,
+  pass: ieWatcherPass,
+  made: 'ejected cartridges: exports queued',
+});

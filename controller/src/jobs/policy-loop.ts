@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { Identity, RemoteRecord, Settings, defaultSystemName, keys } from '@vtl/api';
-import type { Store } from '@vtl/store';
+import type { EventJournal, Store } from '@vtl/store';
 import { startController, watchInto } from '@vtl/reconcile';
 
 /** What a job-making policy reads before a pass: the settings, and the default remote its jobs use. */
@@ -29,34 +29,41 @@ export async function readPolicySettings(
   return { settings, remoteId, system };
 }
 
-/**
- * Runs a policy's pass every `everyMs` and at once when the settings change (what the policies
- * read besides the settings changes too often to watch). The pass returns the jobs it made; a
- * pass that made some logs `made` with their ids.
- */
-export async function startPolicyLoop(opts: {
-  name: string;
+/** What a policy loop runs on. */
+export interface PolicyDeps {
   store: Store;
+  journal: EventJournal;
   logger: Logger;
+}
+
+/**
+ * A policy's loop: its pass runs every `everyMs` and at once when the settings change (what the
+ * policies read besides the settings changes too often to watch). The pass returns the jobs it
+ * made; a pass that made some logs `made` with their ids. Returns the loop's start.
+ */
+export function policyLoop(policy: {
+  name: string;
   everyMs: number;
-  pass: () => Promise<number[]>;
+  pass: (store: Store, journal: EventJournal) => Promise<number[]>;
   made: string;
-}): Promise<{ stop(): Promise<void> }> {
-  const controller = startController<string>({
-    name: opts.name,
-    logger: opts.logger,
-    reconcile: async (_key, { log }) => {
-      const jobs = await opts.pass();
-      if (jobs.length > 0) log.info({ jobs }, opts.made);
-      return { requeueAfterMs: opts.everyMs };
-    },
-  });
-  const watch = await watchInto(opts.store, keys.settings, Settings, controller.queue, () => opts.name);
-  controller.queue.add(opts.name);
-  return {
-    stop: async () => {
-      await watch.close();
-      await controller.stop();
-    },
+}): (deps: PolicyDeps) => Promise<{ stop(): Promise<void> }> {
+  return async ({ store, journal, logger }) => {
+    const controller = startController<string>({
+      name: policy.name,
+      logger,
+      reconcile: async (_key, { log }) => {
+        const jobs = await policy.pass(store, journal);
+        if (jobs.length > 0) log.info({ jobs }, policy.made);
+        return { requeueAfterMs: policy.everyMs };
+      },
+    });
+    const watch = await watchInto(store, keys.settings, Settings, controller.queue, () => policy.name);
+    controller.queue.add(policy.name);
+    return {
+      stop: async () => {
+        await watch.close();
+        await controller.stop();
+      },
+    };
   };
 }
