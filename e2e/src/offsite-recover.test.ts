@@ -125,6 +125,14 @@ describe('recover a library from a bucket onto another appliance (real RGW)', ()
     expect(res.status, res.text).toBe(201);
     expect(res.body).toMatchObject({ serial, name: 'site-a-lib', carts: 2 });
     expect(res.body.import_jobs).toHaveLength(2);
+    // The recovery's own steps stream as maint_step events under recover#<id> (issue 34, item 4).
+    const streamed = ((await b.api.get('/api/events/search?kind=maint_step&limit=500')).body as any[])
+      .filter((e) => e.subject.startsWith('recover#'))
+      .map((e) => e.detail);
+    expect(streamed).toContainEqual(
+      expect.stringMatching(/^Declared library \d+ \(site-a-lib\) from topology\.json$/),
+    );
+    expect(streamed).toContain('Queued 2 imports');
     const [row] = (await b.api.get('/api/libraries')).body;
     expect(row).toMatchObject({
       serial,
