@@ -240,11 +240,14 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
   },
   poolStatus: { process: "nodeagent (of the pool's node)", module: 'domain/src/records/pools.ts' },
   storage: {
-    process: 'apiserver',
-    module: 'apiserver/src/routes/storage.ts',
-    also: { 'nodeagent/src/storage/storage-reconciler.ts': 'nodeagent: removal after the teardown' },
+    process: 'apiserver; nodeagent (removal after the teardown)',
+    module: 'domain/src/records/storage.ts',
   },
-  storageStatus: { process: 'nodeagent', module: 'nodeagent/src/storage/storage-reconciler.ts' },
+  storageStatus: {
+    process: 'nodeagent',
+    module: 'nodeagent/src/storage/storage-reconciler.ts',
+    also: { 'domain/src/records/storage.ts': 'removal with the spec after the teardown, in its transaction' },
+  },
   nodeStatus: { process: 'nodeagent', module: 'nodeagent/src/dataplane/node-status.ts' },
   nodeHeartbeat: { process: 'nodeagent', module: 'nodeagent/src/dataplane/node-status.ts' },
   nodeLibraryStatus: { process: 'nodeagent', module: 'nodeagent/src/dataplane/node-status.ts' },

@@ -57,3 +57,4 @@ export { normalisePoolPath, refusePoolPath } from './pool-path-rules.js';
 export { deleteRemoteCatalog, putCatalogEntries, replaceRemoteCatalog } from './records/catalog.js';
 export { createPool, deletePool, publishPoolStatus, removePoolStatus } from './records/pools.js';
 export { remoteConnection } from './remote-connection.js';
+export { createStorage, markStorageDeleting, removeStorage, replaceStorage } from './records/storage.js';

@@ -16,7 +16,7 @@ import {
   notFound,
 } from '@vtl/api';
 import { waitFor } from '@vtl/reconcile';
-import { loadSnapshot } from '@vtl/domain';
+import { createStorage, loadSnapshot, markStorageDeleting, replaceStorage } from '@vtl/domain';
 import type { AppContext } from '../context.js';
 import { runRemoteOp } from '../services/remote-ops.js';
 import { requestNode, storageView } from '../services/storage.js';
@@ -102,12 +102,7 @@ export async function storageRoutes(app: FastifyInstance, ctx: AppContext) {
         dedup: body.dedup ?? DEFAULT_DEDUP_SCHEDULE,
         created_at: isoNow(),
       };
-      const ok = await ctx.store
-        .transaction()
-        .ifAbsent(keys.storage.one(node))
-        .put(keys.storage.one(node), spec)
-        .commit();
-      if (!ok) throw conflict(`Node ${node} has shared storage already.`);
+      if (!(await createStorage(ctx.store, spec))) throw conflict(`Node ${node} has shared storage already.`);
       const view = await settle(node, (v) => v?.status?.state === 'ready' || v?.status?.state === 'error');
       reply.status(201);
       return view;
@@ -120,15 +115,6 @@ export async function storageRoutes(app: FastifyInstance, ctx: AppContext) {
     if (!got || got.value.deleting)
       throw notFound(`Node ${node} has no shared storage; POST /api/storage sets it up.`);
     return got;
-  };
-  /** Writes a changed storage spec if nobody changed it since it was read (409 otherwise). */
-  const replaceStorage = async (node: string, modRevision: string, spec: StorageSpec) => {
-    const ok = await ctx.store
-      .transaction()
-      .ifModRevision(keys.storage.one(node), modRevision)
-      .put(keys.storage.one(node), spec)
-      .commit();
-    if (!ok) throw conflict(`The storage of node ${node} changed meanwhile; ask again.`);
   };
 
   r.post(
@@ -153,7 +139,7 @@ export async function storageRoutes(app: FastifyInstance, ctx: AppContext) {
           devices: [...got.value.devices, body.device],
           force: body.force ? [...got.value.force, body.device] : got.value.force,
         };
-        await replaceStorage(node, got.modRevision, spec);
+        await replaceStorage(ctx.store, got, spec);
       }
       return settle(node, (v) => spanned(v, body.device));
     },
@@ -184,7 +170,7 @@ export async function storageRoutes(app: FastifyInstance, ctx: AppContext) {
         // second as the last pass started (it compared equal and no pass ran).
         ...(body.run_now ? { dedup_requested_at: new Date().toISOString() } : {}),
       };
-      await replaceStorage(node, got.modRevision, spec);
+      await replaceStorage(ctx.store, got, spec);
       return (await storageView(ctx, node)) as StorageView;
     },
   );
@@ -213,14 +199,7 @@ export async function storageRoutes(app: FastifyInstance, ctx: AppContext) {
         throw badRequest(
           `Pools ${left.map((p) => `"${p.name}"`).join(', ')} are on the shared storage of node ${node}; delete them first.`,
         );
-      if (!got.value.deleting) {
-        const ok = await ctx.store
-          .transaction()
-          .ifModRevision(keys.storage.one(node), got.modRevision)
-          .put(keys.storage.one(node), { ...got.value, deleting: true })
-          .commit();
-        if (!ok) throw conflict(`The storage of node ${node} changed meanwhile; ask again.`);
-      }
+      await markStorageDeleting(ctx.store, got);
       const gone = await waitFor(async () => !(await ctx.store.get(keys.storage.one(node), StorageSpec)), {
         timeoutMs: STORAGE_WAIT_MS,
         intervalMs: 250,

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { StorageSpec, StorageStatus, isoNow, keys, type DedupStatus } from '@vtl/api';
 import { EventJournal, type Store } from '@vtl/store';
 import { startController, watchInto, type ReconcileResult } from '@vtl/reconcile';
+import { removeStorage } from '@vtl/domain';
 import type { Logger } from 'pino';
 import * as btrfs from './btrfs.js';
 import { checkNewDevice, deviceFacts, isOurs } from './block-devices.js';
@@ -143,12 +144,7 @@ export async function startStorageReconciler(opts: {
       detail: `${spec.devices.join(', ')} unmounted from ${mountpoint} and wiped`,
       data: { devices: spec.devices, mountpoint },
     });
-    await store
-      .transaction()
-      .ifModRevision(key, revision)
-      .delete(key)
-      .delete(keys.storageStatus.one(node))
-      .commit();
+    await removeStorage(store, node, revision);
     last = undefined;
     opts.onPass?.(undefined, false);
     logger.info({ devices: spec.devices }, 'shared storage torn down');
