@@ -8,7 +8,7 @@ export {
 } from './controller.js';
 export { runWhileLeader, type LeaderOptions } from './leader.js';
 export { waitFor, type WaitOptions } from './wait.js';
-export { watchInto } from './informer.js';
+export { watchEach, watchInto } from './informer.js';
 export { WorkQueue, type WorkQueueOptions } from './work-queue.js';
 export { startOpRunner, type OpContext, type OpHandler } from './op-runner.js';
 export {

@@ -11,7 +11,7 @@ import {
   keys,
 } from '@vtl/api';
 import type { Informer, Store } from '@vtl/store';
-import { startController, type Controller } from '@vtl/reconcile';
+import { startController, watchInto, type Controller } from '@vtl/reconcile';
 import type { ZodType } from 'zod';
 import { deriveLibraryStatus } from './library-status.js';
 import { HeartbeatTracker } from './heartbeats.js';
@@ -112,15 +112,15 @@ export async function startLibraryReconciler(opts: {
     },
   });
 
-  const all = () => {
-    for (const k of caches.libraries?.items().keys() ?? []) controller.queue.add(String(idFromKey(k)));
-  };
-  const watch = async <T>(prefix: string, schema: ZodType<T>, on: (key: string, v?: T) => void) => {
-    const inf = await store.informer(prefix, schema, {
-      onSync: (items) => items.forEach((i) => on(i.key, i.value)),
-      onPut: (i) => on(i.key, i.value),
-      onDelete: (k, last) => on(k, last?.value),
-    });
+  /** Every library's key: a change to what all statuses derive from re-derives them all. */
+  const all = () => [...(caches.libraries?.items().keys() ?? [])].map((k) => String(idFromKey(k)));
+  const requeueAll = () => all().forEach((k) => controller.queue.add(k));
+  const watch = async <T>(
+    prefix: string,
+    schema: ZodType<T>,
+    keyOf: (key: string, value?: T) => string | string[] | undefined,
+  ) => {
+    const inf = await watchInto(store, prefix, schema, controller.queue, keyOf);
     informers.push(inf as Informer<unknown>);
     return inf;
   };
@@ -128,13 +128,13 @@ export async function startLibraryReconciler(opts: {
   caches.dataplane = await watch(keys.dataplane, DataplaneSpec, all);
   caches.pools = await watch(keys.pools.prefix, PoolSpec, all);
   caches.nodes = await watch(keys.nodeStatus.prefix, NodeRecord, all);
-  caches.served = await watch(keys.nodeLibraryStatus.prefix, NodeLibraryStatus, (_k, v) => {
-    if (v) controller.queue.add(String(v.id));
-  });
+  caches.served = await watch(keys.nodeLibraryStatus.prefix, NodeLibraryStatus, (_k, v) =>
+    v ? String(v.id) : undefined,
+  );
   // Heartbeats: each one seen is timed by this process's clock; the timer below re-derives every
   // library when a node goes quiet or speaks again (a beat itself changes no status).
   const beat = (v: NodeHeartbeat) => {
-    if (heartbeats.seen(v)) all();
+    if (heartbeats.seen(v)) requeueAll();
   };
   informers.push(
     (await store.informer(keys.nodeHeartbeat.prefix, NodeHeartbeat, {
@@ -145,15 +145,13 @@ export async function startLibraryReconciler(opts: {
     })) as Informer<unknown>,
   );
   const staleTimer = setInterval(() => {
-    if (heartbeats.changed()) all();
+    if (heartbeats.changed()) requeueAll();
   }, HEARTBEAT_CHECK_MS);
   // Its own records too: a status changed by anyone else is derived and written again.
-  await watch(keys.libraryStatus.prefix, LibraryStatus, (k) => controller.queue.add(String(idFromKey(k))));
-  caches.libraries = await watch(keys.libraries.prefix, LibrarySpec, (k) =>
-    controller.queue.add(String(idFromKey(k))),
-  );
+  await watch(keys.libraryStatus.prefix, LibraryStatus, (k) => String(idFromKey(k)));
+  caches.libraries = await watch(keys.libraries.prefix, LibrarySpec, (k) => String(idFromKey(k)));
   // Passes run while the informers were listing found a cache missing and did nothing: now all.
-  all();
+  requeueAll();
 
   return {
     controller,

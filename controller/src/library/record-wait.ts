@@ -1,4 +1,5 @@
 import type { Store, Versioned } from '@vtl/store';
+import { watchEach } from '@vtl/reconcile';
 import type { z } from 'zod';
 
 /**
@@ -16,11 +17,7 @@ export async function waitOnRecords<T, R>(
   let settle: (r: R | undefined) => void = () => undefined;
   const settled = new Promise<R | undefined>((resolve) => (settle = resolve));
   let evaluate = () => undefined as unknown;
-  const informer = await store.informer(prefix, schema, {
-    onSync: () => evaluate(),
-    onPut: () => evaluate(),
-    onDelete: () => evaluate(),
-  });
+  const informer = await watchEach(store, prefix, schema, () => evaluate());
   evaluate = () => {
     const r = check(informer.items());
     if (r !== undefined) settle(r);
