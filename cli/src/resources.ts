@@ -108,6 +108,7 @@ export const RESOURCE_TYPES: ResourceType[] = [
       { header: 'LOCATION', cell: (r) => r.location },
       { header: 'STATE', cell: (r) => r.local_state },
       { header: 'WRITTEN', cell: (r) => gb(r.size_bytes) },
+      { header: 'CAPACITY', cell: (r) => (r.capacity_bytes ? gb(r.capacity_bytes) : undefined) },
       { header: 'ON DISK', cell: (r) => gb(r.phys_bytes), wide: true },
       { header: 'LAST EXPORT', cell: (r) => r.last_export_gen, wide: true },
       { header: 'MODIFIED', cell: (r) => age(r.modified) },

@@ -280,8 +280,13 @@ describe('vtl, the command-line client', () => {
     await follow.stop();
     expect(follow.stdout()).not.toMatch(/pool_stats/);
 
+    // The capacity is the image's (LTO-8's 12 TB), once the nodeagent has seen the image.
+    await waitFor(async () => (await app.api.get(`/api/cartridges/${first}`)).body.capacity_bytes > 0);
     const cartridges = await run(['get', 'cartridges']);
-    expect(cartridges.stdout).toMatch(new RegExp(`^${first}\\s+cli-lib\\s+slot:`, 'm'));
+    expect(cartridges.stdout.split('\n')[0]!.split(/\s{3,}/)).toContain('CAPACITY');
+    expect(cartridges.stdout).toMatch(
+      new RegExp(`^${first}\\s+cli-lib\\s+slot:\\d+\\s+resident\\s+\\S+\\s+12000\\.0G\\s`, 'm'),
+    );
     const events = await run(['events', '--kind', 'cart_minted']);
     expect(events.stdout).toMatch(new RegExp(`cart_minted\\s+${second}`));
 

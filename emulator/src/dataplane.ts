@@ -255,7 +255,8 @@ export class DataPlane {
     const epoch = this.statsEpoch;
     const fresh = await cartridgeStats(dir).catch((err: unknown) => {
       // A slot whose image vanished still shows, empty, so the operator sees it.
-      if (isMediaError(err, 'not_found')) return { size_bytes: 0, phys_bytes: 0, modified: '', stub: false };
+      if (isMediaError(err, 'not_found'))
+        return { size_bytes: 0, phys_bytes: 0, modified: '', stub: false, capacity_bytes: 0 };
       throw err;
     });
     if (inDrive) this.stats.delete(dir);

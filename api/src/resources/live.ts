@@ -62,6 +62,12 @@ export const ObservedCartridge = z.object({
   library: z.number().int(),
   size_bytes: z.number().int(),
   phys_bytes: z.number().int(),
+  // Beyond §2.7 (docs/api.md): 0 in a record an older nodeagent wrote.
+  capacity_bytes: z
+    .number()
+    .int()
+    .default(0)
+    .describe("The cartridge's capacity in bytes, from its image; 0 when not known"),
   modified: z.string(),
   location: z.string(),
   local_state: LocalState,

@@ -53,6 +53,7 @@ export function cartridgeView(s: Snapshot): Cartridge[] {
         library: c.library,
         size_bytes: o?.size_bytes ?? 0,
         phys_bytes: o?.phys_bytes ?? 0,
+        capacity_bytes: o?.capacity_bytes ?? 0,
         modified: o?.modified ?? c.created_at,
         location: o?.location ?? 'missing',
         local_state: o?.local_state ?? 'resident',

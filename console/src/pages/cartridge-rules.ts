@@ -1,12 +1,3 @@
-import { LTO_GENERATIONS, parseMediaSuffix } from '@vtl/api/lto';
-
-/** A cartridge's native capacity in bytes, from its label's media identifier (`…L8` is LTO-8). */
-export function capacityOf(label: string): number | undefined {
-  const media = parseMediaSuffix(label.slice(-2));
-  const gen = media && LTO_GENERATIONS.find((g) => g.gen === media.gen);
-  return gen ? gen.capacityMb * 1_000_000 : undefined;
-}
-
 interface CartridgeLike {
   label: string;
   location: string;

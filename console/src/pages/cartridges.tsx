@@ -15,7 +15,7 @@ import { useLive } from '../live';
 import { useNames } from '../names';
 import { ACTIVE_JOB_STATES, loadJobs, type Job } from '../status';
 import { MintForm, ImportForm } from './cartridge-forms';
-import { capacityOf, jobBlockers } from './cartridge-rules';
+import { jobBlockers } from './cartridge-rules';
 
 const loadAll = async () => {
   const [cartridges, remotes] = await Promise.all([
@@ -189,7 +189,8 @@ export function CartridgesPage() {
         ]}
       >
         {rows.map((c) => {
-          const capacity = capacityOf(c.label);
+          // The image's own capacity: its generation's, or what a host's SET CAPACITY made it.
+          const capacity = c.capacity_bytes;
           const blocked = jobBlockers(c, active.has(c.label), remotes.length > 0);
           const why = `why-${c.label}`;
           const described = (reason: string | undefined) =>

@@ -102,7 +102,13 @@ describe('control socket', () => {
     expect(lib.slots[1]).toEqual({ kind: 'storage', num: 2, label: 'AAA001L8' });
     expect(lib.slots[5]).toEqual({ kind: 'ie', num: 1, label: '' });
     expect(lib.cartridges).toEqual([
-      expect.objectContaining({ label: 'AAA001L8', size_bytes: 80, stub: false, location: 'slot:2' }),
+      expect.objectContaining({
+        label: 'AAA001L8',
+        size_bytes: 80,
+        stub: false,
+        location: 'slot:2',
+        capacity_bytes: 12_000_000_000_000, // LTO-8's, from the image's meta.json
+      }),
     ]);
   });
 

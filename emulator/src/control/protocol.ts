@@ -62,6 +62,8 @@ export interface EmuLibrary {
     label: string;
     size_bytes: number;
     phys_bytes: number;
+    /** Absent from an emulator started by an older release (adopted across an update). */
+    capacity_bytes?: number;
     modified: string;
     stub: boolean;
     location: string /* slot:N | ie:N | drive:N */;

@@ -26,6 +26,8 @@ export interface CartridgeStats {
   /** Newest change to any file of the image, ISO 8601 UTC. */
   modified: string;
   stub: boolean;
+  /** The cartridge's capacity (meta.json): its generation's, or what the minter or a SET CAPACITY set. */
+  capacity_bytes: number;
 }
 
 const TRASH_PREFIX = '.trash-';
@@ -61,7 +63,13 @@ export async function cartridgeStats(dir: string): Promise<CartridgeStats> {
     for (let p = 0; p < partitions; p++) size += (await indexedEnd(dir, p)) ?? Number.NaN;
     if (Number.isNaN(size)) size = fileSize;
   }
-  return { size_bytes: size, phys_bytes: phys, modified: isoNow(new Date(newest)), stub: meta.stub };
+  return {
+    size_bytes: size,
+    phys_bytes: phys,
+    modified: isoNow(new Date(newest)),
+    stub: meta.stub,
+    capacity_bytes: meta.capacity_bytes,
+  };
 }
 
 /**

@@ -56,6 +56,7 @@ function observe(lib: EmuLibrary): { library: ObservedLibrary; cartridges: Obser
       library: lib.id,
       size_bytes: c.size_bytes,
       phys_bytes: c.phys_bytes,
+      capacity_bytes: c.capacity_bytes ?? 0,
       modified: c.modified,
       location: c.location,
       local_state: c.stub ? 'evicted' : 'resident',

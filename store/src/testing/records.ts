@@ -10,6 +10,7 @@ import {
   type JobInput,
   type ObservedCartridge,
 } from '@vtl/api';
+import type { z } from 'zod';
 import type { Store } from '../store.js';
 
 /**
@@ -70,7 +71,7 @@ export async function putTestRemote(store: Store, over: Partial<RemoteRecord> = 
 /** The live view of node `n1` with a running data plane showing these cartridges. */
 export async function putTestNodeStatus(
   store: Store,
-  cartridges: ObservedCartridge[],
+  cartridges: z.input<typeof ObservedCartridge>[],
   over: Partial<NodeStatus> = {},
 ): Promise<NodeStatus> {
   const status = NodeStatus.parse({
