@@ -1,4 +1,3 @@
-import type { ManagedBy } from '@vtl/api';
 import type { ManifestFile, PlanAction, PlanError, PlanResponse } from './contract.js';
 import {
   KINDS,
@@ -11,28 +10,10 @@ import {
 import { parseManifests, type Located } from './parse.js';
 import type { Observed } from './observed.js';
 import { specHash } from './hash.js';
-import {
-  changedFields,
-  initiatorDeclared,
-  initiatorName,
-  initiatorStored,
-  libraryDeclared,
-  libraryStored,
-  poolDeclared,
-  poolStored,
-  remoteDeclared,
-  remoteStored,
-  settingField,
-  settingsBody,
-  storedSetting,
-  type SecretLookup,
-} from './mapping.js';
+import type { SecretLookup } from './mapping.js';
+import { PLANNERS, type KindPlanner, type Match, type PlanContext, type Target } from './planners/index.js';
 
-/** What the appliance's record of a declared object is: how apply finds it again. */
-export type Target =
-  | { kind: 'TapePool' | 'VirtualTapeLibrary' | 'TapeRemote'; id: number; name: string }
-  | { kind: 'TapeInitiator'; id: string; name: string }
-  | { kind: 'ApplianceSettings'; id: 'settings'; name: string };
+export type { Target };
 
 /** One step of a plan: the action shown, and what apply needs to carry it out. */
 export interface Step {
@@ -55,8 +36,6 @@ export interface PlanOptions {
   source: string;
   prune: boolean;
 }
-
-const ownerOf = (m: ManagedBy | undefined) => m?.source;
 
 /**
  * The sync engine's planner: pure, from the declared files and what the appliance holds to the
@@ -102,304 +81,64 @@ export function plan(files: readonly ManifestFile[], observed: Observed, opts: P
     declared(k).some((o) => o.object.metadata.name === name);
 
   const secret: SecretLookup = (ref: SecretKeyRef) => observed.secrets[ref.name]?.[ref.key];
-  const checkSecret = (at: Located, field: string, ref: SecretKeyRef) => {
-    if (observed.secrets[ref.name] === undefined)
-      err(
-        at,
-        `${field}.name`,
-        `${field}: no secret "${ref.name}" is registered; register it with PUT /api/gitops/secrets/${ref.name}`,
-      );
-    else if (secret(ref) === undefined)
-      err(
-        at,
-        `${field}.key`,
-        `${field}: secret "${ref.name}" has no key "${ref.key}"; add it with PUT /api/gitops/secrets/${ref.name}`,
-      );
-  };
-
   const livePools = observed.pools;
   const liveLibraries = observed.libraries.filter((l) => !l.deleting);
-  const poolName = (id: number) => livePools.find((p) => p.id === id)?.name ?? `#${id}`;
-  const libraryName = (id: number) => liveLibraries.find((l) => l.id === id)?.name ?? `#${id}`;
-  const poolExists = (name: string) =>
-    declaredName('TapePool', name) || livePools.some((p) => p.name === name);
-  const libraryExists = (name: string) =>
-    declaredName('VirtualTapeLibrary', name) || liveLibraries.some((l) => l.name === name);
-  const remoteExists = (name: string) =>
-    declaredName('TapeRemote', name) || observed.remotes.some((r) => r.name === name);
-
-  // References and secrets.
-  for (const at of parsed.objects) {
-    const o = at.object;
-    if (o.kind === 'VirtualTapeLibrary' && !poolExists(o.spec.poolRef))
-      err(
-        at,
-        'spec.poolRef',
-        `spec.poolRef: no TapePool "${o.spec.poolRef}" is declared or exists; declare it or fix the name`,
-      );
-    if (o.kind === 'TapeInitiator') {
-      for (const [i, ref] of (o.spec.libraryRefs ?? []).entries())
-        if (!libraryExists(ref))
-          err(
-            at,
-            `spec.libraryRefs[${i}]`,
-            `spec.libraryRefs[${i}]: no VirtualTapeLibrary "${ref}" is declared or exists`,
-          );
-      if (o.spec.chap) {
-        checkSecret(at, 'spec.chap.secretRef', o.spec.chap.secretRef);
-        if (o.spec.chap.mutualSecretRef)
-          checkSecret(at, 'spec.chap.mutualSecretRef', o.spec.chap.mutualSecretRef);
-      }
-    }
-    if (o.kind === 'TapeRemote') checkSecret(at, 'spec.secretRef', o.spec.secretRef);
-    if (
-      o.kind === 'ApplianceSettings' &&
-      o.spec.export?.defaultRemoteRef &&
-      !remoteExists(o.spec.export.defaultRemoteRef)
-    )
-      err(
-        at,
-        'spec.export.defaultRemoteRef',
-        `spec.export.defaultRemoteRef: no TapeRemote "${o.spec.export.defaultRemoteRef}" is declared or exists`,
-      );
-  }
-  // One library per pool (the REST rule), checked across the set and the appliance.
-  const homes = new Map<string, Located>();
-  for (const at of declared('VirtualTapeLibrary')) {
-    const o = at.object as Extract<DeclaredObject, { kind: 'VirtualTapeLibrary' }>;
-    const other = homes.get(o.spec.poolRef);
-    if (other)
-      err(
-        at,
-        'spec.poolRef',
-        `spec.poolRef: pool "${o.spec.poolRef}" already homes ${other.object.metadata.name} (${other.file}); one library per pool`,
-      );
-    homes.set(o.spec.poolRef, at);
-    const pool = livePools.find((p) => p.name === o.spec.poolRef);
-    const home = pool && liveLibraries.find((l) => l.home_pool === pool.id);
-    if (home && home.name !== o.metadata.name)
-      err(
-        at,
-        'spec.poolRef',
-        `spec.poolRef: pool "${pool.name}" already homes library ${home.id} (${home.name}); use a free pool`,
-      );
-  }
-
-  // Per object: match, ownership, diff.
-  const matched = {
-    pools: new Set<number>(),
-    libraries: new Set<number>(),
-    initiators: new Set<string>(),
-    remotes: new Set<number>(),
-  };
-  for (const kind of KIND_NAMES) {
-    for (const at of declared(kind)) {
-      const o = at.object;
-      const name = o.metadata.name;
-      const hash = specHash(o.spec);
-      const base = { kind: o.kind, name, file: at.file };
-      let target: Target | undefined;
-      let owner: ManagedBy | undefined;
-      let fields: string[] = [];
-      let activate = false;
-      let pending = false;
-      if (o.kind === 'TapePool') {
-        const rec = livePools.find((p) => p.name === name);
-        if (rec) {
-          matched.pools.add(rec.id);
-          target = { kind: o.kind, id: rec.id, name };
-          owner = rec.managed_by;
-          fields = changedFields(poolDeclared(o), poolStored(rec, o));
-        }
-      } else if (o.kind === 'VirtualTapeLibrary') {
-        const recs = liveLibraries.filter((l) => l.name === name);
-        if (recs.length > 1) {
-          err(
-            at,
-            'metadata.name',
-            `${recs.length} libraries are named "${name}" (ids ${recs.map((l) => l.id).join(', ')}); rename all but one through the API`,
-          );
-          continue;
-        }
-        const rec = recs[0];
-        if (rec) {
-          matched.libraries.add(rec.id);
-          target = { kind: o.kind, id: rec.id, name };
-          owner = rec.managed_by;
-          fields = changedFields(libraryDeclared(o), libraryStored(rec, poolName));
-          activate = o.spec.activation === 'auto' && rec.state === 'pending_restart';
-          pending = o.spec.activation === 'manual' && rec.state === 'pending_restart';
-        } else {
-          activate = o.spec.activation === 'auto';
-          pending = !activate;
-        }
-      } else if (o.kind === 'TapeInitiator') {
-        const id = initiatorName(o.spec.wwpn);
-        const rec = id && observed.initiators.find((i) => i.wwpn === id.name);
-        const twin = declared('TapeInitiator').find(
-          (d) => d !== at && initiatorName((d.object as typeof o).spec.wwpn)?.name === id?.name,
-        );
-        if (twin)
-          err(
-            at,
-            'spec.wwpn',
-            `spec.wwpn: ${twin.object.metadata.name} (${twin.file}) declares the same initiator`,
-          );
-        if (rec) {
-          matched.initiators.add(rec.wwpn);
-          target = { kind: o.kind, id: rec.wwpn, name };
-          owner = rec.managed_by;
-          const stored = initiatorStored(rec, libraryName, observed.chapSecrets[rec.wwpn]);
-          const want = initiatorDeclared(o, secret);
-          fields = changedFields(want, stored);
-          for (const f of ['ports', 'libraryRefs'])
-            if (fields.includes(f) && want[f] === undefined)
-              err(
-                at,
-                `spec.${f}`,
-                `spec.${f}: the appliance cannot widen a stored scope back to "all"; list the values, or delete the initiator through the API and sync again`,
-              );
-        }
-      } else if (o.kind === 'TapeRemote') {
-        const recs = observed.remotes.filter((r) => r.name === name);
-        if (recs.length > 1) {
-          err(
-            at,
-            'metadata.name',
-            `${recs.length} remotes are named "${name}" (ids ${recs.map((r) => r.id).join(', ')}); rename all but one through the API`,
-          );
-          continue;
-        }
-        const rec = recs[0];
-        if (rec) {
-          matched.remotes.add(rec.id);
-          target = { kind: o.kind, id: rec.id, name };
-          owner = rec.managed_by;
-          fields = changedFields(
-            remoteDeclared(o, secret),
-            remoteStored(rec, observed.remoteSecrets[rec.id]),
-          );
-        }
-      } else {
-        target = { kind: 'ApplianceSettings', id: 'settings', name };
-        owner = observed.settingsOwner;
-        const want = settingsBody(o.spec, (n) => observed.remotes.find((r) => r.name === n)?.id);
-        // A default remote declared in this set and not yet created differs until it is.
-        fields = Object.entries(want)
-          .filter(
-            ([k, v]) =>
-              storedSetting(observed.settings, k) !== v ||
-              (k === 'export.default_remote' && v === '' && o.spec.export?.defaultRemoteRef),
-          )
-          .map(([k]) => settingField(k));
-      }
-
-      if (owner && owner.source !== opts.source) {
+  /** A kind's planner, typed for any kind (each takes the objects of its own). */
+  const plannerOf = (k: KindName) => PLANNERS[k] as KindPlanner<KindName>;
+  const ctx: PlanContext = {
+    observed,
+    livePools,
+    liveLibraries,
+    err,
+    declared,
+    exists: (k, name) => declaredName(k, name) || (plannerOf(k).isStored?.(ctx, name) ?? false),
+    secret,
+    checkSecret(at, field, ref) {
+      if (observed.secrets[ref.name] === undefined)
         err(
           at,
-          'metadata.name',
-          o.kind === 'ApplianceSettings'
-            ? `ApplianceSettings are managed by source "${owner.source}" (object "${owner.name}"); the appliance has one set of settings, declared by one source: remove them from this one, or from "${owner.source}" first`
-            : `${o.kind} "${name}" is owned by source "${owner.source}"; remove it from one of the two sources`,
+          `${field}.name`,
+          `${field}: no secret "${ref.name}" is registered; register it with PUT /api/gitops/secrets/${ref.name}`,
         );
-        continue;
-      }
-      const adopt = target !== undefined && o.kind !== 'ApplianceSettings' && !owner;
-      if (!target) {
-        steps.push({
-          action: {
-            ...base,
-            action: 'create',
-            fields: [],
-            ...(activate ? { activate } : {}),
-            ...(pending ? { pendingActivation: true } : {}),
-          },
-          object: o,
-          drift: false,
-          specHash: hash,
-        });
-        continue;
-      }
-      const immutable = fields.filter((f) => KINDS[o.kind].immutableFields.includes(f));
-      if (immutable.length > 0) {
-        if (o.metadata.annotations?.[RECREATE_ANNOTATION] === 'true') {
-          steps.push({
-            action: {
-              ...base,
-              action: 'update',
-              fields,
-              recreate: true,
-              ...(activate || o.kind === 'VirtualTapeLibrary'
-                ? { activate: (o as { spec: { activation?: string } }).spec.activation === 'auto' }
-                : {}),
-              reason: `${immutable.join(', ')} changed: deleted and created again (${RECREATE_ANNOTATION})`,
-            },
-            object: o,
-            target,
-            drift: false,
-            specHash: hash,
-          });
-          continue;
-        }
-        const message = `${immutable.map((f) => `spec.${f}`).join(', ')} cannot change once created; put the old value back, or declare a new ${o.kind} under another name, or set the annotation ${RECREATE_ANNOTATION}: "true" to delete and re-create it (destructive)`;
-        for (const f of immutable) err(at, `spec.${f}`, message);
-        steps.push({
-          action: { ...base, action: 'refused', fields: immutable, reason: message },
-          object: o,
-          target,
-          drift: false,
-          specHash: hash,
-        });
-        continue;
-      }
-      const drift = !!owner && fields.length > 0 && owner.spec_hash === hash;
-      const action = fields.length > 0 ? 'update' : 'unchanged';
-      const reason = drift
-        ? `changed outside source "${opts.source}" (through the API): ${fields.join(', ')} put back to the declared values`
-        : adopt
-          ? `made through the API; source "${opts.source}" takes it over`
-          : undefined;
-      steps.push({
-        action: {
-          ...base,
-          action,
-          fields,
-          ...(reason ? { reason } : {}),
-          ...(drift ? { drift } : {}),
-          ...(adopt ? { adopt } : {}),
-          ...(activate ? { activate } : {}),
-          ...(pending ? { pendingActivation: true } : {}),
-        },
-        object: o,
-        target,
-        drift,
-        specHash: hash,
-      });
+      else if (secret(ref) === undefined)
+        err(
+          at,
+          `${field}.key`,
+          `${field}: secret "${ref.name}" has no key "${ref.key}"; add it with PUT /api/gitops/secrets/${ref.name}`,
+        );
+    },
+    poolName: (id) => livePools.find((p) => p.id === id)?.name ?? `#${id}`,
+    libraryName: (id) => liveLibraries.find((l) => l.id === id)?.name ?? `#${id}`,
+  };
+
+  // References and secrets, then the checks across a kind's declarations.
+  for (const at of parsed.objects) plannerOf(at.object.kind).checkReferences?.(ctx, at, at.object);
+  for (const kind of KIND_NAMES) plannerOf(kind).checkSet?.(ctx);
+
+  // Per object: match, ownership, diff.
+  const matched = new Map<KindName, Set<number | string>>(KIND_NAMES.map((k) => [k, new Set()]));
+  for (const kind of KIND_NAMES) {
+    const planner = plannerOf(kind);
+    for (const at of declared(kind)) {
+      const found = planner.match(ctx, at, at.object);
+      if (!found) continue;
+      if (found.target) matched.get(kind)!.add(found.target.id);
+      const step = stepFor(planner, at, found, opts.source, err);
+      if (step) steps.push(step);
     }
   }
 
-  // Prune: what this source owns and no longer declares, dependents first.
-  if (opts.prune) {
-    const prune = (kind: KindName, target: Target) =>
-      steps.push({
-        action: { kind, name: target.name, action: 'prune', fields: [] },
-        target,
-        drift: false,
-        specHash: '',
-      });
-    for (const i of observed.initiators)
-      if (ownerOf(i.managed_by) === opts.source && !matched.initiators.has(i.wwpn))
-        prune('TapeInitiator', { kind: 'TapeInitiator', id: i.wwpn, name: i.managed_by?.name ?? i.wwpn });
-    for (const l of liveLibraries)
-      if (ownerOf(l.managed_by) === opts.source && !matched.libraries.has(l.id))
-        prune('VirtualTapeLibrary', { kind: 'VirtualTapeLibrary', id: l.id, name: l.name });
-    for (const r of observed.remotes)
-      if (ownerOf(r.managed_by) === opts.source && !matched.remotes.has(r.id))
-        prune('TapeRemote', { kind: 'TapeRemote', id: r.id, name: r.name });
-    for (const p of livePools)
-      if (ownerOf(p.managed_by) === opts.source && !matched.pools.has(p.id))
-        prune('TapePool', { kind: 'TapePool', id: p.id, name: p.name });
-  }
+  // Prune: what this source owns and no longer declares, dependents first (the registry's
+  // order reversed).
+  if (opts.prune)
+    for (const kind of [...KIND_NAMES].reverse())
+      for (const target of plannerOf(kind).prunable?.(ctx, opts.source, matched.get(kind)!) ?? [])
+        steps.push({
+          action: { kind, name: target.name, action: 'prune', fields: [] },
+          target,
+          drift: false,
+          specHash: '',
+        });
 
   return {
     source: opts.source,
@@ -407,5 +146,96 @@ export function plan(files: readonly ManifestFile[], observed: Observed, opts: P
     errors,
     actions: steps.map((s) => s.action),
     steps,
+  };
+}
+
+/**
+ * The step of one declared object from the record it matched: refused when another source owns
+ * it, created when nothing matched, re-created or refused when an immutable field changed,
+ * else updated (drift put back, or adopted from the API) or unchanged.
+ */
+function stepFor(
+  planner: KindPlanner<KindName>,
+  at: Located,
+  found: Match,
+  source: string,
+  err: PlanContext['err'],
+): Step | undefined {
+  const o = at.object;
+  const name = o.metadata.name;
+  const hash = specHash(o.spec);
+  const base = { kind: o.kind, name, file: at.file };
+  const { target, owner, fields, activate = false, pending = false } = found;
+  if (owner && owner.source !== source) {
+    err(
+      at,
+      'metadata.name',
+      planner.ownedElsewhere?.(owner) ??
+        `${o.kind} "${name}" is owned by source "${owner.source}"; remove it from one of the two sources`,
+    );
+    return undefined;
+  }
+  if (!target)
+    return {
+      action: {
+        ...base,
+        action: 'create',
+        fields: [],
+        ...(activate ? { activate } : {}),
+        ...(pending ? { pendingActivation: true } : {}),
+      },
+      object: o,
+      drift: false,
+      specHash: hash,
+    };
+  const immutable = fields.filter((f) => KINDS[o.kind].immutableFields.includes(f));
+  if (immutable.length > 0) {
+    if (o.metadata.annotations?.[RECREATE_ANNOTATION] === 'true')
+      return {
+        action: {
+          ...base,
+          action: 'update',
+          fields,
+          recreate: true,
+          ...(found.activateOnRecreate === undefined ? {} : { activate: found.activateOnRecreate }),
+          reason: `${immutable.join(', ')} changed: deleted and created again (${RECREATE_ANNOTATION})`,
+        },
+        object: o,
+        target,
+        drift: false,
+        specHash: hash,
+      };
+    const message = `${immutable.map((f) => `spec.${f}`).join(', ')} cannot change once created; put the old value back, or declare a new ${o.kind} under another name, or set the annotation ${RECREATE_ANNOTATION}: "true" to delete and re-create it (destructive)`;
+    for (const f of immutable) err(at, `spec.${f}`, message);
+    return {
+      action: { ...base, action: 'refused', fields: immutable, reason: message },
+      object: o,
+      target,
+      drift: false,
+      specHash: hash,
+    };
+  }
+  const adopt = !owner && planner.adopts !== false;
+  const drift = !!owner && fields.length > 0 && owner.spec_hash === hash;
+  const reason = drift
+    ? `changed outside source "${source}" (through the API): ${fields.join(', ')} put back to the declared values`
+    : adopt
+      ? `made through the API; source "${source}" takes it over`
+      : undefined;
+  return {
+    action: {
+      ...base,
+      action: fields.length > 0 ? 'update' : 'unchanged',
+      fields,
+      ...(reason ? { reason } : {}),
+      ...(drift ? { drift } : {}),
+      ...(adopt ? { adopt } : {}),
+      ...(activate ? { activate } : {}),
+      ...(pending ? { pendingActivation: true } : {}),
+    },
+    object: o,
+    target,
+    drift,
+    specHash: hash,
   };
 }
