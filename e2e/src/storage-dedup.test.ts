@@ -1,9 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { waitFor } from '@vtl/reconcile';
 import { Cdb, IMAGE_FILES } from '@vtl/emulator';
 import { LibIscsiSession } from '@vtl/emulator/testing/libiscsi';
+import { startTestRgw, type TestRgw } from '@vtl/offsite';
 import { backupLikeData } from '@vtl/offsite/testing/cartridge-fixture';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Appliance } from './harness/appliance.js';
@@ -20,12 +22,14 @@ const BLOCK = 256 * 1024;
  */
 const STREAM = Number(process.env.VTL_E2E_DEDUP_MIB ?? 64) * MiB;
 const SMALL = 32 * MiB;
+const JOB_DONE = ['succeeded', 'failed', 'cancelled', 'interrupted'];
 
 /**
  * Backup data through iSCSI onto a pool on btrfs (docs/storage.md): the engine's compression
  * per cartridge, two cartridges with the same stream shared by a dedup pass that is first
  * killed half way, and every block read back byte-identical through iSCSI afterwards; a
- * cartridge loaded during a pass left alone from then on.
+ * cartridge loaded during a pass left alone from then on; and the eviction threshold compared
+ * with the storage's own fill (exports to a real Ceph RGW).
  */
 describe.skipIf(skip)(
   `compression and dedup on btrfs, through iSCSI${skip ? ` (skipped: ${skip})` : ''}`,
@@ -36,6 +40,7 @@ describe.skipIf(skip)(
     let session: LibIscsiSession;
     let libId: number;
     let labels: string[];
+    let rgw: TestRgw | undefined;
     const stream = backupLikeData(STREAM, 7);
     const written = new Map<string, Buffer>();
 
@@ -181,6 +186,7 @@ describe.skipIf(skip)(
       try {
         await session?.close();
         await app?.stop();
+        await rgw?.stop();
       } finally {
         loops.release();
         await fs.rm(mount, { recursive: true, force: true }).catch(() => undefined);
@@ -303,6 +309,81 @@ describe.skipIf(skip)(
       expect(extents(file), 'extents after a pass while loaded').toBe(rewritten);
       await readLoaded(late);
       await unload();
+    }, 600_000);
+
+    it("evicts above the threshold of the storage's own fill, not of the host's filesystem", async () => {
+      const first = labels[2] as string;
+      rgw = await startTestRgw();
+      const remote = await app.api.post('/api/remotes', rgw.remoteRequest('rgw', { prefix: 'dedup' }));
+      expect(remote.status, remote.text).toBe(201);
+      const exported = await app.api.post(`/api/cartridges/${first}/export`, { remote_id: remote.body.id });
+      expect(exported.status, exported.text).toBe(201);
+      const job = await waitFor(
+        async () => {
+          const j = (await app.api.get(`/api/jobs/${exported.body.id}`)).body;
+          return JOB_DONE.includes(j.state) ? j : undefined;
+        },
+        { timeoutMs: 300_000, intervalMs: 500 },
+      );
+      expect(job.state, job.error).toBe('succeeded');
+
+      // Data beside the cartridges, so the storage is a few percent full (threshold_pct is whole).
+      const before = (await poolRow()).figures.fs_used_bytes;
+      await fs.writeFile(path.join(mount, 'pools', 'bt', 'filler.bin'), randomBytes(320 * MiB));
+      sh('sync', []);
+      const f = await waitFor(
+        async () => {
+          const figures = (await poolRow()).figures;
+          return figures.fs_used_bytes >= before + 300 * MiB ? figures : undefined;
+        },
+        { timeoutMs: 120_000, intervalMs: 1_000 },
+      );
+      // The pool's fill is the storage's: its two devices and the bytes allocated on them.
+      expect(f.fs_total_bytes).toBe(8 * GiB);
+      expect(f.fs_used_bytes).toBe(f.zpool_alloc_bytes);
+      const fill = (100 * f.fs_used_bytes) / f.fs_total_bytes;
+      const host = await fs.statfs(app.stateDir);
+      const hostFill = (100 * (host.blocks - host.bfree)) / host.blocks;
+      const policyEvictions = async () =>
+        (
+          (await app.api.get('/api/jobs')).body as Array<{
+            kind: string;
+            requested_by: string;
+            label: string;
+          }>
+        )
+          .filter((j) => j.kind === 'evict' && j.requested_by === 'policy:evict.threshold_pct')
+          .map((j) => j.label);
+
+      // Above the storage's fill (below the host's, where that is fuller): nothing goes.
+      const above = Math.ceil(fill) + 1;
+      const settings = { 'export.default_remote': String(remote.body.id) };
+      let res = await app.api.put('/api/settings', { ...settings, 'evict.threshold_pct': String(above) });
+      expect(res.status, res.text).toBe(200);
+      if (hostFill <= above)
+        console.log(
+          `storage-dedup: host filesystem ${hostFill.toFixed(1)}% full: it cannot tell the fills apart`,
+        );
+      // The policy runs on every settings change and every 30 s: two chances to go wrong.
+      await new Promise((r) => setTimeout(r, 35_000));
+      expect(await policyEvictions(), `storage ${fill.toFixed(1)}%, host ${hostFill.toFixed(1)}%`).toEqual(
+        [],
+      );
+
+      // Below it: the exported cartridge is evicted by the policy.
+      const below = Math.floor(fill) - 1;
+      expect(below, `storage ${fill.toFixed(1)}% full`).toBeGreaterThanOrEqual(1);
+      res = await app.api.put('/api/settings', { ...settings, 'evict.threshold_pct': String(below) });
+      expect(res.status, res.text).toBe(200);
+      await waitFor(async () => (await policyEvictions()).includes(first), {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+      });
+      await waitFor(async () => (await cartridge(first)).local_state === 'evicted', {
+        timeoutMs: 120_000,
+        intervalMs: 500,
+      });
+      expect(await policyEvictions()).toEqual([first]);
     }, 600_000);
   },
 );
