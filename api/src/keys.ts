@@ -227,7 +227,6 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
     process: 'apiserver',
     module: 'apiserver/src/services/remotes.ts',
     also: {
-      'apiserver/src/services/settings.ts': 'remote delete (deleteRemoteRecord)',
       'controller/src/ops/remote-ops.ts': 'controller: remote check results',
       'apiserver/src/services/gitops-apply.ts': 'GitOps apply: managed_by',
       'apiserver/src/services/gitops-ownership.ts': 'GitOps: managed_by release',
@@ -281,7 +280,6 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
     process: 'apiserver',
     module: 'apiserver/src/services/remotes.ts',
     also: {
-      'apiserver/src/services/settings.ts': 'removal with the remote',
       'appliance/src/seal-rotation.ts': 're-sealing under a new key',
     },
   },

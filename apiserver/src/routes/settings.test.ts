@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '@vtl/api';
 import { startTestApp, type TestApp } from '../test/test-app.js';
-import { deleteRemoteRecord } from '../services/settings.js';
+import { deleteRemoteRecord } from '../services/remotes.js';
 
 describe('settings, license and the OpenAPI document', () => {
   let t: TestApp;

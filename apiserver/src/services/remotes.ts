@@ -11,8 +11,9 @@ import {
   type UpdateRemoteRequest,
 } from '@vtl/api';
 import type { Store, Txn } from '@vtl/store';
+import { z } from 'zod';
 import { Job } from '@vtl/api';
-import { deleteRemoteRecord } from './settings.js';
+import { settingsWithoutRemote } from './settings.js';
 import { deleteRemoteCatalog } from '@vtl/domain';
 
 /** Remotes that have a stored secret, from the keys alone: listing never reads a secret value. */
@@ -104,6 +105,33 @@ export async function deleteRemote(store: Store, id: number): Promise<void> {
       );
     return (txn: Txn) => void txn.ifUnchangedSince(keys.jobs.prefix, listed.revision);
   };
-  await deleteRemoteRecord(store, id, [keys.remoteSecrets.one(id)], unused);
+  await deleteRemoteRecord(store, id, unused);
   await deleteRemoteCatalog(store, id);
+}
+
+/**
+ * Deletes a remote's record and secret with what that does to the settings
+ * (settingsWithoutRemote), in one transaction. Retries while the remotes or the settings change
+ * underneath; a remote created in that window only means the (hidden) no-offsite warning would
+ * show again after its deletion, as it should.
+ */
+export async function deleteRemoteRecord(
+  store: Store,
+  id: number,
+  /** Re-checks before each attempt (throws the refusal) and returns what the transaction compares. */
+  recheck: () => Promise<(txn: Txn) => void> = async () => () => undefined,
+): Promise<boolean> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const guard = await recheck();
+    const { items } = await store.list(keys.remotes.prefix, z.unknown());
+    if (!items.some((i) => i.key === keys.remotes.one(id))) return false;
+    const settings = await settingsWithoutRemote(store, id, items.length - 1);
+    const txn = store.transaction();
+    for (const r of items) txn.ifModRevision(r.key, r.modRevision);
+    settings(txn);
+    guard(txn);
+    txn.delete(keys.remotes.one(id)).delete(keys.remoteSecrets.one(id));
+    if (await txn.commit()) return true;
+  }
+  throw conflict('The remotes kept changing while deleting one; retry.');
 }

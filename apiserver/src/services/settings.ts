@@ -45,42 +45,27 @@ export async function updateSettings(store: Store, update: Record<string, string
 }
 
 /**
- * Deletes a remote's record and, in the same transaction (§2.13): clears export.default_remote
- * when it names this remote (the watcher and the eviction policy then have none, rather than a
- * dangling id), and when it was the last remote clears nag.no_offsite_dismissed, so the warning
- * comes back exactly when no offsite copy is possible. Retries while the remotes or the settings change underneath; a remote created in
- * that window only means the (hidden) warning would show again after its deletion, as it should.
+ * What a remote's delete does to the settings, as the part of its transaction that does it
+ * (§2.13): clears export.default_remote when it names this remote (the watcher and the eviction
+ * policy then have none, rather than a dangling id), and when it was the last remote
+ * (`remotesLeft` 0) clears nag.no_offsite_dismissed, so the warning comes back exactly when no
+ * offsite copy is possible. The settings are compared as read now.
  */
-export async function deleteRemoteRecord(
+export async function settingsWithoutRemote(
   store: Store,
   id: number,
-  extraDeletes: string[] = [],
-  /** Re-checks before each attempt (throws the refusal) and returns what the transaction compares. */
-  recheck: () => Promise<(txn: Txn) => void> = async () => () => undefined,
-) {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const guard = await recheck();
-    const { items } = await store.list(keys.remotes.prefix, z.unknown());
-    const target = items.find((i) => i.key === keys.remotes.one(id));
-    if (!target) return false;
-    const settings = await store.get(keys.settings, Settings);
-    const txn = store.transaction();
-    for (const r of items) txn.ifModRevision(r.key, r.modRevision);
-    const dropNag = items.length === 1 && !!settings?.value['nag.no_offsite_dismissed'];
-    const dropDefault = settings?.value['export.default_remote'] === String(id);
-    if (settings && (dropNag || dropDefault)) {
-      txn.ifModRevision(keys.settings, settings.modRevision);
-      const rest = { ...settings.value };
-      if (dropNag) delete rest['nag.no_offsite_dismissed'];
-      if (dropDefault) delete rest['export.default_remote'];
-      txn.put(keys.settings, rest);
-    } else if (settings) txn.ifModRevision(keys.settings, settings.modRevision);
-    else txn.ifAbsent(keys.settings);
-    guard(txn);
-    txn.delete(target.key);
-    // writes keys.remoteSecrets
-    for (const key of extraDeletes) txn.delete(key);
-    if (await txn.commit()) return true;
-  }
-  throw new VtlError('conflict', 'The remotes kept changing while deleting one; retry.');
+  remotesLeft: number,
+): Promise<(txn: Txn) => void> {
+  const settings = await store.get(keys.settings, Settings);
+  if (!settings) return (txn) => void txn.ifAbsent(keys.settings);
+  const dropNag = remotesLeft === 0 && !!settings.value['nag.no_offsite_dismissed'];
+  const dropDefault = settings.value['export.default_remote'] === String(id);
+  return (txn) => {
+    txn.ifModRevision(keys.settings, settings.modRevision);
+    if (!dropNag && !dropDefault) return;
+    const rest = { ...settings.value };
+    if (dropNag) delete rest['nag.no_offsite_dismissed'];
+    if (dropDefault) delete rest['export.default_remote'];
+    txn.put(keys.settings, rest);
+  };
 }
