@@ -1,5 +1,4 @@
-import { parseArgs } from 'node:util';
-import { withUsage } from './args.js';
+import { parseCommand } from './args.js';
 import { requireConfig } from './config.js';
 import { UsageError } from './errors.js';
 import { EXIT } from './exit.js';
@@ -15,11 +14,7 @@ Prints the steps the appliance took.
 const ACTIVATE_TIMEOUT_MS = 15 * 60_000;
 
 export async function activate(argv: string[], out: NodeJS.WritableStream): Promise<number> {
-  const { positionals } = withUsage(
-    () => parseArgs({ args: argv, allowPositionals: true, options: {} }),
-    ACTIVATE_USAGE,
-    'activate',
-  );
+  const { positionals } = parseCommand(argv, {}, ACTIVATE_USAGE, 'activate');
   if (positionals.length > 0)
     throw new UsageError(`Unexpected argument ${positionals[0]}.`, ACTIVATE_USAGE, 'activate');
   const config = await requireConfig();

@@ -1,3 +1,4 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { UsageError } from './errors.js';
 
 /**
@@ -21,4 +22,14 @@ export function withUsage<R>(parse: () => R, usage: string, command: string): R 
           : `${message.split('.')[0]}.`;
     throw new UsageError(plain, usage, command);
   }
+}
+
+/** A command's options and positionals (parseArgs), its mistakes said with its usage (withUsage). */
+export function parseCommand<O extends NonNullable<ParseArgsConfig['options']>>(
+  argv: string[],
+  options: O,
+  usage: string,
+  command: string,
+): ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; options: O }>> {
+  return withUsage(() => parseArgs({ args: argv, allowPositionals: true, options }), usage, command);
 }

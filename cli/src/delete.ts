@@ -1,5 +1,4 @@
-import { parseArgs } from 'node:util';
-import { withUsage } from './args.js';
+import { parseCommand } from './args.js';
 import { requireConfig } from './config.js';
 import { CliError, UsageError } from './errors.js';
 import { EXIT } from './exit.js';
@@ -19,9 +18,9 @@ Asks you to type the name back first; --yes skips that (scripts, CI).
 
 /** `vtl delete TYPE NAME`: after the name is typed back (or --yes), the API's delete. */
 export async function remove(argv: string[], out: NodeJS.WritableStream): Promise<number> {
-  const { values, positionals } = withUsage(
-    () =>
-      parseArgs({ args: argv, allowPositionals: true, options: { yes: { type: 'boolean', short: 'y' } } }),
+  const { values, positionals } = parseCommand(
+    argv,
+    { yes: { type: 'boolean', short: 'y' } },
     DELETE_USAGE,
     'delete',
   );

@@ -1,6 +1,5 @@
 import { stringify } from 'yaml';
-import { parseArgs } from 'node:util';
-import { withUsage } from './args.js';
+import { parseCommand } from './args.js';
 import { requireConfig } from './config.js';
 import { UsageError } from './errors.js';
 import { EXIT } from './exit.js';
@@ -20,11 +19,7 @@ const EVENTS_SHOWN = 10;
 
 /** `vtl describe TYPE NAME`: every field, the related objects by name, conditions and events. */
 export async function describe(argv: string[], out: NodeJS.WritableStream): Promise<number> {
-  const { positionals } = withUsage(
-    () => parseArgs({ args: argv, allowPositionals: true, options: {} }),
-    DESCRIBE_USAGE,
-    'describe',
-  );
+  const { positionals } = parseCommand(argv, {}, DESCRIBE_USAGE, 'describe');
   const [typed, name, extra] = positionals;
   const type = typeOf(typed, DESCRIBE_USAGE, 'describe');
   if (name === undefined)

@@ -1,5 +1,4 @@
-import { parseArgs } from 'node:util';
-import { withUsage } from './args.js';
+import { parseCommand } from './args.js';
 import { requireConfig } from './config.js';
 import { UsageError } from './errors.js';
 import { EXIT } from './exit.js';
@@ -30,18 +29,14 @@ const line = (e: EventLine) => `${e.ts}  ${e.kind.padEnd(16)} ${e.subject.padEnd
 
 /** `vtl events`: the journal's newest events, and with --follow the live stream after them. */
 export async function events(argv: string[], out: NodeJS.WritableStream): Promise<number> {
-  const { values, positionals } = withUsage(
-    () =>
-      parseArgs({
-        args: argv,
-        allowPositionals: true,
-        options: {
-          kind: { type: 'string' },
-          limit: { type: 'string' },
-          all: { type: 'boolean' },
-          follow: { type: 'boolean', short: 'f' },
-        },
-      }),
+  const { values, positionals } = parseCommand(
+    argv,
+    {
+      kind: { type: 'string' },
+      limit: { type: 'string' },
+      all: { type: 'boolean' },
+      follow: { type: 'boolean', short: 'f' },
+    },
     EVENTS_USAGE,
     'events',
   );

@@ -1,8 +1,7 @@
 import { requireConfig } from './config.js';
 import { notFound, UsageError } from './errors.js';
 import { request, type Connection } from './http.js';
-import { parseArgs } from 'node:util';
-import { withUsage } from './args.js';
+import { parseCommand } from './args.js';
 import { RESOURCE_TYPES, resourceType, type ResourceType, type Row } from './resources.js';
 import { loadNames } from './names.js';
 import { yamlOf } from './manifest-out.js';
@@ -51,13 +50,9 @@ export async function get(
   out: NodeJS.WritableStream,
   err: NodeJS.WritableStream,
 ): Promise<number> {
-  const { values, positionals } = withUsage(
-    () =>
-      parseArgs({
-        args: argv,
-        allowPositionals: true,
-        options: { output: { type: 'string', short: 'o' }, watch: { type: 'boolean', short: 'w' } },
-      }),
+  const { values, positionals } = parseCommand(
+    argv,
+    { output: { type: 'string', short: 'o' }, watch: { type: 'boolean', short: 'w' } },
     GET_USAGE,
     'get',
   );

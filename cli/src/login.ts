@@ -1,8 +1,7 @@
 import fs from 'node:fs';
 import { configPath, readConfig, writeConfig, type CliConfig } from './config.js';
 import { CliError, UsageError } from './errors.js';
-import { parseArgs } from 'node:util';
-import { withUsage } from './args.js';
+import { parseCommand } from './args.js';
 import { EXIT } from './exit.js';
 import { request, type Connection } from './http.js';
 import { ask } from './prompt.js';
@@ -26,19 +25,15 @@ Options:
  * standard input, never from the command line, and are never printed.
  */
 export async function login(argv: string[], out: NodeJS.WritableStream): Promise<number> {
-  const { values, positionals } = withUsage(
-    () =>
-      parseArgs({
-        args: argv,
-        allowPositionals: true,
-        options: {
-          server: { type: 'string', short: 's' },
-          insecure: { type: 'boolean', short: 'k' },
-          ca: { type: 'string' },
-          username: { type: 'string', short: 'u' },
-          'api-key': { type: 'boolean' },
-        },
-      }),
+  const { values, positionals } = parseCommand(
+    argv,
+    {
+      server: { type: 'string', short: 's' },
+      insecure: { type: 'boolean', short: 'k' },
+      ca: { type: 'string' },
+      username: { type: 'string', short: 'u' },
+      'api-key': { type: 'boolean' },
+    },
     LOGIN_USAGE,
     'login',
   );

@@ -1,7 +1,6 @@
 import { requireConfig } from './config.js';
 import { CliError, UsageError } from './errors.js';
-import { parseArgs } from 'node:util';
-import { withUsage } from './args.js';
+import { parseCommand } from './args.js';
 import { EXIT } from './exit.js';
 import { request } from './http.js';
 import { readManifests } from './manifests.js';
@@ -31,17 +30,13 @@ const APPLY_TIMEOUT_MS = 15 * 60_000;
 
 async function body(argv: string[], usage: string) {
   const command = usage.split(' ')[1] ?? '';
-  const { values, positionals } = withUsage(
-    () =>
-      parseArgs({
-        args: argv,
-        allowPositionals: true,
-        options: {
-          filename: { type: 'string', short: 'f' },
-          prune: { type: 'boolean' },
-          source: { type: 'string' },
-        },
-      }),
+  const { values, positionals } = parseCommand(
+    argv,
+    {
+      filename: { type: 'string', short: 'f' },
+      prune: { type: 'boolean' },
+      source: { type: 'string' },
+    },
     usage,
     command,
   );
