@@ -385,6 +385,84 @@ describe('vtl, the command-line client', () => {
     }
   });
 
+  it('describes and deletes pools, remotes and jobs by name, with the API refusal when it refuses', async () => {
+    // The export of the test before: described by id, the remote by name; a finished job is not
+    // cancelled (what delete does to a job), and stays as it was.
+    const job = (await app.api.get('/api/jobs')).body.find((j: any) => j.kind === 'export');
+    const describedJob = await run(['describe', 'job', String(job.id)]);
+    expect(describedJob.code, describedJob.stderr).toBe(0);
+    expect(describedJob.stdout).toMatch(new RegExp(`^jobs/${job.id}\\n`));
+    expect(describedJob.stdout).toMatch(/remote_id: offsite \(id \d+\)/);
+    expect(describedJob.stdout).toMatch(/job_update\s+export \S+: succeeded/);
+    const cancel = await run(['delete', 'job', String(job.id), '--yes']);
+    expect(cancel.code).toBe(4);
+    expect(cancel.stderr).toMatch(/^error: .*succeeded/);
+    expect((await app.api.get(`/api/jobs/${job.id}`)).body.state).toBe('succeeded');
+
+    const describedRemote = await run(['describe', 'remote', 'offsite']);
+    expect(describedRemote.code, describedRemote.stderr).toBe(0);
+    expect(describedRemote.stdout).toMatch(/^remotes\/offsite\n/);
+    expect(describedRemote.stdout).toMatch(/^bucket: /m);
+    const deletedRemote = await run(['delete', 'remote', 'offsite', '--yes']);
+    expect(deletedRemote.code, deletedRemote.stderr).toBe(0);
+    expect(deletedRemote.stdout).toBe('remotes/offsite deleted\n');
+    expect((await app.api.get('/api/remotes')).body).toEqual([]);
+    expect((await run(['describe', 'remote', 'offsite'])).code).toBe(4);
+
+    const created = await app.api.post('/api/pools', {
+      name: 'cli-spare',
+      path: path.join(app.stateDir, 'pools', 'cli-spare'),
+    });
+    expect(created.status, created.text).toBe(201);
+    const describedPool = await run(['describe', 'pool', 'cli-spare']);
+    expect(describedPool.code, describedPool.stderr).toBe(0);
+    expect(describedPool.stdout).toMatch(/^pools\/cli-spare\n/);
+    expect(describedPool.stdout).toMatch(/pool_created/);
+    const deletedPool = await run(['delete', 'pool', 'cli-spare', '--yes']);
+    expect(deletedPool.code, deletedPool.stderr).toBe(0);
+    expect(deletedPool.stdout).toBe('pools/cli-spare deleted\n');
+    expect((await app.api.get('/api/pools')).body.map((p: any) => p.name)).not.toContain('cli-spare');
+    // The pool a library lives on is refused, and kept.
+    const inUse = await run(['delete', 'pool', 'default', '--yes']);
+    expect(inUse.code).toBe(4);
+    expect((await app.api.get('/api/pools')).body.map((p: any) => p.name)).toContain('default');
+  });
+
+  it('prints a CHAP initiator as a manifest naming the secrets it needs, never the secrets', async () => {
+    const chap = {
+      username: 'host1',
+      secret: 'Host1-Chap-Secret',
+      mutual_username: 'vtl-node1',
+      mutual_secret: 'Target-Chap-Secret',
+    };
+    secrets.push(chap.secret, chap.mutual_secret);
+    const wwpn = 'iqn.2026-01.com.example:chap-host';
+    const registered = await app.api.post('/api/targets/acls', { wwpn, alias: 'chap-host', chap });
+    expect(registered.status, registered.text).toBe(200);
+    const yaml = await run(['get', 'initiator', 'chap-host', '-o', 'yaml']);
+    expect(yaml.code, yaml.stderr).toBe(0);
+    expect(parse(yaml.stdout)).toEqual({
+      apiVersion: 'vtl.appliance.io/v1alpha1',
+      kind: 'TapeInitiator',
+      metadata: { name: 'chap-host' },
+      spec: {
+        wwpn,
+        fabric: 'iscsi',
+        alias: 'chap-host',
+        chap: {
+          username: 'host1',
+          secretRef: { name: 'chap-host-chap', key: 'secret' },
+          mutualUsername: 'vtl-node1',
+          mutualSecretRef: { name: 'chap-host-chap', key: 'mutualSecret' },
+        },
+      },
+    });
+    const described = await run(['describe', 'initiator', 'chap-host']);
+    expect(described.code, described.stderr).toBe(0);
+    expect(described.stdout).toMatch(/username: host1/);
+    expect(described.stdout + yaml.stdout).not.toMatch(/Chap-Secret/);
+  });
+
   it('completes commands, kinds and names in bash', async () => {
     const script = (await run(['completion', 'bash'])).stdout;
     const complete = async (words: string[]) => {
