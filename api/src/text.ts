@@ -47,13 +47,7 @@ export const TEXT_LIMITS = {
  * so the error says what to fix.
  */
 export function displayText(field: string, max: number) {
-  return z
-    .string()
-    .max(max, `${field}: at most ${max} characters`)
-    .refine((s) => !LONE_SURROGATE.test(s), `${field}: a lone UTF-16 surrogate is not a character`)
-    .refine((s) => !CONTROL_CHARS.test(s), `${field}: control characters (C0, C1, DEL) are not allowed`)
-    .refine((s) => !MARKUP_CHARS.test(s), `${field}: < and > are not allowed`)
-    .refine((s) => !EDGE_WHITE_SPACE.test(s), `${field}: no white space at the start or the end`);
+  return plainText(field, max).refine((s) => !MARKUP_CHARS.test(s), `${field}: < and > are not allowed`);
 }
 
 /**
