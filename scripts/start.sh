@@ -15,7 +15,9 @@ fi
 # The appliance runs on the Node LTS the image ships (docs/deploy.md, "Node"), as the tests do;
 # the machine's own Node only fetches it.
 PATH="$(bash scripts/node-lts.sh):$PATH"
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# By content, not mtime (scripts/deps-current.mjs): a rebase touching the lock file must not
+# reinstall under other runs of this tree.
+if ! node scripts/deps-current.mjs; then
   npm ci --no-audit --no-fund >&2
 fi
 node scripts/build-changed.mjs
