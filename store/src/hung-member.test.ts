@@ -1,3 +1,4 @@
+import { readdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -12,6 +13,17 @@ import { freezeGapBound, freezeUnderLoad, longestGap, MAX_FREEZE_GAP_MS } from '
 const FREEZE_MS = 6_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** SIGSTOP reaches a process's threads one by one: waits until every one is stopped. */
+async function allThreadsStopped(pid: number): Promise<void> {
+  const state = async (tid: string) =>
+    (await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').catch(() => ') T')).split(') ')[1]?.[0];
+  for (;;) {
+    const states = await Promise.all((await readdir(`/proc/${pid}/task`)).map(state));
+    if (states.every((s) => s === 'T' || s === 't')) return;
+    await sleep(5);
+  }
+}
 
 /**
  * Journals an event, writes then reads back a record every 100 ms, watching the prefix and
@@ -129,4 +141,34 @@ describe('a hung etcd member of three', () => {
       silent.close();
     }
   }, 30_000);
+
+  /**
+   * A put that timed out on a frozen member stays in its socket and is applied once the member
+   * thaws (4 of 12 landed over the newer value before puts were guarded). Eight tries, so an
+   * unguarded put fails this about 24 times in 25.
+   */
+  it('a put that timed out on a frozen member does not land over a newer write once it thaws', async () => {
+    const leader = await cluster.leader();
+    const follower = cluster.members.find((m) => m !== leader)!;
+    const stuck = await Store.connect({ endpoints: [follower.endpoint], deadlineMs: 300 });
+    const V = z.object({ v: z.string() });
+    const after: string[] = [];
+    try {
+      for (let i = 0; i < 8; i++) {
+        const key = `/t/stale/${i}`;
+        await stuck.put(key, { v: 'before' });
+        process.kill(follower.pid, 'SIGSTOP');
+        await allThreadsStopped(follower.pid);
+        await expect(stuck.put(key, { v: 'late' }), String(i)).rejects.toThrow(/did not answer|unreachable/);
+        await store.put(key, { v: 'newer' });
+        process.kill(follower.pid, 'SIGCONT');
+        await sleep(1_000);
+        after.push((await store.get(key, V))?.value.v ?? 'absent');
+      }
+    } finally {
+      process.kill(follower.pid, 'SIGCONT');
+      await stuck.close();
+    }
+    expect(after).toEqual(Array(8).fill('newer'));
+  }, 60_000);
 });

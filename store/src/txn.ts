@@ -38,6 +38,16 @@ export function atModRevision(key: string, modRevision: string): ICompare {
   return { key: Buffer.from(key), target: 'Mod', result: 'Equal', mod_revision: modRevision };
 }
 
+/** Builds the raw etcd comparison for "key was last written at or before revision (or is absent)". */
+export function notWrittenAfter(key: string, revision: string): ICompare {
+  return {
+    key: Buffer.from(key),
+    target: 'Mod',
+    result: 'Less',
+    mod_revision: String(BigInt(revision) + 1n),
+  };
+}
+
 /** Builds a raw put operation; records under the secrets prefix are sealed. */
 export function putOp(key: string, value: unknown, lease?: Lease, sealing = NO_SEALING): IRequestOp {
   return {
