@@ -58,3 +58,4 @@ export { deleteRemoteCatalog, putCatalogEntries, replaceRemoteCatalog } from './
 export { createPool, deletePool, publishPoolStatus, removePoolStatus } from './records/pools.js';
 export { remoteConnection } from './remote-connection.js';
 export { createStorage, markStorageDeleting, removeStorage, replaceStorage } from './records/storage.js';
+export { listNodeStatus } from './node-status.js';

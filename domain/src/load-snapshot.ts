@@ -8,7 +8,8 @@ import {
   PoolStatus,
   keys,
 } from '@vtl/api';
-import { listNodeStatus, type Store } from '@vtl/store';
+import type { Store } from '@vtl/store';
+import { listNodeStatus } from './node-status.js';
 import type { Snapshot } from './snapshot.js';
 
 /** Reads every record a view or a refusal check needs. */

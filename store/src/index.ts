@@ -6,7 +6,6 @@ export type { Lease } from './lease.js';
 export type { RenewingLease } from './renewing-lease.js';
 export { DEFAULT_STORE_DEADLINE_MS, isUnreachable, storeDeadlineFromEnv } from './deadline.js';
 export { Store, type IdClaim, type ListOptions } from './store.js';
-export { listNodeStatus } from './node-status.js';
 export type { Txn } from './txn.js';
 export type { Watch, WatchEvent, WatchOptions } from './watch.js';
 export { WatchCache, type CacheChange, type CachedPrefix } from './watch-cache.js';

@@ -15,8 +15,8 @@ import {
   type TargetsView,
 } from '@vtl/api';
 import { waitFor } from '@vtl/reconcile';
-import { listNodeStatus, type Store } from '@vtl/store';
-import { loadSnapshot } from '@vtl/domain';
+import type { Store } from '@vtl/store';
+import { listNodeStatus, loadSnapshot } from '@vtl/domain';
 import { targetsView } from './targets-view.js';
 import {
   chapChange,

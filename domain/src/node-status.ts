@@ -1,5 +1,5 @@
 import { NodeLibraryStatus, NodeRecord, assembleNodeStatus, keys, type NodeStatus } from '@vtl/api';
-import type { Store } from './store.js';
+import type { Store } from '@vtl/store';
 
 /**
  * Every node's live view, put together from its node record and its per-library records (one
