@@ -221,3 +221,36 @@ export function RowButton(props: {
     </button>
   );
 }
+
+/**
+ * A required text or password input under its label, bound to a state value (the login and
+ * password forms). `problem` names the element that says what is wrong with the value.
+ */
+export function Field(props: {
+  label: string;
+  value: string;
+  onValue: (value: string) => void;
+  type?: 'text' | 'password';
+  name?: string;
+  autoComplete?: string;
+  minLength?: number;
+  problem?: string;
+}) {
+  return (
+    <label>
+      {props.label}{' '}
+      <input
+        name={props.name}
+        // preact types a password input apart from a text one; both take the same attributes here.
+        type={(props.type ?? 'text') as 'text'}
+        autoComplete={props.autoComplete}
+        minLength={props.minLength}
+        value={props.value}
+        aria-invalid={props.problem ? true : undefined}
+        aria-describedby={props.problem}
+        onInput={(e) => props.onValue(e.currentTarget.value)}
+        required
+      />
+    </label>
+  );
+}

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
 import { session, type Session } from '../api/session';
-import { ErrorLine, useAction } from '../components/common';
+import { ErrorLine, Field, useAction } from '../components/common';
 
 /**
  * The first login with the initial password (the session says `must_change_password`): nothing
@@ -41,39 +41,29 @@ export function ChangeInitialPassword({ s }: { s: Session }) {
           {s.username} still has the initial password from the file initial-admin-password. Choose your own
           (at least 12 characters); then delete that file.
         </p>
-        <label>
-          Current password
-          <input
-            type="password"
-            autoComplete="current-password"
-            value={current}
-            onInput={(e) => setCurrent(e.currentTarget.value)}
-            required
-          />
-        </label>
-        <label>
-          New password
-          <input
-            type="password"
-            autoComplete="new-password"
-            minLength={12}
-            value={password}
-            onInput={(e) => setPassword(e.currentTarget.value)}
-            required
-          />
-        </label>
-        <label>
-          Repeat the new password
-          <input
-            type="password"
-            autoComplete="new-password"
-            value={repeat}
-            aria-invalid={mismatch ? true : undefined}
-            aria-describedby={mismatch ? 'repeat-problem' : undefined}
-            onInput={(e) => setRepeat(e.currentTarget.value)}
-            required
-          />
-        </label>
+        <Field
+          label="Current password"
+          type="password"
+          autoComplete="current-password"
+          value={current}
+          onValue={setCurrent}
+        />
+        <Field
+          label="New password"
+          type="password"
+          autoComplete="new-password"
+          minLength={12}
+          value={password}
+          onValue={setPassword}
+        />
+        <Field
+          label="Repeat the new password"
+          type="password"
+          autoComplete="new-password"
+          value={repeat}
+          onValue={setRepeat}
+          problem={mismatch ? 'repeat-problem' : undefined}
+        />
         {mismatch && (
           <p class="field-error" id="repeat-problem">
             The two new passwords differ.

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../api/client';
 import { session } from '../api/session';
-import { ErrorLine, useAction } from '../components/common';
+import { ErrorLine, Field, useAction } from '../components/common';
 
 export function Login() {
   const [username, setUsername] = useState('admin');
@@ -24,27 +24,15 @@ export function Login() {
         <p class="hint">
           The first admin password is in the file initial-admin-password of the appliance's state directory.
         </p>
-        <label>
-          User{' '}
-          <input
-            name="username"
-            autoComplete="username"
-            value={username}
-            onInput={(e) => setUsername(e.currentTarget.value)}
-            required
-          />
-        </label>
-        <label>
-          Password
-          <input
-            name="password"
-            type="password"
-            autoComplete="current-password"
-            value={password}
-            onInput={(e) => setPassword(e.currentTarget.value)}
-            required
-          />
-        </label>
+        <Field label="User" name="username" autoComplete="username" value={username} onValue={setUsername} />
+        <Field
+          label="Password"
+          name="password"
+          type="password"
+          autoComplete="current-password"
+          value={password}
+          onValue={setPassword}
+        />
         <ErrorLine error={action.error} />
         <button type="submit" class="primary" disabled={action.busy}>
           Log in
