@@ -359,16 +359,12 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
   },
   drain: {
     process: 'apiserver (request); controller (drain reconciler)',
-    module: 'controller/src/system/drain.ts',
-    also: { 'apiserver/src/routes/maintenance.ts': 'apiserver: the request' },
+    module: 'domain/src/records/restart.ts',
   },
   restartRequest: {
-    process: 'controller',
-    module: 'controller/src/system/drain.ts',
-    also: {
-      'apiserver/src/routes/maintenance.ts': 'apiserver: the request',
-      'updater/src/main.ts': 'updater: restart into a new release',
-    },
+    process: 'apiserver; controller (end of a drain); updater',
+    module: 'domain/src/records/restart.ts',
+    also: { 'updater/src/main.ts': 'updater: restart into a new release (the updater does not use domain)' },
   },
   update: {
     process: 'updater',

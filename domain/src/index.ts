@@ -59,3 +59,4 @@ export { createPool, deletePool, publishPoolStatus, removePoolStatus } from './r
 export { remoteConnection } from './remote-connection.js';
 export { createStorage, markStorageDeleting, removeStorage, replaceStorage } from './records/storage.js';
 export { listNodeStatus } from './node-status.js';
+export { abandonDrain, requestRestart, startDrain } from './records/restart.js';

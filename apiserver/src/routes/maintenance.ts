@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from '../plugins/zod-provider.js';
 import {
@@ -9,11 +8,9 @@ import {
   NodeRecord,
   RestartBody,
   RestartResponse,
-  isoNow,
   keys,
-  type RestartRequest,
 } from '@vtl/api';
-import { activeJobs, loadSnapshot, submitOp } from '@vtl/domain';
+import { activeJobs, loadSnapshot, requestRestart, startDrain, submitOp } from '@vtl/domain';
 import type { AppContext } from '../context.js';
 
 /** §8: how long a graceful restart waits for jobs (the controller may end it sooner in tests). */
@@ -46,12 +43,7 @@ export async function maintenanceRoutes(app: FastifyInstance, ctx: AppContext) {
           throw badRequest(
             'A graceful restart is already draining; wait for it or restart in mode immediate.',
           );
-        const now = Date.now();
-        await store.put(keys.drain, {
-          draining: true,
-          since: isoNow(new Date(now)),
-          deadline: isoNow(new Date(now + DRAIN_LIMIT_MS)),
-        });
+        await startDrain(store, DRAIN_LIMIT_MS);
         reply.code(202);
         return RestartResponse.parse({
           ok: true,
@@ -60,13 +52,7 @@ export async function maintenanceRoutes(app: FastifyInstance, ctx: AppContext) {
           detail: `Waiting for ${active} active jobs (up to 30 minutes); job-creating calls are refused meanwhile.`,
         });
       }
-      // Written together: nothing stays draining once the restart is requested.
-      const restart: RestartRequest = { id: randomUUID(), requested_at: isoNow(), mode: body.mode };
-      await store
-        .transaction()
-        .put(keys.drain, { draining: false })
-        .put(keys.restartRequest, restart)
-        .commit();
+      await requestRestart(store, body.mode);
       return RestartResponse.parse({
         ok: true,
         detail:

@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { DrainState, Job, isJobActive, isoNow, keys } from '@vtl/api';
+import { DrainState, Job, isJobActive, keys } from '@vtl/api';
 import type { EventJournal, Store } from '@vtl/store';
 import { startController, watchInto } from '@vtl/reconcile';
+import { abandonDrain, requestRestart } from '@vtl/domain';
 
 /** §8: a graceful restart waits up to 30 minutes; VTL_DRAIN_TIMEOUT_MS shortens it for tests. */
 export const DEFAULT_DRAIN_TIMEOUT_MS = 30 * 60_000;
@@ -38,20 +38,18 @@ export async function startDrainReconciler(opts: {
         // Only if neither the drain (cancelled meanwhile) nor a job changed since they were read:
         // a drain cleared between the two reads must not restart the control plane. The change
         // that failed the comparison is a watch event, which queues another pass.
-        const restarted = await store
-          .transaction()
-          .ifModRevision(keys.drain, record.modRevision)
-          .ifUnchangedSince(keys.jobs.prefix, listed.revision)
-          .put(keys.drain, { draining: false })
-          .put(keys.restartRequest, { id: randomUUID(), requested_at: isoNow(), mode: 'graceful' })
-          .commit();
+        const restarted = await requestRestart(store, 'graceful', (txn) =>
+          txn
+            .ifModRevision(keys.drain, record.modRevision)
+            .ifUnchangedSince(keys.jobs.prefix, listed.revision),
+        );
         if (restarted) log.info('no job active; restarting the control plane');
         return;
       }
       const since = Date.parse(drain.since ?? '') || Date.now();
       const stored = Date.parse(drain.deadline ?? '') || Infinity;
       if (Date.now() < Math.min(stored, since + timeoutMs)) return { requeueAfterMs: RECHECK_MS };
-      await store.put(keys.drain, { draining: false });
+      await abandonDrain(store);
       const waited = duration(Math.min(stored, since + timeoutMs) - since);
       const detail = `Graceful restart abandoned after ${waited} with ${jobs.length} jobs still active`;
       log.warn({ jobs: jobs.length }, detail);
