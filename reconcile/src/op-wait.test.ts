@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isoNow, keys, type Op } from '@vtl/api';
+import { VtlError, isoNow, keys, type Op } from '@vtl/api';
 import type { Store } from '@vtl/store';
 import { startTestStores, type TestStores } from '@vtl/store/testing';
-import { watchOpUntilFinished } from './op-wait.js';
+import { awaitOpResult, watchOpUntilFinished } from './op-wait.js';
 
 const op = (id: number, state: Op['state'], result?: unknown): Op => ({
   id,
@@ -68,5 +68,55 @@ describe('watchOpUntilFinished', () => {
     expect(took).toBeGreaterThanOrEqual(790);
     expect(took).toBeLessThan(3_000);
     expect(await watchOpUntilFinished(store, 99, 100)).toBeUndefined();
+  });
+});
+
+/** The wait every submitter uses: a store outage is waited out; a failure keeps the steps. */
+describe('awaitOpResult', () => {
+  let t: TestStores;
+  let store: Store;
+  beforeAll(async () => {
+    t = await startTestStores();
+    store = t.stores[0]!;
+  });
+  afterAll(() => t?.stop());
+  const opts = { timeoutMs: 10_000, timeoutMessage: (id: number) => `op ${id} goes on` };
+
+  it('waits out a store that does not answer, then answers the result', async () => {
+    await store.put(keys.ops.one(10), op(10, 'succeeded', { done: true }));
+    // The first reads fail as a stalled etcd fails them; the op was recorded already.
+    let outage = 3;
+    const stalled = new Proxy(store, {
+      get(target, prop) {
+        if (prop === 'get' && outage > 0)
+          return async () => {
+            outage -= 1;
+            throw new VtlError('unavailable', 'etcd does not answer');
+          };
+        const value = Reflect.get(target, prop) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    await expect(awaitOpResult(stalled, 10, opts)).resolves.toEqual({ done: true });
+    expect(outage).toBe(0);
+  });
+
+  it("throws the executor's error with the op's steps, and a timeout naming the op", async () => {
+    await store.put(keys.ops.one(11), {
+      ...op(11, 'failed'),
+      steps: ['one'],
+      error: { code: 'conflict', message: 'no', details: { library: 3 } },
+    });
+    await expect(awaitOpResult(store, 11, opts)).rejects.toMatchObject({
+      code: 'conflict',
+      message: 'no',
+      details: { library: 3, steps: ['one'] },
+    });
+    await store.put(keys.ops.one(12), op(12, 'running'));
+    await expect(awaitOpResult(store, 12, { ...opts, timeoutMs: 300 })).rejects.toMatchObject({
+      code: 'timeout',
+      message: 'op 12 goes on',
+      details: { op: 12 },
+    });
   });
 });
