@@ -325,6 +325,11 @@ describe('the web console in a real browser against the real appliance', () => {
     const alerts = page.getByRole('list', { name: 'What needs attention' });
     await expect.poll(() => alerts.textContent()).toMatch(/No cartridge has an offsite copy/);
     await alerts.getByRole('link', { name: 'Open cartridges' }).first().waitFor();
+    // Each pool's fill, and what it saves: the test appliance's default pool is a plain directory.
+    const pool = page.locator('.pool', { has: page.getByRole('progressbar', { name: 'Pool default fill' }) });
+    expect(await pool.locator('.pool-savings').textContent()).toMatch(
+      /^Plain directory: no dedup or compression\. \d+(\.\d)? [KMGT]?B written by hosts\.$/,
+    );
   });
 
   it('has no serious accessibility violation, and every page renders at 1280×800 and 390 px', async () => {

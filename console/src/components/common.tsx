@@ -3,17 +3,9 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { messageOf } from '../api/client';
 import { session } from '../api/session';
 
-export const canWrite = () => session.get()?.role === 'admin';
+export { bytes } from '../format';
 
-export function bytes(n: number): string {
-  const units = ['B', 'KB', 'MB', 'GB', 'TB', 'PB'];
-  let i = 0;
-  while (n >= 1000 && i < units.length - 1) {
-    n /= 1000;
-    i++;
-  }
-  return `${n.toFixed(n < 10 && i > 0 ? 1 : 0)} ${units[i]}`;
-}
+export const canWrite = () => session.get()?.role === 'admin';
 
 /** The API's refusal, worded as the error body says, in a live region screen readers announce. */
 export function ErrorLine({ error }: { error: string | undefined }) {

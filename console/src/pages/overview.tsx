@@ -1,5 +1,6 @@
 import { LibraryGrid } from '../components/library-grid';
-import { bytes, ErrorLine, Page, Progress } from '../components/common';
+import { ErrorLine, Page } from '../components/common';
+import { PoolSummary } from '../components/pool-summary';
 import { useLive } from '../live';
 import { cartridgeSets, loadJobs, loadStatus } from '../status';
 import { Throughput } from '../components/throughput';
@@ -54,12 +55,7 @@ export function Overview() {
       {s && (
         <div class="pools">
           {s.pools.map((p) => (
-            <div class="pool" key={p.name}>
-              <span>
-                Pool <strong>{p.name}</strong>: {bytes(p.fs_used_bytes)} of {bytes(p.fs_total_bytes)} used
-              </span>
-              <Progress value={p.fs_used_bytes} max={p.fs_total_bytes} label={`Pool ${p.name} fill`} />
-            </div>
+            <PoolSummary key={p.name} pool={p} />
           ))}
           <div class="pool">
             iSCSI:{' '}
