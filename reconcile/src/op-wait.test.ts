@@ -16,16 +16,16 @@ const op = (id: number, state: Op['state'], result?: unknown): Op => ({
   ...(result === undefined ? {} : { result }),
 });
 
+let t: TestStores;
+let store: Store;
+beforeAll(async () => {
+  t = await startTestStores();
+  store = t.stores[0]!;
+});
+afterAll(() => t?.stop());
+
 /** The op wait on a real etcd: a watch of the op's record, from the revision it was read at. */
 describe('watchOpUntilFinished', () => {
-  let t: TestStores;
-  let store: Store;
-  beforeAll(async () => {
-    t = await startTestStores();
-    store = t.stores[0]!;
-  });
-  afterAll(() => t?.stop());
-
   it('sees a result written between its read and the start of its watch', async () => {
     await store.put(keys.ops.one(1), op(1, 'running'));
     // The store as the wait sees it: the executor finishes the op just before the watch starts.
@@ -73,13 +73,6 @@ describe('watchOpUntilFinished', () => {
 
 /** The wait every submitter uses: a store outage is waited out; a failure keeps the steps. */
 describe('awaitOpResult', () => {
-  let t: TestStores;
-  let store: Store;
-  beforeAll(async () => {
-    t = await startTestStores();
-    store = t.stores[0]!;
-  });
-  afterAll(() => t?.stop());
   const opts = { timeoutMs: 10_000, timeoutMessage: (id: number) => `op ${id} goes on` };
 
   it('waits out a store that does not answer, then answers the result', async () => {
