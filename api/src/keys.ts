@@ -260,16 +260,13 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
     also: {
       'domain/src/records/exclusive-op.ts': 'apply, data-plane restart, library delete requests',
       'reconcile/src/op-runner.ts': 'the executor: state, steps, result',
-      'apiserver/src/services/remote-ops.ts': 'apiserver: remote op requests and their removal',
-      'controller/src/ops/op-gc.ts': 'controller: removal of old finished ops',
     },
   },
   opResults: {
     process: 'controller',
     module: 'controller/src/ops/remote-ops.ts',
     also: {
-      'apiserver/src/services/remote-ops.ts': 'apiserver: the reader deletes them',
-      'controller/src/ops/op-gc.ts': 'removal with old ops',
+      'domain/src/records/ops.ts': 'removal: by their reader (apiserver) or the op collector (controller)',
     },
   },
   catalog: {

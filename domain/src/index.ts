@@ -43,7 +43,15 @@ export {
   submitExclusiveOp,
   type ExclusiveOpRead,
 } from './records/exclusive-op.js';
-export { appendOpSteps, newOpRecord, opProgressWrite, submitOp, type SubmitOp } from './records/ops.js';
+export {
+  appendOpSteps,
+  newOpRecord,
+  opProgressWrite,
+  removeOp,
+  removeOpResults,
+  submitOp,
+  type SubmitOp,
+} from './records/ops.js';
 export {
   declareLibrary,
   declareLibraryWithApply,

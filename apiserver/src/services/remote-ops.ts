@@ -1,5 +1,5 @@
 import { RemoteObjects, VtlError, keys, type OpKind } from '@vtl/api';
-import { submitOp } from '@vtl/domain';
+import { removeOp, removeOpResults, submitOp } from '@vtl/domain';
 import type { Store } from '@vtl/store';
 import { awaitOpResult } from './ops.js';
 import { z } from 'zod';
@@ -52,8 +52,8 @@ export async function takeListing(
       'internal',
       `Operation ${id} left ${listed.items.length} of ${parts} listing parts; retry.`,
     );
-  await store.deletePrefix(keys.opResults.of(id));
+  await removeOpResults(store, id);
   // A listing is a read: its record has nothing to keep.
-  await store.delete(keys.ops.one(id));
+  await removeOp(store, id);
   return listed.items.flatMap((i) => i.value);
 }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { Op, isOpFinished, keys } from '@vtl/api';
 import type { Store } from '@vtl/store';
+import { removeOp, removeOpResults } from '@vtl/domain';
 
 /** Finished remote and pool-check ops are kept this long (a record of who asked what). */
 export const OP_RETAIN_MS = 7 * 24 * 3600_000;
@@ -25,11 +26,11 @@ export async function collectOps(
 ): Promise<{ ops: number; results: number }> {
   const ops = new Map((await store.list(keys.ops.prefix, Op)).items.map((i) => [i.value.id, i]));
   let deletedOps = 0;
-  for (const { key, value, modRevision } of ops.values()) {
+  for (const { value, modRevision } of ops.values()) {
     if (!collectable(value, executor) || !isOpFinished(value)) continue;
     const finished = Date.parse(value.finished_at ?? value.created_at);
     if (now - finished < OP_RETAIN_MS) continue;
-    if (await store.delete(key, { modRevision })) deletedOps++;
+    if (await removeOp(store, value.id, modRevision)) deletedOps++;
   }
   const resultKeys = await store.listKeys(keys.opResults.prefix);
   const owners = new Set(
@@ -40,7 +41,7 @@ export async function collectOps(
     const op = ops.get(id)?.value;
     const finished = op && isOpFinished(op) ? Date.parse(op.finished_at ?? op.created_at) : undefined;
     if (op && (finished === undefined || now - finished < RESULT_RETAIN_MS)) continue;
-    results += await store.deletePrefix(keys.opResults.of(id));
+    results += await removeOpResults(store, id);
   }
   return { ops: deletedOps, results };
 }

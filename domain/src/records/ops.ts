@@ -63,3 +63,13 @@ export async function opProgressWrite(
   const next: Op = { ...current.value, progress, steps: [...current.value.steps, step] };
   return (txn) => txn.ifModRevision(key, current.modRevision).put(key, next);
 }
+
+/** Removes an operation's record if it is still at modRevision (the collector's old ops). */
+export async function removeOp(store: Store, id: number, modRevision?: string): Promise<boolean> {
+  return store.delete(keys.ops.one(id), { modRevision });
+}
+
+/** Removes the result parts an operation left (their reader took them, or nobody will). */
+export async function removeOpResults(store: Store, id: number): Promise<number> {
+  return store.deletePrefix(keys.opResults.of(id));
+}
