@@ -238,12 +238,15 @@ export async function poolBench(o: PoolBenchOptions): Promise<void> {
       const withPass = async () => {
         await freshHashFile(pool.mountpoint);
         await dropCaches();
-        const pass = startPass(pool.mountpoint, pair.files);
+        // Paced as the nodeagent paces it, by a counter of the host drive's bytes: here the size
+        // of its cartridge's files (the bench's emulator serves no status with iSCSI counters).
+        const hostBytes = async () => (await imageFiles([target.cartridgeDirs[2]!])).bytes;
+        const pass = startPass(pool.mountpoint, pair.files, hostBytes);
         const f = await timedWrite(host, block, o.bytes);
         const overlapped = pass.running();
         const seconds = await pass.done;
         passRates.push(pair.bytes / 2 ** 30 / (seconds / 60));
-        return { rate: f.rate, overlapped, seconds };
+        return { rate: f.rate, overlapped, seconds, paused: pass.pausedSeconds() };
       };
       const a = round % 2 === 1 ? await alone() : undefined;
       const d = await withPass();
@@ -251,7 +254,7 @@ export async function poolBench(o: PoolBenchOptions): Promise<void> {
       during.push(d.rate / alone2);
       console.log(
         `round ${round}  host stream alone ${alone2.toFixed(1)} MiB/s, during a pass ${d.rate.toFixed(1)} MiB/s ` +
-          `(${(d.rate / alone2).toFixed(2)}x; the pass took ${d.seconds.toFixed(1)} s` +
+          `(${(d.rate / alone2).toFixed(2)}x; the pass took ${d.seconds.toFixed(1)} s, ${d.paused.toFixed(1)} s of it paused` +
           `${d.overlapped ? ' and outlasted the stream' : ', ending BEFORE the stream did'})`,
       );
     }

@@ -55,6 +55,8 @@ export const DedupStatus = z.object({
   last_result: z.enum(['completed', 'interrupted', 'failed']).nullable(),
   last_detail: z.string(),
   next_at: z.string().nullable(),
+  /** Seconds the pass in progress (or the last one) spent paused while drives moved host bytes. */
+  host_pause_seconds: z.number().int().default(0),
 });
 export type DedupStatus = z.infer<typeof DedupStatus>;
 

@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { isoNow, type DedupStatus, type StorageSpec } from '@vtl/api';
 import type { Logger } from 'pino';
+import { PassPacer } from './dedup-pacer.js';
 
 /** The hash file lives on the storage itself: it survives a restart and goes with a teardown. */
 export const hashFile = (mountpoint: string) => path.join(mountpoint, '.vtl-dedup', 'hashes.db');
@@ -74,6 +75,8 @@ async function stopOrphans(mountpoint: string, logger: Logger) {
     logger.warn({ pid }, 'stopping a dedup pass left by an earlier nodeagent');
     try {
       process.kill(Number(pid), 'SIGTERM');
+      // It may have been left paused (PassPacer): a stopped process holds SIGTERM pending.
+      process.kill(Number(pid), 'SIGCONT');
     } catch {
       // gone meanwhile
     }
@@ -87,6 +90,11 @@ export interface DedupRunnerOptions {
   busyLabels: () => Promise<Set<string>>;
   /** The paths of this node's pools on the storage. */
   poolPaths: () => Promise<string[]>;
+  /**
+   * Bytes this node's drives have moved for hosts so far: the pass pauses while it grows
+   * (PassPacer). Without it the pass is not paced.
+   */
+  hostBytes?: () => number | Promise<number>;
   /** The figures changed (progress, a pass began or ended). */
   onChange: () => void;
   /** The status the node last published: a restarted runner carries its last run on. */
@@ -107,6 +115,9 @@ export class DedupRunner {
   private spec: StorageSpec | undefined;
   private mounted = false;
   private child: ChildProcess | undefined;
+  private pacer: PassPacer | undefined;
+  /** Pause time of the pass's earlier duperemove runs (a retry after an unreadable hash file). */
+  private earlierPausedMs = 0;
   private passLabels = new Set<string>();
   private stopReason = '';
   private timer: NodeJS.Timeout | undefined;
@@ -127,6 +138,7 @@ export class DedupRunner {
       last_result: prev?.last_result ?? null,
       last_detail: prev?.last_detail ?? '',
       next_at: null,
+      host_pause_seconds: prev?.host_pause_seconds ?? 0,
     };
     if (prev?.state === 'running') {
       this.status.last_result = 'interrupted';
@@ -211,7 +223,17 @@ export class DedupRunner {
   private interrupt(reason: string) {
     if (!this.child || this.stopReason) return;
     this.stopReason = reason;
-    this.child.kill('SIGTERM');
+    this.terminate(this.child);
+  }
+
+  /** Stops a duperemove run, paused or not (a paused one would hold the SIGTERM pending). */
+  private terminate(child: ChildProcess) {
+    child.kill('SIGTERM');
+    this.pacer?.stop();
+  }
+
+  private pausedMs() {
+    return this.earlierPausedMs + (this.pacer?.pausedMs ?? 0);
   }
 
   private async runPass() {
@@ -233,7 +255,9 @@ export class DedupRunner {
       files_done: 0,
       last_started_at: startedAt,
       next_at: null,
+      host_pause_seconds: 0,
     });
+    this.earlierPausedMs = 0;
     if (files.length === 0) {
       this.finish('completed', 'no idle cartridge to scan');
       return;
@@ -286,6 +310,20 @@ export class DedupRunner {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     this.child = child;
+    const { hostBytes } = this.opts;
+    if (hostBytes && child.pid !== undefined)
+      this.pacer = new PassPacer({
+        pid: child.pid,
+        hostBytes,
+        onChange: (paused) => {
+          this.opts.logger.debug(
+            { paused },
+            paused ? 'dedup pass paused for host I/O' : 'dedup pass resumed',
+          );
+          this.status.host_pause_seconds = Math.round(this.pausedMs() / 1000);
+          this.opts.onChange();
+        },
+      }).start();
     let stderr = '';
     let progressAt = 0;
     let carry = '';
@@ -296,6 +334,7 @@ export class DedupRunner {
         const m = /^\[(\d+)\/(\d+)\]/.exec(line);
         if (!m) continue;
         this.status.files_done = Number(m[1]);
+        this.status.host_pause_seconds = Math.round(this.pausedMs() / 1000);
         if (Date.now() - progressAt > TICK_MS) {
           progressAt = Date.now();
           this.opts.onChange();
@@ -312,6 +351,9 @@ export class DedupRunner {
       });
       child.once('close', (c) => resolve(c));
     });
+    this.pacer?.stop();
+    this.earlierPausedMs = this.pausedMs();
+    this.pacer = undefined;
     this.child = undefined;
     return { code, stderr };
   }
@@ -324,6 +366,7 @@ export class DedupRunner {
       last_finished_at: isoNow(),
       last_result: result,
       last_detail: detail,
+      host_pause_seconds: Math.round(this.earlierPausedMs / 1000),
     });
   }
 
@@ -334,7 +377,7 @@ export class DedupRunner {
     if (!child) return;
     this.stopReason = 'the nodeagent stopped';
     const closed = new Promise((resolve) => child.once('close', resolve));
-    child.kill('SIGTERM');
+    this.terminate(child);
     await Promise.race([closed, new Promise((r) => setTimeout(r, 2_000))]);
   }
 }

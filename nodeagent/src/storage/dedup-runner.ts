@@ -13,6 +13,8 @@ export async function startDedupRunner(opts: {
   node: string;
   mountpoint: string;
   loadedLabels: () => Set<string>;
+  /** Bytes (or blocks) the node's drives have moved for hosts: the pass pauses while it grows. */
+  hostBytes: () => number;
   onChange: () => void;
   logger: Logger;
 }): Promise<DedupRunner> {
@@ -23,6 +25,7 @@ export async function startDedupRunner(opts: {
     logger: opts.logger,
     previous,
     onChange: opts.onChange,
+    hostBytes: opts.hostBytes,
     busyLabels: async () => {
       const busy = opts.loadedLabels();
       for (const { value } of (await store.list(keys.jobs.prefix, Job)).items)

@@ -22,6 +22,7 @@ export const idleDedup = (): DedupStatus => ({
   last_result: null,
   last_detail: '',
   next_at: null,
+  host_pause_seconds: 0,
 });
 
 /** Whether a btrfs filesystem is mounted exactly at `mountpoint`. */

@@ -1,0 +1,171 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { waitFor } from '@vtl/reconcile';
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import * as btrfs from './btrfs.js';
+import { DedupRunner, hashFile } from './dedup-pass.js';
+
+const MiB = 1024 ** 2;
+/** Per cartridge: enough that reading it back takes duperemove well over a pacer's sample. */
+const IMAGE = 160 * MiB;
+
+function skipReason(): string | undefined {
+  if (process.getuid?.() !== 0) return 'needs root (loop devices, mkfs.btrfs, mount)';
+  for (const tool of ['mkfs.btrfs', 'losetup', 'duperemove', 'ionice', 'compsize'])
+    try {
+      execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
+    } catch {
+      return `${tool} is not installed`;
+    }
+  return undefined;
+}
+const skip = skipReason();
+
+/** The pass's duperemove (found by its hash file argument) and its state letter (T: stopped). */
+async function passProcess(mountpoint: string): Promise<{ pid: number; state: string } | undefined> {
+  const marker = `--hashfile=${hashFile(mountpoint)}`;
+  for (const pid of await fs.readdir('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    const cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (!cmdline.startsWith('duperemove\0') || !cmdline.split('\0').includes(marker)) continue;
+    const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    if (state && state !== 'Z') return { pid: Number(pid), state };
+  }
+  return undefined;
+}
+
+/**
+ * The dedup pass paced by host I/O (PassPacer), with Debian's duperemove over two cartridges of
+ * the same bytes on btrfs over a loop device: a drive's counter that grows keeps the pass
+ * stopped, a quiet one lets it finish, and a stopped pass is ended by a load or a shutdown.
+ */
+describe.skipIf(skip)(`dedup pass paced by host I/O${skip ? ` (skipped: ${skip})` : ''}`, () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'vtl-pacer-'));
+  const mountpoint = path.join(dir, 'storage');
+  const pool = path.join(mountpoint, 'pools', 'p');
+  let device = '';
+  let runner: DedupRunner | undefined;
+  let streaming: NodeJS.Timeout | undefined;
+  const hostBytes = { n: 0 };
+  const busy = new Set<string>();
+
+  /** A drive streaming: its byte counter grows every 200 ms until stopStreaming(). */
+  const startStreaming = () => (streaming = setInterval(() => (hostBytes.n += 256 * 1024), 200));
+  const stopStreaming = () => clearInterval(streaming);
+
+  /** A runner with a pass requested now, from an empty hash file and a cold page cache. */
+  async function startPass(): Promise<DedupRunner> {
+    await fs.rm(path.dirname(hashFile(mountpoint)), { recursive: true, force: true });
+    await btrfs.unmount(mountpoint);
+    await btrfs.mount(device, mountpoint);
+    const r = new DedupRunner({
+      mountpoint,
+      logger: pino({ level: 'silent' }),
+      busyLabels: async () => new Set(busy),
+      poolPaths: async () => [pool],
+      onChange: () => undefined,
+      hostBytes: () => hostBytes.n,
+    });
+    runner = r;
+    r.start();
+    const now = new Date().toISOString();
+    r.update(
+      {
+        node: 'n1',
+        devices: [device],
+        force: [],
+        dedup: { interval_minutes: 60, paused: false },
+        created_at: now,
+        dedup_requested_at: now,
+      },
+      true,
+    );
+    return r;
+  }
+
+  beforeAll(async () => {
+    const file = path.join(dir, 'disk.img');
+    await fs.writeFile(file, '');
+    await fs.truncate(file, 2 * 1024 * MiB);
+    device = execFileSync('losetup', ['-f', '--show', file], { encoding: 'utf8' }).trim();
+    await btrfs.mkfs([device], false);
+    await fs.mkdir(mountpoint);
+    await btrfs.mount(device, mountpoint);
+    const images = ['AAA001L8', 'BBB001L8'].map((label) => path.join(pool, 'LIB1', label, 'data.img'));
+    for (const image of images) await fs.mkdir(path.dirname(image), { recursive: true });
+    const handles = await Promise.all(images.map((i) => fs.open(i, 'w')));
+    for (let at = 0; at < IMAGE; at += 8 * MiB) {
+      const chunk = randomBytes(8 * MiB);
+      for (const h of handles) await h.write(chunk);
+    }
+    for (const h of handles) await h.close();
+  });
+
+  afterEach(async () => {
+    stopStreaming();
+    busy.clear();
+    await runner?.stop();
+    runner = undefined;
+  });
+
+  afterAll(() => {
+    for (const [cmd, args] of [
+      ['umount', ['-l', mountpoint]],
+      ['losetup', ['-d', device]],
+    ] as const)
+      try {
+        if (device) execFileSync(cmd, args, { stdio: 'ignore' });
+      } catch {
+        // not set up that far
+      }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('stays stopped while a drive moves bytes and finishes once it is quiet', async () => {
+    startStreaming();
+    const r = await startPass();
+    await waitFor(async () => (await passProcess(mountpoint))?.state === 'T', { timeoutMs: 20_000 });
+    // Still stopped a while later: the stream goes on.
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    expect((await passProcess(mountpoint))?.state).toBe('T');
+    expect(r.status.state).toBe('running');
+    stopStreaming();
+    await waitFor(async () => r.status.last_result !== null && r.status.state === 'idle', {
+      timeoutMs: 180_000,
+      intervalMs: 500,
+    });
+    expect(r.status.last_result, r.status.last_detail).toBe('completed');
+    expect(r.status.files_done).toBe(2);
+    expect(r.status.host_pause_seconds).toBeGreaterThanOrEqual(4);
+    expect(await passProcess(mountpoint)).toBeUndefined();
+    // The pass did its work once it went on: the two cartridges share their extents.
+    const shared = await btrfs.extentBytes([pool]);
+    expect(shared.referenced).toBeGreaterThan(1.5 * shared.uncompressed);
+  }, 240_000);
+
+  it('ends a stopped pass when one of its cartridges is loaded', async () => {
+    startStreaming();
+    const r = await startPass();
+    await waitFor(async () => (await passProcess(mountpoint))?.state === 'T', { timeoutMs: 20_000 });
+    busy.add('BBB001L8');
+    r.poke();
+    await waitFor(async () => r.status.state === 'idle', { timeoutMs: 20_000 });
+    expect(r.status.last_result).toBe('interrupted');
+    expect(r.status.last_detail).toMatch(/BBB001L8 became busy/);
+    expect(await passProcess(mountpoint)).toBeUndefined();
+  }, 60_000);
+
+  it('ends a stopped pass when the nodeagent stops', async () => {
+    startStreaming();
+    const r = await startPass();
+    await waitFor(async () => (await passProcess(mountpoint))?.state === 'T', { timeoutMs: 20_000 });
+    await r.stop();
+    await waitFor(async () => (await passProcess(mountpoint)) === undefined, { timeoutMs: 10_000 });
+  }, 60_000);
+});
