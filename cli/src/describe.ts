@@ -55,6 +55,6 @@ export async function describe(argv: string[], out: NodeJS.WritableStream): Prom
   const query = new URLSearchParams({ q: subject, limit: String(EVENTS_SHOWN) });
   const events = (await request(config, 'GET', `/api/events/search?${query}`)).body as Row[];
   out.write(`\nEvents:${events.length ? '' : ' none'}\n`);
-  for (const e of events.reverse()) out.write(`  ${e.ts}  ${e.kind}  ${e.detail}\n`);
+  for (const e of events.reverse()) out.write(`  ${e.ts}  ${e.severity}  ${e.kind}  ${e.detail}\n`);
   return EXIT.ok;
 }

@@ -9,6 +9,8 @@ export interface StreamEvent {
   id: string;
   ts: string;
   kind: string;
+  /** info, warning or error (docs/api.md "Event severity"). */
+  severity: string;
   subject: string;
   data: { detail?: string } & Record<string, unknown>;
 }

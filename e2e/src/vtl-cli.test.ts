@@ -288,7 +288,14 @@ describe('vtl, the command-line client', () => {
       new RegExp(`^${first}\\s+cli-lib\\s+slot:\\d+\\s+resident\\s+\\S+\\s+12000\\.0G\\s`, 'm'),
     );
     const events = await run(['events', '--kind', 'cart_minted']);
-    expect(events.stdout).toMatch(new RegExp(`cart_minted\\s+${second}`));
+    expect(events.stdout).toMatch(new RegExp(`\\sinfo\\s+cart_minted\\s+${second}`));
+    // A mint is informational: asked for warnings and worse, none of them is printed.
+    const urgent = await run(['events', '--severity', 'warning']);
+    expect(urgent.code, urgent.stderr).toBe(0);
+    expect(urgent.stdout).not.toMatch(/cart_minted/);
+    const wrong = await run(['events', '--severity', 'loud']);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toMatch(/--severity loud is not one of info, warning, error/);
 
     const library = await run(['describe', 'library', 'cli-lib']);
     expect(library.code, library.stderr).toBe(0);
