@@ -191,18 +191,10 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
   pools: {
     process: 'apiserver; nodeagent (the default pool, once on first start)',
     module: 'domain/src/records/pools.ts',
-    also: {
-      'apiserver/src/services/gitops-apply.ts': 'GitOps apply: managed_by',
-      'apiserver/src/services/gitops-ownership.ts': 'GitOps: managed_by release',
-    },
   },
   libraries: {
     process: 'apiserver (declare), controller (recover, delete)',
     module: 'domain/src/records/libraries.ts',
-    also: {
-      'apiserver/src/services/gitops-apply.ts': 'GitOps apply: managed_by',
-      'apiserver/src/services/gitops-ownership.ts': 'GitOps: managed_by release',
-    },
   },
   cartridges: {
     process: 'apiserver',
@@ -219,8 +211,6 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
     module: 'apiserver/src/services/targets-registry.ts',
     also: {
       'apiserver/src/services/initiator-chap.ts': 'CHAP settings',
-      'apiserver/src/services/gitops-apply.ts': 'GitOps apply: managed_by',
-      'apiserver/src/services/gitops-ownership.ts': 'GitOps: managed_by release',
     },
   },
   remotes: {
@@ -228,8 +218,6 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
     module: 'apiserver/src/services/remotes.ts',
     also: {
       'controller/src/ops/remote-ops.ts': 'controller: remote check results',
-      'apiserver/src/services/gitops-apply.ts': 'GitOps apply: managed_by',
-      'apiserver/src/services/gitops-ownership.ts': 'GitOps: managed_by release',
     },
   },
   libraryStatus: {

@@ -55,7 +55,9 @@ export {
 export {
   declareLibrary,
   declareLibraryWithApply,
+  claimLibrary,
   markLibraryDeleting,
+  releaseLibrary,
   removeLibrary,
   type PlanLibrary,
 } from './records/libraries.js';
@@ -63,7 +65,15 @@ export { loadSnapshot } from './load-snapshot.js';
 export { checkRecoverPreconditions } from './recover-rules.js';
 export { normalisePoolPath, refusePoolPath } from './pool-path-rules.js';
 export { deleteRemoteCatalog, putCatalogEntries, replaceRemoteCatalog } from './records/catalog.js';
-export { createPool, deletePool, publishPoolStatus, removePoolStatus } from './records/pools.js';
+export {
+  claimPool,
+  createPool,
+  deletePool,
+  publishPoolStatus,
+  releasePool,
+  removePoolStatus,
+} from './records/pools.js';
+export { releaseThrough, withManagedBy } from './records/managed-by.js';
 export { remoteConnection } from './remote-connection.js';
 export { createStorage, markStorageDeleting, removeStorage, replaceStorage } from './records/storage.js';
 export { listNodeStatus } from './node-status.js';

@@ -1,15 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import {
-  InitiatorRecord,
-  LibrarySpec,
-  PoolSpec,
-  RemoteRecord,
-  VtlError,
-  badRequest,
-  conflict,
-  keys,
-  type ManagedBy,
-} from '@vtl/api';
+import { VtlError, badRequest, conflict, keys, type ManagedBy } from '@vtl/api';
 import {
   initiatorCreateBody,
   initiatorName,
@@ -30,11 +20,13 @@ import {
   type Step,
   type Target,
 } from '@vtl/gitops';
+import { claimLibrary, claimPool } from '@vtl/domain';
 import { waitFor } from '@vtl/reconcile';
-import type { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { loadObserved } from './gitops-observed.js';
+import { claimRemote } from './remotes.js';
 import { asInternal } from './service-principals.js';
+import { claimInitiator } from './targets-registry.js';
 
 export interface ApplyInput {
   source: string;
@@ -190,7 +182,7 @@ function summary(actions: { action: string }[]): string {
 
 type Of<K extends DeclaredObject['kind']> = Extract<DeclaredObject, { kind: K }>;
 
-/** Carries out steps through the REST routes, then records ownership on the record. */
+/** Carries out steps through the REST routes, then records ownership (managed_by) through the record's owner. */
 class Runner {
   constructor(
     private readonly ctx: AppContext,
@@ -206,29 +198,6 @@ class Runner {
 
   private managed(step: Step, name: string): ManagedBy {
     return { source: this.input.source, revision: this.input.revision, name, spec_hash: step.specHash };
-  }
-
-  private async own<T extends { managed_by?: ManagedBy | undefined }>(
-    key: string,
-    schema: z.ZodType<T>,
-    managed: ManagedBy,
-  ) {
-    await this.ctx.store.update(key, schema, (cur) => {
-      if (!cur)
-        throw new VtlError(
-          'conflict',
-          `${key} disappeared while the sync recorded its owner; the next sync retries.`,
-        );
-      const m = cur.managed_by;
-      if (
-        m &&
-        m.source === managed.source &&
-        m.revision === managed.revision &&
-        m.spec_hash === managed.spec_hash
-      )
-        return undefined;
-      return { ...cur, managed_by: managed };
-    });
   }
 
   private secret = (ref: SecretKeyRef) => this.observed?.secrets[ref.name]?.[ref.key] ?? '';
@@ -274,7 +243,7 @@ class Runner {
       const res = await this.call('POST', '/api/pools', poolBody(o));
       id = (res.body as { id: number }).id;
     }
-    await this.own(keys.pools.one(id), PoolSpec, this.managed(step, o.metadata.name));
+    await claimPool(this.ctx.store, id, this.managed(step, o.metadata.name));
     return target ? (step.action.adopt ? 'Adopted.' : 'Up to date.') : `Created pool ${id}.`;
   }
 
@@ -291,7 +260,7 @@ class Runner {
       const res = await this.call('POST', '/api/libraries', libraryBody(o, pool.id));
       id = (res.body as { library: number }).library;
     }
-    await this.own(keys.libraries.one(id), LibrarySpec, this.managed(step, o.metadata.name));
+    await claimLibrary(this.ctx.store, id, this.managed(step, o.metadata.name));
     return target ? (step.action.adopt ? 'Adopted.' : 'Up to date.') : `Declared library ${id}.`;
   }
 
@@ -314,7 +283,7 @@ class Runner {
       void secret_key;
       detail = `Updated ${step.action.fields.join(', ')}.`;
     }
-    await this.own(keys.remotes.one(id), RemoteRecord, this.managed(step, o.metadata.name));
+    await claimRemote(this.ctx.store, id, this.managed(step, o.metadata.name));
     return step.action.adopt && target ? `Adopted. ${detail}` : detail;
   }
 
@@ -350,7 +319,7 @@ class Runner {
       );
       detail = `Updated ${step.action.fields.join(', ')}.`;
     }
-    await this.own(keys.initiators.one(name), InitiatorRecord, this.managed(step, o.metadata.name));
+    await claimInitiator(this.ctx.store, name, this.managed(step, o.metadata.name));
     return step.action.adopt && target ? `Adopted. ${detail}` : detail;
   }
 

@@ -1,32 +1,32 @@
-import { InitiatorRecord, LibrarySpec, ManagedBy, PoolSpec, RemoteRecord, keys } from '@vtl/api';
+import { InitiatorRecord, LibrarySpec, ManagedBy, PoolSpec, RemoteRecord, keys, nameFromKey } from '@vtl/api';
+import { releaseLibrary, releasePool } from '@vtl/domain';
 import type { Store } from '@vtl/store';
 import type { z } from 'zod';
+import { releaseRemote } from './remotes.js';
+import { releaseInitiator } from './targets-registry.js';
 
 /**
  * Drops a deleted source's ownership from every record it owned: the objects stay, as if made
- * through the API, so no source prunes them and another may adopt them.
+ * through the API, so no source prunes them and another may adopt them. Each record's owner
+ * module writes the release (only while this source still holds the claim).
  */
 export async function releaseOwnership(store: Store, source: string): Promise<number> {
   let released = 0;
-  const release = async <T extends { managed_by?: ManagedBy | undefined }>(
+  const releaseEach = async <T extends { managed_by?: ManagedBy | undefined }>(
     prefix: string,
     schema: z.ZodType<T>,
+    release: (key: string, value: T) => Promise<boolean>,
   ) => {
     const listed = await store.list(prefix, schema);
-    for (const item of listed.items) {
-      if (item.value.managed_by?.source !== source) continue;
-      await store.update(item.key, schema, (cur) => {
-        if (!cur || cur.managed_by?.source !== source) return undefined;
-        const { managed_by: _dropped, ...rest } = cur;
-        return rest as T;
-      });
-      released++;
-    }
+    for (const item of listed.items)
+      if (item.value.managed_by?.source === source && (await release(item.key, item.value))) released++;
   };
-  await release(keys.pools.prefix, PoolSpec);
-  await release(keys.libraries.prefix, LibrarySpec);
-  await release(keys.initiators.prefix, InitiatorRecord);
-  await release(keys.remotes.prefix, RemoteRecord);
+  await releaseEach(keys.pools.prefix, PoolSpec, (_, p) => releasePool(store, p.id, source));
+  await releaseEach(keys.libraries.prefix, LibrarySpec, (_, l) => releaseLibrary(store, l.id, source));
+  await releaseEach(keys.initiators.prefix, InitiatorRecord, (key) =>
+    releaseInitiator(store, nameFromKey(key), source),
+  );
+  await releaseEach(keys.remotes.prefix, RemoteRecord, (_, r) => releaseRemote(store, r.id, source));
   const settings = await store.get(keys.gitopsSettingsOwner, ManagedBy);
   if (settings?.value.source === source) {
     await store.delete(keys.gitopsSettingsOwner, { modRevision: settings.modRevision });

@@ -7,6 +7,7 @@ import {
   keys,
   notFound,
   type CreateRemoteRequest,
+  type ManagedBy,
   type Remote,
   type UpdateRemoteRequest,
 } from '@vtl/api';
@@ -14,7 +15,7 @@ import type { Store, Txn } from '@vtl/store';
 import { z } from 'zod';
 import { Job } from '@vtl/api';
 import { settingsWithoutRemote } from './settings.js';
-import { deleteRemoteCatalog } from '@vtl/domain';
+import { deleteRemoteCatalog, releaseThrough, withManagedBy } from '@vtl/domain';
 
 /** Remotes that have a stored secret, from the keys alone: listing never reads a secret value. */
 async function idsWithSecret(store: Store): Promise<Set<number>> {
@@ -134,4 +135,18 @@ export async function deleteRemoteRecord(
     if (await txn.commit()) return true;
   }
   throw conflict('The remotes kept changing while deleting one; retry.');
+}
+
+/** Records the GitOps source that declares a remote (the rule: domain's records/managed-by.ts). */
+export async function claimRemote(store: Store, id: number, managed: ManagedBy): Promise<void> {
+  const key = keys.remotes.one(id);
+  await store.update(key, RemoteRecord, (cur) => withManagedBy(cur, managed, key));
+}
+
+/** Drops a deleted GitOps source's claim on a remote; true when it held one. */
+export async function releaseRemote(store: Store, id: number, source: string): Promise<boolean> {
+  return releaseThrough<RemoteRecord>(
+    (mutate) => store.update(keys.remotes.one(id), RemoteRecord, mutate),
+    source,
+  );
 }

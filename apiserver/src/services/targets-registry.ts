@@ -11,12 +11,13 @@ import {
   notFound,
   scopeString,
   type CreateInitiatorRequest,
+  type ManagedBy,
   type UpdateInitiatorRequest,
   type TargetsView,
 } from '@vtl/api';
 import { waitFor } from '@vtl/reconcile';
 import type { Store } from '@vtl/store';
-import { listNodeStatus, loadSnapshot } from '@vtl/domain';
+import { listNodeStatus, loadSnapshot, releaseThrough, withManagedBy } from '@vtl/domain';
 import { targetsView } from './targets-view.js';
 import {
   chapChange,
@@ -170,4 +171,18 @@ export async function setPortServing(store: Store, wwn: string, serving: boolean
     return { ...(cur ?? {}), 'fc.disabled_ports': values['fc.disabled_ports'] ?? '' };
   });
   return afterWrite(store, updated!.modRevision);
+}
+
+/** Records the GitOps source that declares an initiator (the rule: domain's records/managed-by.ts). */
+export async function claimInitiator(store: Store, name: string, managed: ManagedBy): Promise<void> {
+  const key = keys.initiators.one(name);
+  await store.update(key, InitiatorRecord, (cur) => withManagedBy(cur, managed, key));
+}
+
+/** Drops a deleted GitOps source's claim on an initiator; true when it held one. */
+export async function releaseInitiator(store: Store, name: string, source: string): Promise<boolean> {
+  return releaseThrough<InitiatorRecord>(
+    (mutate) => store.update(keys.initiators.one(name), InitiatorRecord, mutate),
+    source,
+  );
 }

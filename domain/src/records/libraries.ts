@@ -1,7 +1,8 @@
-import { LibrarySpec, badRequest, conflict, keys } from '@vtl/api';
+import { LibrarySpec, badRequest, conflict, keys, type ManagedBy } from '@vtl/api';
 import { z } from 'zod';
 import type { IdClaim, Store, Txn } from '@vtl/store';
 import { submitExclusiveOp } from './exclusive-op.js';
+import { releaseThrough, withManagedBy } from './managed-by.js';
 import type { SubmitOp } from './ops.js';
 
 /**
@@ -9,7 +10,8 @@ import type { SubmitOp } from './ops.js';
  * homes; keys.librarySerial: serials are unique here): the only module that writes them. A
  * library is declared in one transaction with its id (the counter is bumped there, so a refused
  * declare leaves it), its pool's claim and its serial's; it is removed with both claims and its
- * status, so the pool is free again in the same instant.
+ * status, so the pool is free again in the same instant. A GitOps source claims a library it
+ * declares (managed_by, records/managed-by.ts) and releases it when the source is deleted.
  */
 
 /** Transaction attempts of one declare; a lost one (another declare took the id) re-plans. */
@@ -101,4 +103,18 @@ export async function removeLibrary(store: Store, lib: LibrarySpec): Promise<voi
     .delete(keys.poolHome(lib.home_pool))
     .delete(keys.librarySerial(lib.serial))
     .commit();
+}
+
+/** Records the GitOps source that declares a library (records/managed-by.ts has the rule). */
+export async function claimLibrary(store: Store, id: number, managed: ManagedBy): Promise<void> {
+  const key = keys.libraries.one(id);
+  await store.update(key, LibrarySpec, (cur) => withManagedBy(cur, managed, key));
+}
+
+/** Drops a deleted GitOps source's claim on a library; true when it held one. */
+export async function releaseLibrary(store: Store, id: number, source: string): Promise<boolean> {
+  return releaseThrough<LibrarySpec>(
+    (mutate) => store.update(keys.libraries.one(id), LibrarySpec, mutate),
+    source,
+  );
 }

@@ -2,7 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PoolSpec, PoolStatus, isoNow, keys } from '@vtl/api';
 import type { Lease, Store } from '@vtl/store';
 import { startTestStores, type TestStores } from '@vtl/store/testing';
-import { createPool, deletePool, publishPoolStatus, removePoolStatus } from './pools.js';
+import {
+  claimPool,
+  createPool,
+  deletePool,
+  publishPoolStatus,
+  releasePool,
+  removePoolStatus,
+} from './pools.js';
 
 const plan = (name: string) => (id: number) =>
   PoolSpec.parse({ id, name, node: 'n1', path: `/p/${name}`, created_at: isoNow() });
@@ -57,5 +64,26 @@ describe('pool records (create, delete, status)', () => {
     await store.put(keys.poolHome(pool.id), 1);
     expect(await deletePool(store, pool)).toBe(false);
     expect(await store.get(keys.pools.one(pool.id), PoolSpec)).toBeDefined();
+  });
+
+  it("a GitOps claim is released only by its source; an adopter's claim survives the old source's release", async () => {
+    const pool = (await createPool(store, plan('declared')))!;
+    const managedBy = async () => (await store.get(keys.pools.one(pool.id), PoolSpec))?.value.managed_by;
+    const by = (source: string) => ({ source, revision: 'r1', name: 'declared', spec_hash: 'h1' });
+    await claimPool(store, pool.id, by('team'));
+    expect(await managedBy()).toEqual(by('team'));
+    // The same claim again writes nothing (the record keeps its revision).
+    const before = (await store.get(keys.pools.one(pool.id), PoolSpec))!.modRevision;
+    await claimPool(store, pool.id, by('team'));
+    expect((await store.get(keys.pools.one(pool.id), PoolSpec))!.modRevision).toBe(before);
+    // Another source adopts it; the first source's release then leaves the adopter's claim.
+    await claimPool(store, pool.id, by('other'));
+    expect(await releasePool(store, pool.id, 'team')).toBe(false);
+    expect(await managedBy()).toEqual(by('other'));
+    expect(await releasePool(store, pool.id, 'other')).toBe(true);
+    expect(await managedBy()).toBeUndefined();
+    // A claim on a pool gone meanwhile is a conflict the next sync retries.
+    expect(await deletePool(store, pool)).toBe(true);
+    await expect(claimPool(store, pool.id, by('team'))).rejects.toMatchObject({ code: 'conflict' });
   });
 });

@@ -1,6 +1,7 @@
-import { PoolSpec, PoolStatus, conflict, keys } from '@vtl/api';
+import { PoolSpec, PoolStatus, conflict, keys, type ManagedBy } from '@vtl/api';
 import { z } from 'zod';
 import type { Lease, Store, Versioned } from '@vtl/store';
+import { releaseThrough, withManagedBy } from './managed-by.js';
 
 /**
  * The pool records: the spec (keys.pools) with its name claim (keys.poolName), written by the
@@ -10,7 +11,8 @@ import type { Lease, Store, Versioned } from '@vtl/store';
  * counter); it is deleted only while no library claims it as home (keys.poolHome). Its status
  * is written only while the spec is as the nodeagent read it, in the same transaction, and
  * removed by that nodeagent once the spec is gone: a pool deleted during a walk of its
- * directory leaves no status behind.
+ * directory leaves no status behind. A GitOps source claims a pool it declares (managed_by,
+ * records/managed-by.ts) and releases it when the source is deleted.
  */
 
 /** Transaction attempts of one create; a lost one (another create took the id) re-plans. */
@@ -74,4 +76,15 @@ export async function removePoolStatus(store: Store, id: number, node: string): 
     .ifModRevision(keys.poolStatus.one(id), status.modRevision)
     .delete(keys.poolStatus.one(id))
     .commit();
+}
+
+/** Records the GitOps source that declares a pool (records/managed-by.ts has the rule). */
+export async function claimPool(store: Store, id: number, managed: ManagedBy): Promise<void> {
+  const key = keys.pools.one(id);
+  await store.update(key, PoolSpec, (cur) => withManagedBy(cur, managed, key));
+}
+
+/** Drops a deleted GitOps source's claim on a pool; true when it held one. */
+export async function releasePool(store: Store, id: number, source: string): Promise<boolean> {
+  return releaseThrough<PoolSpec>((mutate) => store.update(keys.pools.one(id), PoolSpec, mutate), source);
 }
