@@ -334,7 +334,6 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
   settings: {
     process: 'apiserver',
     module: 'apiserver/src/services/settings.ts',
-    also: { 'apiserver/src/services/targets-registry.ts': 'target settings' },
   },
   identity: { process: 'apiserver', module: 'apiserver/src/services/identity.ts' },
   dataplane: {

@@ -7,7 +7,7 @@ import {
   withDefaults,
   type SettingKey,
 } from '@vtl/api';
-import type { Store, Txn } from '@vtl/store';
+import type { Store, Txn, Versioned } from '@vtl/store';
 import { z } from 'zod';
 import { ensureIdentity, readSettings } from './identity.js';
 
@@ -42,6 +42,25 @@ export async function updateSettings(store: Store, update: Record<string, string
     );
   await store.update(keys.settings, Settings, (current) => ({ ...(current ?? {}), ...values }));
   return settingsView(store);
+}
+
+/**
+ * PUT /api/targets/ports' setting: the port joins (`serving` false) or leaves
+ * `fc.disabled_ports`, in one compare-and-swap with the other settings as they are.
+ */
+export async function setPortDisabled(
+  store: Store,
+  wwn: string,
+  serving: boolean,
+): Promise<Versioned<Settings>> {
+  const updated = await store.update(keys.settings, Settings, (cur) => {
+    const current = cur?.['fc.disabled_ports'] ?? '';
+    const disabled = current.split(',').filter((p) => p !== '' && p !== wwn);
+    if (!serving) disabled.push(wwn);
+    const { values } = checkSettings({ 'fc.disabled_ports': disabled.join(',') });
+    return { ...(cur ?? {}), 'fc.disabled_ports': values['fc.disabled_ports'] ?? '' };
+  });
+  return updated!;
 }
 
 /**

@@ -1,9 +1,7 @@
 import {
   InitiatorRecord,
-  Settings,
   VtlError,
   badRequest,
-  checkSettings,
   isoNow,
   keys,
   normalizeInitiatorName,
@@ -18,6 +16,7 @@ import {
 import { waitFor } from '@vtl/reconcile';
 import type { Store } from '@vtl/store';
 import { listNodeStatus, loadSnapshot, releaseThrough, withManagedBy } from '@vtl/domain';
+import { setPortDisabled } from './settings.js';
 import { targetsView } from './targets-view.js';
 import {
   chapChange,
@@ -163,14 +162,8 @@ export async function deleteInitiator(store: Store, wwpn: string, force: boolean
 
 /** PUT /api/targets/ports: the port joins or leaves `fc.disabled_ports`. */
 export async function setPortServing(store: Store, wwn: string, serving: boolean): Promise<TargetsView> {
-  const updated = await store.update(keys.settings, Settings, (cur) => {
-    const current = cur?.['fc.disabled_ports'] ?? '';
-    const disabled = current.split(',').filter((p) => p !== '' && p !== wwn);
-    if (!serving) disabled.push(wwn);
-    const { values } = checkSettings({ 'fc.disabled_ports': disabled.join(',') });
-    return { ...(cur ?? {}), 'fc.disabled_ports': values['fc.disabled_ports'] ?? '' };
-  });
-  return afterWrite(store, updated!.modRevision);
+  const updated = await setPortDisabled(store, wwn, serving);
+  return afterWrite(store, updated.modRevision);
 }
 
 /** Records the GitOps source that declares an initiator (the rule: domain's records/managed-by.ts). */
