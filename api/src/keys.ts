@@ -197,14 +197,9 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
     module: 'domain/src/records/libraries.ts',
   },
   cartridges: {
-    process: 'apiserver',
-    module: 'apiserver/src/routes/cartridges.ts',
-    also: {
-      'nodeagent/src/jobs/job-records.ts': 'nodeagent: last_export_gen of an export',
-      'nodeagent/src/jobs/evict-import-jobs.ts': 'nodeagent: the record of an import',
-      'nodeagent/src/cartridges/cartridge-reconciler.ts': 'nodeagent: removal after the image',
-      'controller/src/library/delete-library.ts': 'controller: removal with its library',
-    },
+    process:
+      'apiserver (mint, delete mark), nodeagent (import, export, removal), controller (library delete)',
+    module: 'domain/src/records/cartridges.ts',
   },
   initiators: {
     process: 'apiserver',

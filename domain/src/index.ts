@@ -78,3 +78,11 @@ export { remoteConnection } from './remote-connection.js';
 export { createStorage, markStorageDeleting, removeStorage, replaceStorage } from './records/storage.js';
 export { listNodeStatus } from './node-status.js';
 export { abandonDrain, requestRestart, startDrain } from './records/restart.js';
+export {
+  markCartridgeDeleting,
+  mintCartridges,
+  recordImportedCartridge,
+  removeDeletedCartridge,
+  removeLibraryCartridge,
+  setLastExportGen,
+} from './records/cartridges.js';

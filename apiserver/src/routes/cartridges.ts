@@ -11,7 +11,6 @@ import {
   MintResponse,
   VtlError,
   badRequest,
-  conflict,
   findDriveModel,
   jobReferencesCartridge,
   isoNow,
@@ -24,7 +23,6 @@ import {
 } from '@vtl/api';
 import { waitFor } from '@vtl/reconcile';
 import type { AppContext } from '../context.js';
-import type { Store } from '@vtl/store';
 import {
   liveLibraryIds,
   observedCartridges,
@@ -33,7 +31,8 @@ import {
   requireLive,
   type Snapshot,
   loadSnapshot,
-  readLabelClaim,
+  markCartridgeDeleting,
+  mintCartridges,
 } from '@vtl/domain';
 import { cartridgeView } from '../services/status-view.js';
 import { asBytes, cartridgesJson } from '../services/status-body.js';
@@ -42,9 +41,6 @@ import { viewsOf } from '../services/views.js';
 import { nextLabels, usedVolsers, volser } from '../services/labels.js';
 import { findLibrary } from './libraries.js';
 import { withLock } from '../services/lock.js';
-
-/** Cartridges written per etcd transaction (etcd allows 128 operations by default). */
-const MINT_TXN_CHUNK = 100;
 
 /** How long mint and delete wait for the nodeagent to realise the change on disk. */
 const REALISE_WAIT_MS = 30_000;
@@ -82,28 +78,6 @@ export function freeSlots(s: Snapshot, lib: LibrarySpec): number[] {
   return (seen?.slots ?? [])
     .filter((slot) => slot.kind === 'storage' && slot.label === '' && !promised.has(slot.num))
     .map((slot) => slot.num);
-}
-
-/**
- * Marks a cartridge for deletion in one transaction comparing the record and the label's job
- * claim as checked: of N racing deletes one wins, the rest get 409; an export admitted at the
- * same moment makes the delete lose instead of both going ahead.
- */
-async function markDeleting(store: Store, label: string): Promise<void> {
-  const key = keys.cartridges.one(label);
-  const found = await store.get(key, CartridgeSpec);
-  if (!found) throw notFound(`No cartridge ${label}; GET /api/cartridges lists them.`);
-  if (found.value.deleting)
-    throw conflict(`${label} is being deleted already; GET /api/cartridges shows when it is gone.`);
-  const claim = await readLabelClaim(store, label);
-  if (claim.busy)
-    throw badRequest(`${label} is referenced by job(s) ${claim.busy.id}; wait for or cancel them.`);
-  const txn = store.transaction().ifModRevision(key, found.modRevision);
-  claim.guard(txn);
-  if (!(await txn.put(key, { ...found.value, deleting: true }).commit()))
-    throw conflict(
-      `${label} changed while this delete ran (another delete or a job); GET /api/cartridges/${label}, then retry.`,
-    );
 }
 
 export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
@@ -193,16 +167,7 @@ export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
           deleting: false,
           last_export_gen: '',
         }));
-        // etcd bounds the operations of one transaction; a 400-slot batch goes in chunks.
-        for (let i = 0; i < planned.length; i += MINT_TXN_CHUNK) {
-          const txn = store.transaction();
-          for (const c of planned.slice(i, i + MINT_TXN_CHUNK))
-            txn.ifAbsent(keys.cartridges.one(c.label)).put(keys.cartridges.one(c.label), c);
-          if (!(await txn.commit()))
-            throw new VtlError('internal', 'A label was taken while minting; the batch stopped part way.', {
-              created: planned.slice(0, i).map((c) => ({ label: c.label, slot: c.home_slot })),
-            });
-        }
+        await mintCartridges(store, planned);
         return planned;
       });
 
@@ -259,7 +224,7 @@ export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
           `${label} is referenced by ${jobs.map((j) => `job ${j.id} (${j.state})`).join(', ')}; wait for them to finish or cancel them (POST /api/jobs/{id}/cancel).`,
         );
 
-      await markDeleting(store, label);
+      await markCartridgeDeleting(store, label);
       await waitFor(async () => !(await store.get(keys.cartridges.one(label), CartridgeSpec)), {
         timeoutMs: REALISE_WAIT_MS,
       }).catch(() => {

@@ -11,7 +11,7 @@ import {
 } from '@vtl/api';
 import type { OpHandler } from '@vtl/reconcile';
 import type { EventJournal, Store } from '@vtl/store';
-import { markLibraryDeleting, removeLibrary } from '@vtl/domain';
+import { markLibraryDeleting, removeLibrary, removeLibraryCartridge } from '@vtl/domain';
 import { runNodeOp } from './node-op.js';
 
 /** How long the node may take to erase a library's cartridges and directory. */
@@ -60,8 +60,8 @@ export function deleteLibraryOp(deps: { store: Store; journal: EventJournal }): 
       );
       skipped = EraseResult.parse(erased).skipped;
     }
-    for (const { key, value: cart } of carts) {
-      await store.delete(key);
+    for (const { value: cart } of carts) {
+      await removeLibraryCartridge(store, cart.label);
       await journal.emit({ kind: 'cart_deleted', subject: cart.label, detail: `library ${id} deleted` });
     }
     await ctx.step(`Erased ${carts.length} cartridges`);

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { EmulatorSupervisor } from '../dataplane/emulator-supervisor.js';
 import type { NodeStatusPublisher } from '../dataplane/node-status.js';
 import { MintBatcher, type MintItem, type MintOutcome } from './mint-batcher.js';
+import { removeDeletedCartridge } from '@vtl/domain';
 
 /**
  * Reconciles running at once. Most of them wait in the mint batcher, so this is how many
@@ -84,8 +85,7 @@ export async function startCartridgeReconciler(opts: {
       if (present && emulator) await emulator.remove({ library: lib.id, label: cart.label });
       else if (!served) await fs.rm(path.join(lib.media_dir, cart.label), { recursive: true, force: true });
       else if (!emulator) return { requeueAfterMs: Requeue.soon };
-      // writes keys.cartridges
-      if (await store.delete(key, { modRevision: record.modRevision }))
+      if (await removeDeletedCartridge(store, cart.label, record.modRevision))
         await journal.emit({
           kind: 'cart_deleted',
           subject: cart.label,

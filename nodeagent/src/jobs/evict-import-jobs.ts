@@ -1,9 +1,9 @@
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { isoNow, keys, type CartridgeSpec } from '@vtl/api';
+import { isoNow } from '@vtl/api';
 import { Requeue } from '@vtl/reconcile';
 import type { JobStepContext, StepResult } from './job-context.js';
-import { remoteConnection, updateJob } from '@vtl/domain';
+import { recordImportedCartridge, remoteConnection, updateJob } from '@vtl/domain';
 
 const refOf = (ctx: JobStepContext) => ({
   system: ctx.job.system_name,
@@ -82,15 +82,14 @@ export async function downloadAndSwapIn(ctx: JobStepContext): Promise<StepResult
         ...(job.home_slot > 0 ? { slot: job.home_slot } : {}),
       });
       where = `placed in ${location.replace(':', ' ')}`;
-      // The record follows the image, so the cartridge reconciler finds it present and mints nothing.
-      await store.create(keys.cartridges.one(job.label), {
+      await recordImportedCartridge(store, {
         label: job.label,
         library: job.library,
         home_slot: job.home_slot,
         created_at: isoNow(),
         deleting: false,
         last_export_gen: job.generation,
-      } satisfies CartridgeSpec);
+      });
     } else await emulator.swapIn({ library: job.library, label: job.label, staging });
     // Consumed by the emulator; a retry that found the image already placed leaves it behind.
     await rm(staging, { recursive: true, force: true });

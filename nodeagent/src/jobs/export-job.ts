@@ -10,8 +10,8 @@ import {
 } from '@vtl/api';
 import { Requeue } from '@vtl/reconcile';
 import type { JobStepContext, StepResult } from './job-context.js';
-import { readLedger, recordChunk, setLastExport } from './job-records.js';
-import { putCatalogEntries, remoteConnection, updateJob } from '@vtl/domain';
+import { readLedger, recordChunk } from './job-records.js';
+import { putCatalogEntries, remoteConnection, setLastExportGen, updateJob } from '@vtl/domain';
 import { DEFAULT_CHUNK_BYTES, type LedgerEntry, type RemoteConnection } from './offsite.js';
 
 const holder = (id: number) => `export job ${id}`;
@@ -137,7 +137,7 @@ export async function upload(ctx: JobStepContext): Promise<StepResult> {
     synced_at: isoNow(),
   };
   await putCatalogEntries(store, [entry]);
-  await setLastExport(store, job.label, job.generation);
+  await setLastExportGen(store, job.label, job.generation);
   await updateJob(store, ctx.journal, job.id, 'uploading', () => ({
     state: 'succeeded',
     detail: `exported ${manifest.chunks.length} chunks, ${manifest.stored_bytes} bytes stored`,

@@ -1,4 +1,4 @@
-import { CartridgeSpec, EXECUTING_JOB_STATES, Job, JobLedger, keys } from '@vtl/api';
+import { EXECUTING_JOB_STATES, Job, JobLedger, keys } from '@vtl/api';
 import { type EventJournal, type Store } from '@vtl/store';
 import { updateJob } from '@vtl/domain';
 import type { LedgerEntry } from './offsite.js';
@@ -29,13 +29,6 @@ export async function recordChunk(
     ...progress,
     detail: `uploaded ${progress.chunks_done} chunks`,
   }));
-}
-
-/** Records the generation an export produced on the cartridge (§2.7 last_export_gen). */
-export async function setLastExport(store: Store, label: string, generation: string): Promise<void> {
-  await store.update(keys.cartridges.one(label), CartridgeSpec, (c) =>
-    c && c.last_export_gen < generation ? { ...c, last_export_gen: generation } : undefined,
-  );
 }
 
 /** Whether `job` runs on `node` and is in an executing state (its data is moving or about to). */
