@@ -209,11 +209,8 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
     },
   },
   remotes: {
-    process: 'apiserver',
-    module: 'apiserver/src/services/remotes.ts',
-    also: {
-      'controller/src/ops/remote-ops.ts': 'controller: remote check results',
-    },
+    process: 'apiserver; controller (the result of a check)',
+    module: 'domain/src/records/remotes.ts',
   },
   libraryStatus: {
     process: 'controller',
@@ -258,7 +255,7 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
   },
   remoteSecrets: {
     process: 'apiserver',
-    module: 'apiserver/src/services/remotes.ts',
+    module: 'domain/src/records/remotes.ts',
     also: {
       'appliance/src/seal-rotation.ts': 're-sealing under a new key',
     },

@@ -74,6 +74,15 @@ export {
   removePoolStatus,
 } from './records/pools.js';
 export { releaseThrough, withManagedBy } from './records/managed-by.js';
+export {
+  claimRemote,
+  createRemoteRecord,
+  recordRemoteTest,
+  releaseRemote,
+  removeRemote,
+  updateRemoteRecord,
+  type RemoteFields,
+} from './records/remotes.js';
 export { remoteConnection } from './remote-connection.js';
 export { createStorage, markStorageDeleting, removeStorage, replaceStorage } from './records/storage.js';
 export { listNodeStatus } from './node-status.js';

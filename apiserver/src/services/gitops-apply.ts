@@ -20,11 +20,10 @@ import {
   type Step,
   type Target,
 } from '@vtl/gitops';
-import { claimLibrary, claimPool } from '@vtl/domain';
+import { claimLibrary, claimPool, claimRemote } from '@vtl/domain';
 import { waitFor } from '@vtl/reconcile';
 import type { AppContext } from '../context.js';
 import { loadObserved } from './gitops-observed.js';
-import { claimRemote } from './remotes.js';
 import { asInternal } from './service-principals.js';
 import { claimInitiator } from './targets-registry.js';
 

@@ -1,8 +1,7 @@
 import { InitiatorRecord, LibrarySpec, ManagedBy, PoolSpec, RemoteRecord, keys, nameFromKey } from '@vtl/api';
-import { releaseLibrary, releasePool } from '@vtl/domain';
+import { releaseLibrary, releasePool, releaseRemote } from '@vtl/domain';
 import type { Store } from '@vtl/store';
 import type { z } from 'zod';
-import { releaseRemote } from './remotes.js';
 import { releaseInitiator } from './targets-registry.js';
 
 /**

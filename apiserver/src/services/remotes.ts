@@ -1,21 +1,17 @@
 import {
   RemoteRecord,
-  RemoteSecret,
   conflict,
   isJobActive,
-  isoNow,
   keys,
   notFound,
   type CreateRemoteRequest,
-  type ManagedBy,
   type Remote,
   type UpdateRemoteRequest,
 } from '@vtl/api';
 import type { Store, Txn } from '@vtl/store';
-import { z } from 'zod';
 import { Job } from '@vtl/api';
 import { settingsWithoutRemote } from './settings.js';
-import { deleteRemoteCatalog, releaseThrough, withManagedBy } from '@vtl/domain';
+import { createRemoteRecord, deleteRemoteCatalog, removeRemote, updateRemoteRecord } from '@vtl/domain';
 
 /** Remotes that have a stored secret, from the keys alone: listing never reads a secret value. */
 async function idsWithSecret(store: Store): Promise<Set<number>> {
@@ -50,24 +46,7 @@ export async function getRemote(store: Store, id: number): Promise<Remote> {
 /** POST /api/remotes: the record and its secret in one transaction. */
 export async function createRemote(store: Store, body: CreateRemoteRequest): Promise<Remote> {
   const { secret_key, ...fields } = body;
-  // The id is taken in the record's transaction: a refused create leaves the counter.
-  const record = await store.withNewId('remotes', 1, async (next) => {
-    const created: RemoteRecord = {
-      id: next.id,
-      ...fields,
-      created_at: isoNow(),
-      last_test_at: '',
-      last_test_ok: false,
-      last_test_detail: '',
-    };
-    const txn = store.transaction();
-    next.take(txn);
-    txn
-      .ifAbsent(keys.remotes.one(next.id))
-      .put(keys.remotes.one(next.id), created)
-      .put(keys.remoteSecrets.one(next.id), { secret_key } satisfies RemoteSecret);
-    return (await txn.commit()) ? created : undefined;
-  });
+  const record = await createRemoteRecord(store, fields, secret_key);
   if (!record) throw conflict('Remotes kept being created meanwhile; retry.');
   return { ...record, has_secret: true };
 }
@@ -76,14 +55,9 @@ export async function createRemote(store: Store, body: CreateRemoteRequest): Pro
 export async function updateRemote(store: Store, id: number, body: UpdateRemoteRequest): Promise<Remote> {
   const { secret_key, ...fields } = body;
   const defined = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
-  for (;;) {
-    const current = await store.get(keys.remotes.one(id), RemoteRecord);
-    if (!current) throw notFound(`No remote ${id}; GET /api/remotes lists them.`);
-    const next: RemoteRecord = { ...current.value, ...defined };
-    const txn = store.transaction().ifModRevision(current.key, current.modRevision).put(current.key, next);
-    if (secret_key) txn.put(keys.remoteSecrets.one(id), { secret_key } satisfies RemoteSecret);
-    if (await txn.commit()) return getRemote(store, id);
-  }
+  if (!(await updateRemoteRecord(store, id, defined, secret_key)))
+    throw notFound(`No remote ${id}; GET /api/remotes lists them.`);
+  return getRemote(store, id);
 }
 
 /**
@@ -122,31 +96,5 @@ export async function deleteRemoteRecord(
   /** Re-checks before each attempt (throws the refusal) and returns what the transaction compares. */
   recheck: () => Promise<(txn: Txn) => void> = async () => () => undefined,
 ): Promise<boolean> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const guard = await recheck();
-    const { items } = await store.list(keys.remotes.prefix, z.unknown());
-    if (!items.some((i) => i.key === keys.remotes.one(id))) return false;
-    const settings = await settingsWithoutRemote(store, id, items.length - 1);
-    const txn = store.transaction();
-    for (const r of items) txn.ifModRevision(r.key, r.modRevision);
-    settings(txn);
-    guard(txn);
-    txn.delete(keys.remotes.one(id)).delete(keys.remoteSecrets.one(id));
-    if (await txn.commit()) return true;
-  }
-  throw conflict('The remotes kept changing while deleting one; retry.');
-}
-
-/** Records the GitOps source that declares a remote (the rule: domain's records/managed-by.ts). */
-export async function claimRemote(store: Store, id: number, managed: ManagedBy): Promise<void> {
-  const key = keys.remotes.one(id);
-  await store.update(key, RemoteRecord, (cur) => withManagedBy(cur, managed, key));
-}
-
-/** Drops a deleted GitOps source's claim on a remote; true when it held one. */
-export async function releaseRemote(store: Store, id: number, source: string): Promise<boolean> {
-  return releaseThrough<RemoteRecord>(
-    (mutate) => store.update(keys.remotes.one(id), RemoteRecord, mutate),
-    source,
-  );
+  return removeRemote(store, id, (remotesLeft) => settingsWithoutRemote(store, id, remotesLeft), recheck);
 }

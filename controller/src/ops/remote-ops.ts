@@ -1,11 +1,11 @@
-import { RemoteRecord, isoNow, keys, type Op } from '@vtl/api';
+import { keys, type Op } from '@vtl/api';
 import type { RemoteObject } from '@vtl/offsite';
 import type { OpHandler } from '@vtl/reconcile';
 import type { Store } from '@vtl/store';
 import { catalogEntries } from './catalog-rows.js';
 import { deadlineOf, remoteCall } from './remote-call.js';
 import { loadOffsite } from './offsite-module.js';
-import { remoteConnection, replaceRemoteCatalog } from '@vtl/domain';
+import { recordRemoteTest, remoteConnection, replaceRemoteCatalog } from '@vtl/domain';
 
 /** Objects per result part of a listing: a part stays far below etcd's 1.5 MB request limit. */
 export const LIST_PART_OBJECTS = 5_000;
@@ -28,11 +28,7 @@ export function remoteTestOp(store: Store): OpHandler {
       // The probe reports its own failures; this is the deadline (or a bug): still `ok: false`.
       result = { ok: false, detail: err instanceof Error ? err.message : String(err) };
     }
-    await store.update(keys.remotes.one(id), RemoteRecord, (cur) =>
-      cur
-        ? { ...cur, last_test_at: isoNow(), last_test_ok: result.ok, last_test_detail: result.detail }
-        : undefined,
-    );
+    await recordRemoteTest(store, id, result);
     return result;
   };
 }
