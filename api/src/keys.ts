@@ -203,10 +203,7 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
   },
   initiators: {
     process: 'apiserver',
-    module: 'apiserver/src/services/targets-registry.ts',
-    also: {
-      'apiserver/src/services/initiator-chap.ts': 'CHAP settings',
-    },
+    module: 'domain/src/records/initiators.ts',
   },
   remotes: {
     process: 'apiserver; controller (the result of a check)',
@@ -262,7 +259,7 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
   },
   initiatorSecrets: {
     process: 'apiserver',
-    module: 'apiserver/src/services/initiator-chap.ts',
+    module: 'domain/src/records/initiators.ts',
     also: { 'appliance/src/seal-rotation.ts': 're-sealing under a new key' },
   },
   gitopsSecrets: {

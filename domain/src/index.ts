@@ -75,6 +75,14 @@ export {
 } from './records/pools.js';
 export { releaseThrough, withManagedBy } from './records/managed-by.js';
 export {
+  claimInitiator,
+  createInitiatorRecord,
+  deleteInitiatorRecord,
+  releaseInitiator,
+  updateInitiatorRecord,
+  type ChapChange,
+} from './records/initiators.js';
+export {
   claimRemote,
   createRemoteRecord,
   recordRemoteTest,

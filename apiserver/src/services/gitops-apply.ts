@@ -20,12 +20,11 @@ import {
   type Step,
   type Target,
 } from '@vtl/gitops';
-import { claimLibrary, claimPool, claimRemote } from '@vtl/domain';
+import { claimInitiator, claimLibrary, claimPool, claimRemote } from '@vtl/domain';
 import { waitFor } from '@vtl/reconcile';
 import type { AppContext } from '../context.js';
 import { loadObserved } from './gitops-observed.js';
 import { asInternal } from './service-principals.js';
-import { claimInitiator } from './targets-registry.js';
 
 export interface ApplyInput {
   source: string;

@@ -1,8 +1,7 @@
 import { InitiatorRecord, LibrarySpec, ManagedBy, PoolSpec, RemoteRecord, keys, nameFromKey } from '@vtl/api';
-import { releaseLibrary, releasePool, releaseRemote } from '@vtl/domain';
+import { releaseInitiator, releaseLibrary, releasePool, releaseRemote } from '@vtl/domain';
 import type { Store } from '@vtl/store';
 import type { z } from 'zod';
-import { releaseInitiator } from './targets-registry.js';
 
 /**
  * Drops a deleted source's ownership from every record it owned: the objects stay, as if made

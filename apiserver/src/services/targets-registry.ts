@@ -9,21 +9,21 @@ import {
   notFound,
   scopeString,
   type CreateInitiatorRequest,
-  type ManagedBy,
   type UpdateInitiatorRequest,
   type TargetsView,
 } from '@vtl/api';
 import { waitFor } from '@vtl/reconcile';
 import type { Store } from '@vtl/store';
-import { listNodeStatus, loadSnapshot, releaseThrough, withManagedBy } from '@vtl/domain';
-import { setPortDisabled } from './settings.js';
-import { targetsView } from './targets-view.js';
 import {
-  chapChange,
   createInitiatorRecord,
   deleteInitiatorRecord,
-  updateInitiatorWithChap,
-} from './initiator-chap.js';
+  listNodeStatus,
+  loadSnapshot,
+  updateInitiatorRecord,
+} from '@vtl/domain';
+import { setPortDisabled } from './settings.js';
+import { targetsView } from './targets-view.js';
+import { chapChange } from './initiator-chap.js';
 
 /** How long a write waits for every nodeagent to apply it before answering with `error`. */
 export const LIVE_APPLY_WAIT_MS = 15_000;
@@ -130,12 +130,7 @@ export async function updateInitiator(
     ...(ports !== undefined ? { ports } : {}),
     ...('libraries' in body ? { libraries: scopeString(body.libraries) } : {}),
   });
-  const updated = chap
-    ? await updateInitiatorWithChap(store, name, next, chap)
-    : await store.update(key, InitiatorRecord, (cur) => {
-        if (!cur) throw notFound(`Initiator ${name} was deregistered meanwhile.`);
-        return next(cur);
-      });
+  const updated = await updateInitiatorRecord(store, name, next, chap);
   if (!updated) throw notFound(`Initiator ${name} was deregistered meanwhile.`);
   return afterWrite(store, updated.modRevision);
 }
@@ -164,18 +159,4 @@ export async function deleteInitiator(store: Store, wwpn: string, force: boolean
 export async function setPortServing(store: Store, wwn: string, serving: boolean): Promise<TargetsView> {
   const updated = await setPortDisabled(store, wwn, serving);
   return afterWrite(store, updated.modRevision);
-}
-
-/** Records the GitOps source that declares an initiator (the rule: domain's records/managed-by.ts). */
-export async function claimInitiator(store: Store, name: string, managed: ManagedBy): Promise<void> {
-  const key = keys.initiators.one(name);
-  await store.update(key, InitiatorRecord, (cur) => withManagedBy(cur, managed, key));
-}
-
-/** Drops a deleted GitOps source's claim on an initiator; true when it held one. */
-export async function releaseInitiator(store: Store, name: string, source: string): Promise<boolean> {
-  return releaseThrough<InitiatorRecord>(
-    (mutate) => store.update(keys.initiators.one(name), InitiatorRecord, mutate),
-    source,
-  );
 }
