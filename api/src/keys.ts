@@ -283,9 +283,8 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
     also: { 'apiserver/src/routes/gitops-sources.ts': 'apiserver: removal with its source' },
   },
   gitopsSettingsOwner: {
-    process: 'apiserver',
-    module: 'apiserver/src/services/gitops-apply.ts',
-    also: { 'apiserver/src/services/gitops-ownership.ts': 'release' },
+    process: 'apiserver (GitOps apply)',
+    module: 'apiserver/src/services/gitops-ownership.ts',
   },
   gitopsPollRequests: {
     process: 'apiserver (webhook); removal: controller',

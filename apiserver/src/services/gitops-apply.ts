@@ -24,6 +24,7 @@ import { claimInitiator, claimLibrary, claimPool, claimRemote } from '@vtl/domai
 import { waitFor } from '@vtl/reconcile';
 import type { AppContext } from '../context.js';
 import { loadObserved } from './gitops-observed.js';
+import { claimSettings, releaseSettings } from './gitops-ownership.js';
 import { asInternal } from './service-principals.js';
 
 export interface ApplyInput {
@@ -140,7 +141,7 @@ export async function applyDeclared(
         observed.settingsOwner?.source === input.source &&
         !steps.some((s) => s.action.kind === 'ApplianceSettings')
       )
-        await ctx.store.delete(keys.gitopsSettingsOwner);
+        await releaseSettings(ctx.store, input.source);
       const activate = steps.filter((s) => s.action.activate);
       if (!failed && activate.length > 0) {
         const names = activate.map((s) => s.action.name).join(', ');
@@ -327,12 +328,10 @@ class Runner {
     const changed = Object.fromEntries(
       Object.entries(want).filter(([k, v]) => storedSetting(observed.settings, k) !== v),
     );
-    // The settings have no record of their own to carry managed_by: their owner is kept apart,
-    // so a second source declaring them is refused by the planner and names this one.
     const managed = this.managed(step, o.metadata.name);
     const m = observed.settingsOwner;
     if (!m || m.source !== managed.source || m.name !== managed.name || m.spec_hash !== managed.spec_hash)
-      await this.ctx.store.put(keys.gitopsSettingsOwner, managed);
+      await claimSettings(this.ctx.store, managed);
     if (Object.keys(changed).length === 0) return 'Up to date.';
     await this.call('PUT', '/api/settings', changed);
     return `Updated ${Object.keys(changed).map(settingField).join(', ')}.`;
