@@ -362,11 +362,7 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
   },
   jobLabel: { process: 'every job creator, through admitJob', module: 'domain/src/records/jobs.ts' },
   exclusiveOp: { process: 'apiserver; controller (recover)', module: 'domain/src/records/exclusive-op.ts' },
-  lock: {
-    process: 'apiserver',
-    module: 'apiserver/src/services/lock.ts',
-    also: { 'apiserver/src/services/gitops-apply.ts': 'GitOps apply' },
-  },
+  lock: { process: 'apiserver', module: 'apiserver/src/services/lock.ts' },
   librarySerial: {
     process: 'apiserver (declare), controller (recover, delete)',
     module: 'domain/src/records/libraries.ts',

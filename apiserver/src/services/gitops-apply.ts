@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { VtlError, badRequest, conflict, keys, type ManagedBy } from '@vtl/api';
+import { VtlError, badRequest, type ManagedBy } from '@vtl/api';
 import {
   initiatorCreateBody,
   initiatorName,
@@ -21,9 +21,9 @@ import {
   type Target,
 } from '@vtl/gitops';
 import { claimInitiator, claimLibrary, claimPool, claimRemote } from '@vtl/domain';
-import { waitFor } from '@vtl/reconcile';
 import type { AppContext } from '../context.js';
 import { loadObserved } from './gitops-observed.js';
+import { withLock } from './lock.js';
 import { claimSettings, releaseSettings } from './gitops-ownership.js';
 import { asInternal } from './service-principals.js';
 
@@ -38,26 +38,17 @@ export interface ApplyInput {
 const LOCK_WAIT_MS = 3_000;
 
 /**
- * One apply at a time across every apiserver: a key under a lease that lives as long as this
- * process does, so a crashed apiserver frees it within the lease TTL.
+ * One apply at a time across every apiserver: a lock under a lease renewed while this process
+ * lives, so a crashed apiserver frees it within the lease TTL.
  */
-async function withApplyLock<T>(ctx: AppContext, source: string, fn: () => Promise<T>): Promise<T> {
-  const lease = await ctx.store.renewingLease(15);
-  try {
-    await waitFor(
-      async () =>
-        (await ctx.store.create(keys.lock('gitops-apply'), { source, pid: process.pid }, { lease })) !==
-        undefined,
-      { timeoutMs: LOCK_WAIT_MS, intervalMs: 100 },
-    ).catch(() => {
-      throw conflict(
-        'Another GitOps apply is running; retry when it has finished (a Git source retries at its next poll).',
-      );
-    });
-    return await fn();
-  } finally {
-    await lease.revoke();
-  }
+function withApplyLock<T>(ctx: AppContext, source: string, fn: () => Promise<T>): Promise<T> {
+  return withLock(ctx.store, 'gitops-apply', fn, {
+    waitMs: LOCK_WAIT_MS,
+    intervalMs: 100,
+    renewing: true,
+    holder: { source },
+    busy: 'Another GitOps apply is running; retry when it has finished (a Git source retries at its next poll).',
+  });
 }
 
 type Call = (
