@@ -29,4 +29,3 @@ export * from './text.js';
 export * from './endpoint.js';
 export * from './resources/update.js';
 export * from './resources/managed-by.js';
-export * from './guess-throttle.js';

@@ -11,6 +11,10 @@ describe('the strict Prometheus text parser', () => {
         'a_bytes{pool="p2",node="n"} +Inf',
         '# TYPE b_total counter',
         'b_total 3.5e2 1700000000000',
+        '# TYPE c_seconds gauge',
+        'c_seconds{q="a"} Nan',
+        'c_seconds{q="b"} NaN',
+        'c_seconds{q="c"} -inf',
         '',
       ].join('\n'),
     );
@@ -22,6 +26,8 @@ describe('the strict Prometheus text parser', () => {
     });
     expect(families.get('a_bytes')?.samples[1]?.value).toBe(Infinity);
     expect(families.get('b_total')?.samples[0]?.value).toBe(350);
+    // prom-client writes NaN as `Nan`; Prometheus reads any case.
+    expect(families.get('c_seconds')?.samples.map((s) => s.value)).toEqual([NaN, NaN, -Infinity]);
   });
 
   it.each([

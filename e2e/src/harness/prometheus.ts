@@ -20,10 +20,15 @@ const LABEL = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 const TYPES = new Set(['counter', 'gauge', 'histogram', 'summary', 'untyped']);
 const SUFFIXES = ['_bucket', '_count', '_sum'];
 
+/**
+ * A sample's value as Prometheus reads it (Go's ParseFloat: NaN and Inf in any case). prom-client
+ * writes an empty event-loop histogram's mean as `Nan`, which Prometheus and promtool accept.
+ */
 function parseValue(text: string, line: string): number {
-  if (text === 'NaN') return NaN;
-  if (text === '+Inf') return Infinity;
-  if (text === '-Inf') return -Infinity;
+  const special = text.toLowerCase();
+  if (special === 'nan') return NaN;
+  if (special === '+inf' || special === 'inf') return Infinity;
+  if (special === '-inf') return -Infinity;
   if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text)) throw new Error(`bad value in: ${line}`);
   return Number(text);
 }

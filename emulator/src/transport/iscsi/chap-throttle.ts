@@ -1,4 +1,4 @@
-import { FREE_GUESSES, GuessThrottle } from '@vtl/api';
+import { FREE_GUESSES, GuessThrottle } from '@vtl/api/base';
 
 /** Wrong CHAP answers an initiator name gets before each further one locks it out. */
 export const CHAP_FREE_FAILURES = FREE_GUESSES;
