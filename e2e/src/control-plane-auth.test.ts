@@ -5,7 +5,7 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Appliance } from './harness/appliance.js';
-import { filesUnder } from './harness/etcdctl.js';
+import { filesUnder, textsInFiles } from './harness/etcdctl.js';
 import type { ApiClient } from './harness/api-client.js';
 
 /** Endpoints of the spec this appliance serves, with the role §4 labels (or docs/api.md gives). */
@@ -313,12 +313,15 @@ describe('who may call what: sessions, API keys, roles and the audit log', () =>
           `a secret appeared in ${where}`,
         ).toBe(false);
     // At rest: not in any file of etcd's data directory (WAL, snapshots, bolt db with old revisions).
-    const etcdFiles = await filesUnder(path.join(app.stateDir, 'etcd'));
+    const etcdFiles = await textsInFiles(await filesUnder(path.join(app.stateDir, 'etcd')), [
+      'AKIASECRETCHECK',
+      ...typedIn,
+    ]);
     // The search sees the store's contents: the remote's access key (not a secret) is in clear.
-    expect(etcdFiles.some((f) => f.bytes.includes('AKIASECRETCHECK'))).toBe(true);
+    expect(etcdFiles.some((f) => f.holds('AKIASECRETCHECK'))).toBe(true);
     for (const secret of typedIn)
       for (const f of etcdFiles)
-        expect(f.bytes.includes(secret), `a secret appeared in clear in ${f.file}`).toBe(false);
+        expect(f.holds(secret), `a secret appeared in clear in ${f.file}`).toBe(false);
   });
 });
 

@@ -9,7 +9,7 @@ import { waitFor } from '@vtl/reconcile';
 import type { Store } from '@vtl/store';
 import { testJob } from '@vtl/store/testing';
 import { Appliance } from './harness/appliance.js';
-import { filesUnder } from './harness/etcdctl.js';
+import { filesUnder, textsInFiles } from './harness/etcdctl.js';
 
 const TOKEN = 'glpat-e2e-7d1f0c93-never-shown';
 const WRONG = 'glpat-e2e-wrong-0000';
@@ -271,8 +271,9 @@ describe('GitOps: authenticated Git sources (real lighttpd + git-http-backend, r
           `a Git credential appeared in ${where}`,
         ).toBe(false);
     // At rest: sealed in every file of etcd's data directory.
-    for (const f of await filesUnder(path.join(app.stateDir, 'etcd')))
-      for (const secret of [TOKEN, ...keyLines(key.privateKey)])
-        expect(f.bytes.includes(secret), `a Git credential in clear in ${f.file}`).toBe(false);
+    const stored = [TOKEN, ...keyLines(key.privateKey)];
+    for (const f of await textsInFiles(await filesUnder(path.join(app.stateDir, 'etcd')), stored))
+      for (const secret of stored)
+        expect(f.holds(secret), `a Git credential in clear in ${f.file}`).toBe(false);
   }, 120_000);
 });

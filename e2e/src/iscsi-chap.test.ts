@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '@vtl/api';
 import { z } from 'zod';
 import { Appliance } from './harness/appliance.js';
-import { filesUnder } from './harness/etcdctl.js';
+import { filesUnder, textsInFiles } from './harness/etcdctl.js';
 import { LibIscsiSession } from '@vtl/emulator/testing/libiscsi';
 
 const run = promisify(execFile);
@@ -157,10 +157,13 @@ describe('CHAP per registered iSCSI initiator (one-way and mutual)', () => {
           `a CHAP secret appeared in ${where}`,
         ).toBe(false);
     // At rest: sealed in every file of etcd's data directory (WAL, snapshots, bolt db).
-    const etcdFiles = await filesUnder(path.join(app.stateDir, 'etcd'));
-    expect(etcdFiles.some((f) => f.bytes.includes(HOST))).toBe(true);
-    for (const secret of [SECRET, SECRET2, MUTUAL])
-      for (const f of etcdFiles)
-        expect(f.bytes.includes(secret), `a CHAP secret in clear in ${f.file}`).toBe(false);
+    const secrets = [SECRET, SECRET2, MUTUAL];
+    const etcdFiles = await textsInFiles(await filesUnder(path.join(app.stateDir, 'etcd')), [
+      HOST,
+      ...secrets,
+    ]);
+    expect(etcdFiles.some((f) => f.holds(HOST))).toBe(true);
+    for (const secret of secrets)
+      for (const f of etcdFiles) expect(f.holds(secret), `a CHAP secret in clear in ${f.file}`).toBe(false);
   });
 });

@@ -9,7 +9,7 @@ import { waitFor } from '@vtl/reconcile';
 import { parseKeyFile } from '@vtl/sealing';
 import { startTestRgw, type TestRgw } from '@vtl/offsite';
 import { Appliance } from './harness/appliance.js';
-import { etcdctl, filesUnder } from './harness/etcdctl.js';
+import { etcdctl, filesUnder, textsInFiles } from './harness/etcdctl.js';
 
 const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../..');
@@ -136,14 +136,15 @@ describe('the store is the appliance’s alone, and its secrets are sealed', () 
     const snapshot = path.join(app.stateDir, 'etcd-snapshot.db');
     const saved = await etcdctl(app.etcdEndpoint, ['snapshot', 'save', snapshot], { tls: app.storeTls });
     expect(saved.code, saved.out).toBe(0);
-    const files = [
-      ...(await filesUnder(path.join(app.stateDir, 'etcd'))),
-      ...(await filesUnder(path.dirname(snapshot))).filter((f) => f.file === snapshot),
-    ];
-    expect(files.some((f) => f.file === snapshot)).toBe(true);
-    // The search sees the store's contents: the access key (not a secret) is there in clear.
-    expect(files.some((f) => f.bytes.includes(rgw.access_key))).toBe(true);
-    for (const f of files) expect(f.bytes.includes(secretKey), `S3 secret in clear in ${f.file}`).toBe(false);
+    const files = await textsInFiles(
+      [...(await filesUnder(path.join(app.stateDir, 'etcd'))), snapshot],
+      [rgw.access_key, secretKey],
+    );
+    // The search sees the store's contents: the access key (not a secret) is there in clear,
+    // in the snapshot too.
+    expect(files.some((f) => f.holds(rgw.access_key))).toBe(true);
+    expect(files.find((f) => f.file === snapshot)?.holds(rgw.access_key)).toBe(true);
+    for (const f of files) expect(f.holds(secretKey), `S3 secret in clear in ${f.file}`).toBe(false);
     await fs.rm(snapshot);
   });
 

@@ -46,7 +46,8 @@ export async function createRemoteRecord(
 
 /**
  * Changes a remote's configuration (the fields given) and, when `secret_key` is not empty, its
- * secret, in one compare-and-swap; false when there is no such remote.
+ * secret, in one compare-and-swap; false when there is no such remote, 409 conflict when it
+ * kept changing under 20 attempts (it never loops without end).
  */
 export async function updateRemoteRecord(
   store: Store,
@@ -54,7 +55,7 @@ export async function updateRemoteRecord(
   fields: Partial<RemoteFields>,
   secret_key: string | undefined,
 ): Promise<boolean> {
-  for (;;) {
+  for (let attempt = 0; attempt < 20; attempt++) {
     const current = await store.get(keys.remotes.one(id), RemoteRecord);
     if (!current) return false;
     const next: RemoteRecord = { ...current.value, ...fields };
@@ -62,6 +63,7 @@ export async function updateRemoteRecord(
     if (secret_key) txn.put(keys.remoteSecrets.one(id), { secret_key } satisfies RemoteSecret);
     if (await txn.commit()) return true;
   }
+  throw conflict(`Remote ${id} kept changing while updating it; retry.`);
 }
 
 /** Records the result of a remote's check (the controller's test op); nothing when it is gone. */

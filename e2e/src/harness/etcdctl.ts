@@ -50,13 +50,52 @@ export function etcdctlProcess(endpoint: string, args: string[], tls: StoreTls):
   });
 }
 
-/** Every regular file under dir, as raw bytes (an etcd data directory: WAL, snapshots, bolt db). */
-export async function filesUnder(dir: string): Promise<{ file: string; bytes: Buffer }[]> {
-  const out: { file: string; bytes: Buffer }[] = [];
-  for (const entry of await fs.readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (!entry.isFile()) continue;
-    const file = path.join(entry.parentPath, entry.name);
-    out.push({ file, bytes: await fs.readFile(file) });
+/** Every regular file under dir (an etcd data directory: WAL, snapshots, bolt db). */
+export async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await fs.readdir(dir, { withFileTypes: true, recursive: true });
+  return entries.filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+}
+
+/** Bytes read at a time by textsInFiles. */
+const SEARCH_CHUNK = 1024 * 1024;
+
+/**
+ * Which of `texts` each file holds, byte for byte. Files are read a chunk at a time (each chunk
+ * searched with the tail of the one before, so a text across the boundary is found): etcd
+ * preallocates 64 MB WAL files, and reading whole data directories into memory took seconds
+ * per test on a loaded machine (one CI run timed out at 60 s).
+ */
+export async function textsInFiles(
+  files: string[],
+  texts: string[],
+): Promise<{ file: string; holds: (text: string) => boolean }[]> {
+  const needles = texts.map((t) => Buffer.from(t));
+  const overlap = Math.max(1, ...needles.map((n) => n.length)) - 1;
+  const buf = Buffer.alloc(overlap + SEARCH_CHUNK);
+  const out: { file: string; holds: (text: string) => boolean }[] = [];
+  for (const file of files) {
+    const found = new Set<string>();
+    const handle = await fs.open(file, 'r');
+    try {
+      let kept = 0;
+      for (;;) {
+        const { bytesRead } = await handle.read(buf, kept, SEARCH_CHUNK, null);
+        if (bytesRead === 0) break;
+        const window = buf.subarray(0, kept + bytesRead);
+        needles.forEach((n, i) => window.includes(n) && found.add(texts[i]!));
+        kept = Math.min(overlap, window.length);
+        buf.copyWithin(0, window.length - kept, window.length);
+      }
+    } finally {
+      await handle.close();
+    }
+    out.push({
+      file,
+      holds: (text) => {
+        if (!texts.includes(text)) throw new Error(`${text} was not searched for`);
+        return found.has(text);
+      },
+    });
   }
   return out;
 }
