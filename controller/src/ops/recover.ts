@@ -64,7 +64,7 @@ export function recoverOp(store: Store, journal: EventJournal): OpHandler {
     if (!lib) throw new VtlError('internal', `Library ${libId} of this recovery is gone; recover again.`);
 
     const activation = await waitForActivation(progress.apply_op as number, lib);
-    const jobs = await queueImports(lib);
+    const jobs = await queueImports(lib, progress.apply_op as number);
     const steps = (await store.get(opKey, Op))?.value.steps ?? [];
     if (activation) throw activationFailed(activation, lib, jobs, steps);
     return {
@@ -174,7 +174,7 @@ export function recoverOp(store: Store, journal: EventJournal): OpHandler {
      * already, or have no complete generation, are skipped with a step saying so; an import this
      * recovery queued before a restart is found again, not queued twice.
      */
-    async function queueImports(lib: LibrarySpec): Promise<number[]> {
+    async function queueImports(lib: LibrarySpec, applyId: number): Promise<number[]> {
       const { readTopology, scanBucket } = await loadOffsite();
       const conn = await remoteConnection(store, body.remote_id);
       const [topology, scan] = await remoteCall(
@@ -234,9 +234,11 @@ export function recoverOp(store: Store, journal: EventJournal): OpHandler {
             requested_by: op.requested_by,
           },
           cartridgeAbsent(store, cart.label, body.remote_id),
+          // This recovery's own apply may still run (timed out): its imports are queued anyway.
+          applyId,
         );
-        // Refused as POST /api/cartridges/<label>/import would be (an apply runs, the label is
-        // taken meanwhile): said in the steps; the import can be requested once that is over.
+        // Refused as POST /api/cartridges/<label>/import would be (another apply runs, the label
+        // is taken meanwhile): said in the steps; the import can be requested once that is over.
         if (!job) {
           steps.push(`${cart.label}: not imported (${refused?.message ?? 'refused'})`);
           continue;

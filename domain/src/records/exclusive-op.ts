@@ -20,12 +20,20 @@ export interface ExclusiveOpRead {
   guard: (txn: Txn) => void;
 }
 
-export async function readExclusiveOp(store: Store): Promise<ExclusiveOpRead> {
+/**
+ * Reads the claim. `allowed` names an operation whose own follow-up work may go ahead while it
+ * holds the claim (a recovery's imports into the library its apply activates): then the guard
+ * keeps the claim naming that operation.
+ */
+export async function readExclusiveOp(store: Store, allowed?: number): Promise<ExclusiveOpRead> {
   const claim = await store.get(keys.exclusiveOp, ExclusiveOpClaim);
   if (!claim) return { guard: (txn) => txn.ifAbsent(keys.exclusiveOp) };
   const opKey = keys.ops.one(claim.value.op);
   const op = await store.get(opKey, Op);
-  if (op && !isOpFinished(op.value)) return { busy: op.value, guard: () => undefined };
+  if (op && !isOpFinished(op.value)) {
+    if (op.value.id !== allowed) return { busy: op.value, guard: () => undefined };
+    return { guard: (txn) => void txn.ifModRevision(keys.exclusiveOp, claim.modRevision) };
+  }
   return {
     guard: (txn) => {
       txn.ifModRevision(keys.exclusiveOp, claim.modRevision);

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventJournal, type Store } from '@vtl/store';
 import { startTestStores, type TestStores } from '@vtl/store/testing';
+import { Job, keys } from '@vtl/api';
+import { submitExclusiveOp } from './exclusive-op.js';
 import { admitJob } from './jobs.js';
 
 describe('job admission: ids taken in the job transaction', () => {
@@ -37,5 +39,50 @@ describe('job admission: ids taken in the job transaction', () => {
     const held = await admit('HLD001L8');
     for (let i = 0; i < 3; i++) await expect(admit('HLD001L8')).rejects.toMatchObject({ code: 'conflict' });
     expect((await admit('HLD002L8')).id).toBe(held.id + 1);
+  });
+});
+
+describe('job admission while an exclusive operation runs', () => {
+  let t: TestStores;
+  let store: Store;
+  beforeAll(async () => {
+    t = await startTestStores();
+    store = t.stores[0]!;
+  });
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  const admit = (label: string, duringOp?: number) =>
+    admitJob(
+      store,
+      new EventJournal(store),
+      {
+        kind: 'import',
+        state: 'queued',
+        label,
+        library: 1,
+        remote_id: 1,
+        generation: 'g1',
+        target_library: 1,
+        node: 'n1',
+        detail: '',
+        requested_by: 'test',
+      },
+      undefined,
+      duringOp,
+    );
+
+  it('is refused, except for the work of the operation that holds the claim', async () => {
+    const apply = await submitExclusiveOp(
+      store,
+      { kind: 'apply', executor: 'controller', params: {} },
+      'Apply',
+    );
+    await expect(admit('EXC001L8')).rejects.toMatchObject({ code: 'conflict', details: { op: apply } });
+    await expect(admit('EXC001L8', apply + 1)).rejects.toMatchObject({ code: 'conflict' });
+    const job = await admit('EXC001L8', apply);
+    expect(job).toMatchObject({ label: 'EXC001L8', state: 'queued' });
+    expect((await store.get(keys.jobs.one(job.id), Job))?.value.state).toBe('queued');
   });
 });

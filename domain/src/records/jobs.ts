@@ -140,13 +140,15 @@ export async function admitJob(
   journal: EventJournal,
   fields: NewJob,
   recheck: () => Promise<(txn: Txn) => void> = async () => () => undefined,
+  duringOp?: number,
 ): Promise<Job> {
   const label = fields.label;
   const job = await store.withNewId('jobs', ADMIT_ATTEMPTS, async (next) => {
     const claim = await readLabelClaim(store, label);
     if (claim.busy) throw busyLabel(label, [claim.busy]);
-    // No job starts while an apply or a library delete runs (they need every job stopped).
-    const exclusive = await readExclusiveOp(store);
+    // No job starts while an apply or a library delete runs (they need every job stopped),
+    // except the work of `duringOp` itself (see admitPolicyJob).
+    const exclusive = await readExclusiveOp(store, duringOp);
     if (exclusive.busy) throw exclusiveOpBusy(`A new ${fields.kind} job`, exclusive.busy);
     const guard = await recheck();
     const id = next.id;
@@ -211,15 +213,21 @@ export const remoteUnchanged = (store: Store, remoteId: number) => async () => {
  * an API job (admitJob with the same recheck). A refusal the API would answer with a 4xx (the
  * label busy, an apply or library delete running, the cartridge or remote gone) is the policy's
  * answer "not now": undefined, nothing written. Anything else is thrown.
+ *
+ * `duringOp` is for a recovery, whose imports come after the apply that activates its library:
+ * while that apply still holds the exclusive claim (it timed out, the node is down) the imports
+ * are queued all the same, and the controller fails them at once because their library is not
+ * live (docs/api.md "Jobs"), so they never run during the apply and the operator retries them.
  */
 export async function admitPolicyJob(
   store: Store,
   journal: EventJournal,
   fields: NewJob,
   recheck: () => Promise<(txn: Txn) => void>,
+  duringOp?: number,
 ): Promise<{ job?: Job; refused?: VtlError }> {
   try {
-    return { job: await admitJob(store, journal, fields, recheck) };
+    return { job: await admitJob(store, journal, fields, recheck, duringOp) };
   } catch (err) {
     if (err instanceof VtlError && err.status < 500) return { refused: err };
     throw err;
