@@ -73,7 +73,7 @@ export async function startEtcd(opts: EtcdOptions): Promise<EtcdProcess> {
     `--listen-peer-urls=${peerUrl}`,
     `--initial-advertise-peer-urls=${peerUrl}`,
     `--initial-cluster=${name}=${peerUrl}`,
-    ...(opts.tls ? tlsArgs(opts.tls) : []),
+    ...(opts.tls ? etcdTlsArgs(opts.tls) : []),
     ...(opts.extraArgs ?? []),
   ];
   const [command, argv] =
@@ -127,7 +127,7 @@ function hasSetpriv(): Promise<boolean> {
 }
 
 /** etcd's flags for TLS with client-certificate authentication, on client and peer URLs. */
-function tlsArgs(tls: TlsFiles): string[] {
+export function etcdTlsArgs(tls: TlsFiles): string[] {
   return [
     '--client-cert-auth',
     `--trusted-ca-file=${tls.caFile}`,

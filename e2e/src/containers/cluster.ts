@@ -4,7 +4,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ensurePki, type Pki } from '@vtl/etcd-launcher';
+import { ensurePki, etcdTlsArgs, type Pki } from '@vtl/etcd-launcher';
 import { ensureSealingKeyFile } from '@vtl/sealing';
 import { freePorts } from '@vtl/store/testing';
 import { etcdctl } from '../harness/etcdctl.js';
@@ -134,14 +134,7 @@ export class ImageCluster {
             `--initial-advertise-peer-urls=https://127.0.0.1:${ports[i * 2 + 1]}`,
             `--initial-cluster=${peers}`,
             '--initial-cluster-state=new',
-            '--client-cert-auth',
-            `--trusted-ca-file=${tls.caFile}`,
-            `--cert-file=${tls.certFile}`,
-            `--key-file=${tls.keyFile}`,
-            '--peer-client-cert-auth',
-            `--peer-trusted-ca-file=${tls.caFile}`,
-            `--peer-cert-file=${tls.certFile}`,
-            `--peer-key-file=${tls.keyFile}`,
+            ...etcdTlsArgs(tls),
           ],
           {},
           { log: /ready to serve client requests/ },
