@@ -8,7 +8,7 @@ import { waitFor } from '@vtl/reconcile';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import * as btrfs from './btrfs.js';
-import { DedupRunner, hashFile } from './dedup-pass.js';
+import { DedupRunner, hashFile, passProcesses } from './dedup-pass.js';
 
 const MiB = 1024 ** 2;
 /** Per cartridge: enough that reading it back takes duperemove well over a pacer's sample. */
@@ -26,18 +26,9 @@ function skipReason(): string | undefined {
 }
 const skip = skipReason();
 
-/** The pass's duperemove (found by its hash file argument) and its state letter (T: stopped). */
-async function passProcess(mountpoint: string): Promise<{ pid: number; state: string } | undefined> {
-  const marker = `--hashfile=${hashFile(mountpoint)}`;
-  for (const pid of await fs.readdir('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    const cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    if (!cmdline.startsWith('duperemove\0') || !cmdline.split('\0').includes(marker)) continue;
-    const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    if (state && state !== 'Z') return { pid: Number(pid), state };
-  }
-  return undefined;
+/** The pass's process, if it runs (at most one per mountpoint). */
+async function passProcess(mountpoint: string) {
+  return (await passProcesses(mountpoint))[0];
 }
 
 /**

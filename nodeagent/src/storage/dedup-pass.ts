@@ -65,18 +65,34 @@ export async function imageFilesByLabel(poolPaths: string[]): Promise<Map<string
   return byLabel;
 }
 
-/** A duperemove left running by a nodeagent that died: stopped before a new pass starts. */
-async function stopOrphans(mountpoint: string, logger: Logger) {
+/**
+ * The processes of passes over `mountpoint` (found by their hash file argument) with their state
+ * letters (T: stopped). The pass is spawned as `nice ionice duperemove`, one pid that execs
+ * twice; the pacer may stop it before the last exec, so it is looked for under all three names.
+ */
+export async function passProcesses(mountpoint: string): Promise<{ pid: number; state: string }[]> {
   const marker = `--hashfile=${hashFile(mountpoint)}`;
+  const found = [];
   for (const pid of await fs.readdir('/proc').catch(() => [] as string[])) {
     if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
-    const cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    if (!cmdline.startsWith('duperemove\0') || !cmdline.split('\0').includes(marker)) continue;
+    const argv = (await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
+    if (!['duperemove', 'nice', 'ionice'].includes(path.basename(argv[0] ?? '')) || !argv.includes(marker))
+      continue;
+    const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    if (state && state !== 'Z') found.push({ pid: Number(pid), state });
+  }
+  return found;
+}
+
+/** A duperemove left running by a nodeagent that died: stopped before a new pass starts. */
+async function stopOrphans(mountpoint: string, logger: Logger) {
+  for (const { pid } of await passProcesses(mountpoint)) {
     logger.warn({ pid }, 'stopping a dedup pass left by an earlier nodeagent');
     try {
-      process.kill(Number(pid), 'SIGTERM');
+      process.kill(pid, 'SIGTERM');
       // It may have been left paused (PassPacer): a stopped process holds SIGTERM pending.
-      process.kill(Number(pid), 'SIGCONT');
+      process.kill(pid, 'SIGCONT');
     } catch {
       // gone meanwhile
     }
