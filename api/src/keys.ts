@@ -308,14 +308,7 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
     also: { 'updater/src/update-records.ts': 'updater: the outcome of an update' },
   },
   users: { process: 'apiserver', module: 'apiserver/src/services/users.ts' },
-  sessions: {
-    process: 'apiserver',
-    module: 'apiserver/src/services/users.ts',
-    also: {
-      'apiserver/src/services/principal.ts': 'session renewal',
-      'apiserver/src/routes/auth.ts': 'logout',
-    },
-  },
+  sessions: { process: 'apiserver (login, logout, expiry)', module: 'apiserver/src/services/users.ts' },
   apiKeys: { process: 'apiserver', module: 'apiserver/src/routes/apikeys.ts' },
   authBootstrap: { process: 'apiserver', module: 'apiserver/src/services/users.ts' },
   license: { process: 'apiserver', module: 'apiserver/src/services/license.ts' },

@@ -11,7 +11,7 @@ import {
   keys,
 } from '@vtl/api';
 import type { AppContext } from '../context.js';
-import { login } from '../services/users.js';
+import { endSession, login } from '../services/users.js';
 import { readSettings } from '../services/identity.js';
 import { passwordThrottle } from '../services/login-throttle.js';
 
@@ -60,8 +60,7 @@ export async function authRoutes(app: FastifyInstance, ctx: AppContext) {
       if (!p?.sessionKey)
         throw badRequest('Logout ends a session; an API key is revoked with DELETE /api/apikeys/{id}.');
       request.auditSubject = p.name;
-      // writes keys.sessions
-      await ctx.store.delete(p.sessionKey);
+      await endSession(ctx.store, p.sessionKey);
       return { ok: true as const };
     },
   );

@@ -9,6 +9,7 @@ import {
 } from '@vtl/api';
 import type { Store } from '@vtl/store';
 import { classifyToken, sameHash } from './secrets.js';
+import { dropExpiredSession } from './users.js';
 import { internalPrincipal, servicePrincipal } from './service-principals.js';
 import type { ViewCache } from './view-cache.js';
 
@@ -58,7 +59,7 @@ export async function resolvePrincipal(
     const session = await reader.get(key, SessionRecord);
     if (!session) throw unauthorized('The session is unknown or was logged out');
     if (Date.parse(session.value.expires_at) <= Date.now()) {
-      await store.delete(key, { modRevision: session.modRevision });
+      await dropExpiredSession(store, session);
       throw unauthorized('The session expired');
     }
     const user = await reader.get(keys.users.one(session.value.username), UserRecord);

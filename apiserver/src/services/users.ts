@@ -127,6 +127,21 @@ export async function login(store: Store, username: string, password: string, tt
   };
 }
 
+/** Logout: ends the session under `sessionKey` (a principal's). */
+export async function endSession(store: Store, sessionKey: string): Promise<void> {
+  // writes keys.sessions: the key is the principal's, made by resolvePrincipal from keys.sessions.one.
+  await store.delete(sessionKey);
+}
+
+/**
+ * Removes a session found expired when its token came back, only as it was read: a session
+ * written since (another login cannot reuse the hash, but a sweep may have removed it) is left.
+ */
+export async function dropExpiredSession(store: Store, session: { key: string; modRevision: string }) {
+  // writes keys.sessions: the key is one read by resolvePrincipal under keys.sessions.one.
+  await store.delete(session.key, { modRevision: session.modRevision });
+}
+
 /** Deletes expired sessions and those `drop` selects (a deleted user's). */
 export async function sweepSessions(
   store: Store,
