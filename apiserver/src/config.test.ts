@@ -7,14 +7,12 @@ describe('apiserver config', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({
       stateDir: path.resolve('var'),
-      etcdEndpoints: ['http://127.0.0.1:2379'],
-      etcdTls: undefined,
+      store: { endpoints: ['http://127.0.0.1:2379'], tls: undefined, deadlineMs: 5_000 },
       bind: '127.0.0.1',
       httpsPort: 8443,
       plainPort: 8080,
       opTimeoutMs: 120_000,
       sseKeepaliveMs: 20_000,
-      storeDeadlineMs: 5_000,
       sessionTtlSec: 12 * 3600,
     });
     expect(c.tlsCertFile).toBeUndefined();
@@ -41,14 +39,16 @@ describe('apiserver config', () => {
     });
     expect(c).toMatchObject({
       stateDir: '/srv/vtl',
-      etcdEndpoints: ['http://a:2379', 'http://b:2379'],
-      sealingKeyFile: '/srv/vtl/pki/sealing.key',
+      store: {
+        endpoints: ['http://a:2379', 'http://b:2379'],
+        sealingKeyFile: '/srv/vtl/pki/sealing.key',
+        deadlineMs: 700,
+      },
       bind: '0.0.0.0',
       httpsPort: 9443,
       plainPort: 0,
       opTimeoutMs: 1000,
       sseKeepaliveMs: 50,
-      storeDeadlineMs: 700,
       sessionTtlSec: 60,
       tlsCertFile: '/etc/vtl/cert.pem',
       tlsKeyFile: '/etc/vtl/key.pem',

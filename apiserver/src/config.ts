@@ -1,15 +1,15 @@
 import path from 'node:path';
-import { storeDeadlineFromEnv, storeSettingsFromEnv, type StoreTls } from '@vtl/store';
+import { storeSettingsFromEnv, type StoreSettings } from '@vtl/store';
 import { loadUpdateConfig, type UpdateConfig } from './services/update-config.js';
 
 /** Apiserver settings, from the environment (README lists every variable). */
 export interface ApiserverConfig {
   stateDir: string;
-  etcdEndpoints: string[];
-  /** Client certificate for the store (VTL_ETCD_CA_FILE / _CERT_FILE / _KEY_FILE). */
-  etcdTls: StoreTls | undefined;
-  /** Seals and opens the secrets it writes (VTL_SEALING_KEY_FILE). */
-  sealingKeyFile: string;
+  /**
+   * Endpoints, client certificate, sealing key (it seals the secrets it writes) and deadline of
+   * the store: the most one store call made for a request waits; past it the answer is 503.
+   */
+  store: StoreSettings;
   bind: string;
   httpsPort: number;
   /** 0 disables the plaintext listener. */
@@ -24,8 +24,6 @@ export interface ApiserverConfig {
   remoteDeadlineMs: number;
   /** Interval of the keepalive comment on GET /api/events (§6.1: 20 s). */
   sseKeepaliveMs: number;
-  /** The most one store (etcd) call made for a request waits; past it the answer is 503 unavailable. */
-  storeDeadlineMs: number;
   /** How long a login session lasts. */
   sessionTtlSec: number;
   /** An operator's own HTTPS certificate and key (PEM); both or neither. Default: the self-signed pair. */
@@ -61,19 +59,15 @@ const int = (value: string | undefined, fallback: number) => {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApiserverConfig {
   const stateDir = path.resolve(env.VTL_STATE_DIR ?? 'var');
-  const store = storeSettingsFromEnv(env, stateDir);
   return {
     stateDir,
-    etcdEndpoints: store.endpoints,
-    etcdTls: store.tls,
-    sealingKeyFile: store.sealingKeyFile,
+    store: storeSettingsFromEnv(env, stateDir),
     bind: env.VTL_BIND ?? '127.0.0.1',
     httpsPort: int(env.VTL_HTTPS_PORT, 8443),
     plainPort: int(env.VTL_PLAIN_PORT, 8080),
     opTimeoutMs: int(env.VTL_OP_TIMEOUT_MS, 120_000),
     remoteDeadlineMs: Math.max(1, int(env.VTL_REMOTE_DEADLINE_MS, 30_000)),
     sseKeepaliveMs: Math.max(1, int(env.VTL_SSE_KEEPALIVE_MS, 20_000)),
-    storeDeadlineMs: storeDeadlineFromEnv(env),
     sessionTtlSec: Math.max(1, int(env.VTL_SESSION_TTL_SEC, 12 * 3600)),
     tlsHandshakeTimeoutMs: Math.max(1, int(env.VTL_TLS_HANDSHAKE_TIMEOUT_MS, 10_000)),
     maxConnectionsPerClient: Math.max(1, int(env.VTL_MAX_CONNECTIONS_PER_CLIENT, 256)),

@@ -13,12 +13,7 @@ const configured = () => {
   return {
     config,
     settings: {
-      store: {
-        endpoints: config.etcdEndpoints,
-        tls: config.etcdTls,
-        sealingKeyFile: config.sealingKeyFile,
-        deadlineMs: config.storeDeadlineMs,
-      },
+      store: config.store,
       // VTL_LOG_LEVEL=debug adds a line per successful read (plugins/request-log.ts).
       logLevel: config.logLevel,
     },

@@ -1,7 +1,8 @@
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { adminStoreSettings, loadConfig } from './config.js';
+import { loadConfig } from './config.js';
+import { adminStoreSettings } from './seal-rotation.js';
 
 describe('appliance config', () => {
   it('has a default for every setting', () => {
@@ -19,7 +20,6 @@ describe('appliance config', () => {
       sealingKeyFile: path.resolve('var/pki/sealing.key'),
       defaultPool: path.resolve('var/pool'),
       tlsCertFile: undefined,
-      storeDeadlineMs: 5_000,
     });
   });
 
@@ -38,7 +38,6 @@ describe('appliance config', () => {
       httpsPort: 9443,
       defaultPool: '/pools/a',
       tlsCertFile: '/etc/vtl/cert.pem',
-      storeDeadlineMs: 900,
     });
     // The apiserver's own settings reach it through the inherited environment.
     expect(c.inherited.VTL_OP_TIMEOUT_MS).toBe('1000');
@@ -46,8 +45,12 @@ describe('appliance config', () => {
   });
 
   it("lets seal-rotate reach its own etcd as the admin certificate, an external one by the operator's files", () => {
-    const own = adminStoreSettings(loadConfig({ VTL_STATE_DIR: '/srv/vtl', VTL_ETCD_CLIENT_PORT: '2479' }));
+    const own = adminStoreSettings(
+      loadConfig({ VTL_STATE_DIR: '/srv/vtl', VTL_ETCD_CLIENT_PORT: '2479', VTL_STORE_DEADLINE_MS: '900' }),
+    );
     expect(own.endpoints).toEqual(['https://127.0.0.1:2479']);
+    expect(own.sealingKeyFile).toBe('/srv/vtl/pki/sealing.key');
+    expect(own.deadlineMs).toBe(900);
     expect(own.tls).toEqual({
       caFile: '/srv/vtl/pki/ca.crt',
       certFile: '/srv/vtl/pki/admin.crt',

@@ -1,7 +1,5 @@
 import os from 'node:os';
 import path from 'node:path';
-// The launcher's entry of the store package: the main one loads the etcd client (launcher.ts).
-import { storeDeadlineFromEnv, storeSettingsFromEnv, type StoreSettings } from '@vtl/store/settings';
 
 /** Single-node appliance settings; every one has a built-in default (README lists them). */
 export interface ApplianceConfig {
@@ -21,8 +19,6 @@ export interface ApplianceConfig {
   defaultPool: string;
   /** The operator's own HTTPS certificate (VTL_TLS_CERT_FILE); unset: the apiserver's self-signed one. */
   tlsCertFile: string | undefined;
-  /** The most one store (etcd) call of seal-rotate waits (VTL_STORE_DEADLINE_MS, default 5 s). */
-  storeDeadlineMs: number;
   /**
    * The environment the supervised processes inherit: each reads its own settings from it in
    * its config.ts; the appliance only adds the values it decides (ports, endpoints, node).
@@ -53,26 +49,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ApplianceConfi
     sealingKeyFile: path.resolve(env.VTL_SEALING_KEY_FILE || path.join(stateDir, 'pki', 'sealing.key')),
     defaultPool: env.VTL_DEFAULT_POOL ?? path.join(stateDir, 'pool'),
     tlsCertFile: env.VTL_TLS_CERT_FILE || undefined,
-    storeDeadlineMs: storeDeadlineFromEnv(env),
     inherited: { ...env },
   };
-}
-
-/**
- * How seal-rotate reaches the store: with the appliance's own etcd, as its admin certificate
- * of <stateDir>/pki; with VTL_ETCD_ENDPOINTS, by VTL_ETCD_CA_FILE / _CERT_FILE / _KEY_FILE.
- */
-export function adminStoreSettings(config: ApplianceConfig): StoreSettings {
-  if (config.etcdEndpoints.length > 0) return storeSettingsFromEnv(config.inherited, config.stateDir);
-  const pki = path.join(config.stateDir, 'pki');
-  return storeSettingsFromEnv(
-    {
-      ...config.inherited,
-      VTL_ETCD_ENDPOINTS: `https://127.0.0.1:${config.etcdClientPort}`,
-      VTL_ETCD_CA_FILE: path.join(pki, 'ca.crt'),
-      VTL_ETCD_CERT_FILE: path.join(pki, 'admin.crt'),
-      VTL_ETCD_KEY_FILE: path.join(pki, 'admin.key'),
-    },
-    config.stateDir,
-  );
 }

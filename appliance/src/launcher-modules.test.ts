@@ -8,8 +8,8 @@ const SCHEMAS = /\/node_modules\/zod\/|\/api\/dist\/(index|models|resources\/)/;
 
 /**
  * Issue 13's idle memory: what a module graph loads stays in the process for good. The launcher
- * starts etcd and the other processes and never talks to etcd itself: it takes the store
- * package's settings entry, not the etcd client (etcd3, gRPC, protobufjs: some 20 MB).
+ * starts etcd and the other processes and never talks to etcd itself: it takes no more of the
+ * store package than a type, not the etcd client (etcd3, gRPC, protobufjs: some 20 MB).
  * seal-rotate.js (with its seal-rotation.js) is the separate command that does talk to etcd;
  * main.js starts the launcher
  * when imported. Neither the launcher nor the emulator validates anything with zod: they take

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { Store } from '@vtl/store';
-import { adminStoreSettings, loadConfig } from './config.js';
-import { rotateSealingKey } from './seal-rotation.js';
+import { loadConfig } from './config.js';
+import { adminStoreSettings, rotateSealingKey } from './seal-rotation.js';
 
 /**
  * `npm run seal:rotate [-- --reseal-only]`: rotates the sealing key of the secrets in the store
@@ -17,22 +17,16 @@ async function main(argv: string[]) {
   const config = loadConfig();
   const logger = pino({ name: 'seal-rotate' });
   const settings = adminStoreSettings(config);
-  const store = await Store.connect({
-    endpoints: settings.endpoints,
-    tls: settings.tls,
-    sealingKeyFile: config.sealingKeyFile,
-    deadlineMs: config.storeDeadlineMs,
-    logger,
-  });
+  const store = await Store.connect({ ...settings, logger });
   try {
-    const report = await rotateSealingKey(store, config.sealingKeyFile, {
+    const report = await rotateSealingKey(store, settings.sealingKeyFile, {
       resealOnly: argv.includes('--reseal-only'),
       logger,
     });
     console.log(
       `Secrets are sealed with key ${report.kid}: ${report.resealed} re-sealed (${report.migrated} of them were in clear)` +
         (report.retired.length ? `; retired ${report.retired.join(', ')}.` : '.') +
-        ` Back up ${config.sealingKeyFile} now.`,
+        ` Back up ${settings.sealingKeyFile} now.`,
     );
   } finally {
     await store.close();

@@ -1,9 +1,30 @@
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { VtlError } from '@vtl/api';
 import { newSealingKey, parseKeyFile, writeKeyFile } from '@vtl/sealing';
-import type { Store } from '@vtl/store';
+import { storeSettingsFromEnv, type Store, type StoreSettings } from '@vtl/store';
+import type { ApplianceConfig } from './config.js';
+
+/**
+ * How seal-rotate reaches the store: with the appliance's own etcd, as its admin certificate
+ * of <stateDir>/pki; with VTL_ETCD_ENDPOINTS, by VTL_ETCD_CA_FILE / _CERT_FILE / _KEY_FILE.
+ */
+export function adminStoreSettings(config: ApplianceConfig): StoreSettings {
+  if (config.etcdEndpoints.length > 0) return storeSettingsFromEnv(config.inherited, config.stateDir);
+  const pki = path.join(config.stateDir, 'pki');
+  return storeSettingsFromEnv(
+    {
+      ...config.inherited,
+      VTL_ETCD_ENDPOINTS: `https://127.0.0.1:${config.etcdClientPort}`,
+      VTL_ETCD_CA_FILE: path.join(pki, 'ca.crt'),
+      VTL_ETCD_CERT_FILE: path.join(pki, 'admin.crt'),
+      VTL_ETCD_KEY_FILE: path.join(pki, 'admin.key'),
+    },
+    config.stateDir,
+  );
+}
 
 /** What a rotation did. */
 export interface RotationReport {

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { ensurePki, type PkiIdentity } from '@vtl/etcd-launcher';
 import { ensureSealingKeyFile } from '@vtl/sealing';
-// The store's settings entry, so the launcher does not load the etcd client (gRPC) with its index.
-import type { StoreTls } from '@vtl/store/settings';
+// A type only: the launcher does not load the etcd client (gRPC) nor zod.
+import type { StoreTls } from '@vtl/store';
 import type { Logger } from 'pino';
 
 /** How the appliance's processes reach the store: etcd's TLS files and each process's settings. */

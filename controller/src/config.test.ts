@@ -6,9 +6,8 @@ describe('controller config', () => {
   it('has a default for every setting', () => {
     expect(loadConfig({})).toMatchObject({
       node: os.hostname(),
-      store: { endpoints: ['http://127.0.0.1:2379'], tls: undefined },
+      store: { endpoints: ['http://127.0.0.1:2379'], tls: undefined, deadlineMs: 5_000 },
       drainTimeoutMs: 0,
-      storeDeadlineMs: 5_000,
     });
   });
 
@@ -23,9 +22,8 @@ describe('controller config', () => {
       }),
     ).toMatchObject({
       node: 'n7',
-      store: { endpoints: ['http://a:2379'], sealingKeyFile: '/srv/vtl/pki/sealing.key' },
+      store: { endpoints: ['http://a:2379'], sealingKeyFile: '/srv/vtl/pki/sealing.key', deadlineMs: 900 },
       drainTimeoutMs: 2500,
-      storeDeadlineMs: 900,
     });
     expect(() => loadConfig({ VTL_ETCD_CA_FILE: '/ca.crt' })).toThrow(/go together/);
   });

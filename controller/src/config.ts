@@ -1,17 +1,15 @@
 import os from 'node:os';
 import path from 'node:path';
-import { storeDeadlineFromEnv, storeSettingsFromEnv, type StoreSettings } from '@vtl/store';
+import { storeSettingsFromEnv, type StoreSettings } from '@vtl/store';
 import { healthSettingsFromEnv, type HealthSettings } from '@vtl/reconcile';
 
 /** Controller settings, from the environment (README lists every variable). */
 export interface ControllerConfig {
   node: string;
-  /** Endpoints, client certificate and sealing key of the store. */
+  /** Endpoints, client certificate, sealing key and deadline of the store. */
   store: StoreSettings;
   /** 0 keeps the drain reconciler's default. */
   drainTimeoutMs: number;
-  /** The most one store (etcd) call waits (VTL_STORE_DEADLINE_MS, default 5 s). */
-  storeDeadlineMs: number;
   /** host:port of the reconcile metrics endpoint (GET /metrics); '' serves none. */
   metricsAddr: string;
   /** Where the probes listen (VTL_HEALTH_PORT, VTL_HEALTH_BIND); port 0: nowhere. */
@@ -26,7 +24,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     node: env.VTL_NODE ?? os.hostname(),
     store: storeSettingsFromEnv(env, stateDir),
     drainTimeoutMs: Number(env.VTL_DRAIN_TIMEOUT_MS) || 0,
-    storeDeadlineMs: storeDeadlineFromEnv(env),
     metricsAddr: env.VTL_CONTROLLER_METRICS_ADDR ?? '',
     health: healthSettingsFromEnv(env),
     gitops: {

@@ -24,7 +24,7 @@ const configured = () => {
   return {
     config,
     settings: {
-      store: { ...config.store, deadlineMs: config.storeDeadlineMs },
+      store: config.store,
       health: config.health, // VTL_HEALTH_PORT: the chart's probes
       metricsAddr: config.metricsAddr,
     },

@@ -17,7 +17,7 @@ describe('nodeagent config', () => {
       codecNice: 5,
       zstdLevel: 3,
       version: 'v0.0.0',
-      storeDeadlineMs: 5000,
+      store: { endpoints: ['http://127.0.0.1:2379'], tls: undefined, deadlineMs: 5000 },
     });
     expect(
       loadConfig({
@@ -32,7 +32,7 @@ describe('nodeagent config', () => {
       codecNice: 0,
       zstdLevel: 1,
       version: 'v1.2.3',
-      storeDeadlineMs: 800,
+      store: { deadlineMs: 800 },
     });
     for (const bad of ['0', '20', 'fast', '2.5']) {
       expect(() => loadConfig({ VTL_ZSTD_LEVEL: bad })).toThrow(

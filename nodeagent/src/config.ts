@@ -5,20 +5,15 @@ import { DEFAULT_TCP_CONGESTION, isCongestionControlName } from '@vtl/emulator';
 import { DEFAULT_CODEC_NICE, DEFAULT_ZSTD_LEVEL, ZSTD_LEVELS } from '@vtl/offsite/codec-pool';
 import { LIO_FABRICS, type LioFabricName } from './fabric/lio-fabric.js';
 import type { LioDriverOptions } from './fabric/lio-driver.js';
-import { storeDeadlineFromEnv, storeSettingsFromEnv, type StoreTls } from '@vtl/store';
+import { storeSettingsFromEnv, type StoreSettings } from '@vtl/store';
 import { healthSettingsFromEnv, type HealthSettings } from '@vtl/reconcile';
 
 /** Nodeagent settings, from the environment (README lists every variable). */
 export interface NodeagentConfig {
   node: string;
   stateDir: string;
-  etcdEndpoints: string[];
-  /** Client certificate for the store (VTL_ETCD_CA_FILE / _CERT_FILE / _KEY_FILE). */
-  etcdTls: StoreTls | undefined;
-  /** Opens the sealed secrets it reads (S3 secret keys; VTL_SEALING_KEY_FILE). */
-  sealingKeyFile: string;
-  /** The most one store (etcd) call waits (VTL_STORE_DEADLINE_MS, default 5 s). */
-  storeDeadlineMs: number;
+  /** Endpoints, client certificate, sealing key (it opens the S3 secret keys) and deadline of the store. */
+  store: StoreSettings;
   /** A directory pool created on first start when no pool exists yet (single-node default). */
   defaultPoolPath: string;
   /** Where the node's shared btrfs storage is mounted (VTL_STORAGE_MOUNT; docs/storage.md). */
@@ -72,13 +67,10 @@ export interface NodeagentConfig {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): NodeagentConfig {
   const stateDir = path.resolve(env.VTL_STATE_DIR ?? 'var');
-  const store = storeSettingsFromEnv(env, stateDir);
   return {
     node: env.VTL_NODE ?? os.hostname(),
     stateDir,
-    etcdEndpoints: store.endpoints,
-    etcdTls: store.tls,
-    sealingKeyFile: store.sealingKeyFile,
+    store: storeSettingsFromEnv(env, stateDir),
     defaultPoolPath: env.VTL_DEFAULT_POOL ?? '',
     storageMount: path.resolve(env.VTL_STORAGE_MOUNT || path.join(stateDir, 'storage')),
     bind: env.VTL_BIND ?? '127.0.0.1',
@@ -101,7 +93,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): NodeagentConfi
     codecNice: Number(env.VTL_CODEC_NICE ?? DEFAULT_CODEC_NICE),
     zstdLevel: zstdLevel(env.VTL_ZSTD_LEVEL),
     version: env.VTL_VERSION ?? 'v0.0.0',
-    storeDeadlineMs: storeDeadlineFromEnv(env),
     metricsAddr: env.VTL_NODEAGENT_METRICS_ADDR ?? '',
     health: healthSettingsFromEnv(env),
   };

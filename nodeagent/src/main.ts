@@ -29,12 +29,7 @@ const configured = () => {
   return {
     config,
     settings: {
-      store: {
-        endpoints: config.etcdEndpoints,
-        tls: config.etcdTls,
-        sealingKeyFile: config.sealingKeyFile,
-        deadlineMs: config.storeDeadlineMs,
-      },
+      store: config.store,
       health: config.health, // VTL_HEALTH_PORT: the chart's probes
       metricsAddr: config.metricsAddr,
       logBindings: { node: config.node },

@@ -1,5 +1,5 @@
 import { pino, type Logger } from 'pino';
-import { EventJournal, Store } from '@vtl/store';
+import { EventJournal, Store, type StoreSettings } from '@vtl/store';
 import { serveHealth, type HealthSettings } from './health-server.js';
 import { serveMetrics } from './metrics.js';
 import { boundedStep, onShutdown, watchSupervisor, type StopReason } from './shutdown.js';
@@ -26,8 +26,8 @@ export function runProcess(
 
 /** What a control-plane process's start needs from its configuration. */
 export interface StoreProcessSettings {
-  /** etcd: Store.connect's options. */
-  store: Omit<Parameters<typeof Store.connect>[0], 'logger'>;
+  /** etcd: the process configuration's `store` (storeSettingsFromEnv). */
+  store: StoreSettings;
   /** The probes (serveHealth); none for a process that serves HTTP itself. */
   health?: HealthSettings;
   /** The Prometheus endpoint (serveMetrics); empty or absent: none. */

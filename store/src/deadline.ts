@@ -1,7 +1,8 @@
 import { VtlError } from '@vtl/api';
 import { GRPCCancelledError, GRPCDeadlineExceededError, GRPCUnavailableError, GRPCUnknownError } from 'etcd3';
 
-export { DEFAULT_STORE_DEADLINE_MS, storeDeadlineFromEnv } from './deadline-env.js';
+/** How long one store call may take when nothing else is configured (VTL_STORE_DEADLINE_MS). */
+export const DEFAULT_STORE_DEADLINE_MS = 5_000;
 
 /** Seconds a client should wait before retrying after the store did not answer. */
 export function retryAfterSec(deadlineMs: number): number {

@@ -5,7 +5,6 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensurePki } from '@vtl/etcd-launcher';
 import { Store, loopbackServerName } from './store.js';
-import { storeSettingsFromEnv } from './store-tls.js';
 import { startTestEtcd, type TestEtcd } from './test-etcd.js';
 
 const run = promisify(execFile);
@@ -99,30 +98,7 @@ describe('etcd over TLS with client certificates', () => {
   });
 });
 
-describe('storeSettingsFromEnv', () => {
-  it('reads endpoints, the three TLS files together and the sealing key file', () => {
-    expect(storeSettingsFromEnv({}, '/s')).toEqual({
-      endpoints: ['http://127.0.0.1:2379'],
-      tls: undefined,
-      sealingKeyFile: '/s/pki/sealing.key',
-    });
-    const tls = {
-      VTL_ETCD_CA_FILE: '/p/ca.crt',
-      VTL_ETCD_CERT_FILE: '/p/a.crt',
-      VTL_ETCD_KEY_FILE: '/p/a.key',
-    };
-    expect(storeSettingsFromEnv({ ...tls, VTL_SEALING_KEY_FILE: '/k' }, '/s')).toEqual({
-      endpoints: ['https://127.0.0.1:2379'],
-      tls: { caFile: '/p/ca.crt', certFile: '/p/a.crt', keyFile: '/p/a.key' },
-      sealingKeyFile: '/k',
-    });
-    expect(storeSettingsFromEnv({ VTL_ETCD_ENDPOINTS: 'https://a:1, https://b:2' }, '/s').endpoints).toEqual([
-      'https://a:1',
-      'https://b:2',
-    ]);
-    expect(() => storeSettingsFromEnv({ VTL_ETCD_CA_FILE: '/p/ca.crt' }, '/s')).toThrow(/go together/);
-  });
-
+describe('the store credentials', () => {
   it('names the setting of an unreadable certificate file', async () => {
     const tls = { ...etcd.pki!.files('admin'), keyFile: join(etcd.dir, 'missing.key') };
     await expect(Store.connect({ endpoints: [etcd.endpoint], tls })).rejects.toThrow(

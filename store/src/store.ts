@@ -19,7 +19,8 @@ import { restoreKeyspace, saveKeyspace } from './keyspace-snapshot.js';
 import { scan } from './range.js';
 import { RenewingLease } from './renewing-lease.js';
 import { isEnvelope, isSecretKey, RecordSealing, Sealer, SECRETS_PREFIX } from '@vtl/sealing';
-import { credentials, type StoreTls } from './store-tls.js';
+import type { StoreSettings } from './store-settings.js';
+import { credentials } from './store-tls.js';
 import { WatchCache, type CachedPrefix } from './watch-cache.js';
 import { absent, atModRevision, getOp, notWrittenAfter, putOp, runTxn, StoreTxn, type Txn } from './txn.js';
 import { startWatch, type Watch, type WatchEvent, type WatchOptions } from './watch.js';
@@ -70,15 +71,15 @@ export class Store {
    * Connects to etcd and checks that it answers. tls presents a client certificate (the
    * appliance's etcd refuses clients without one); sealingKeyFile seals and opens the records
    * under /vtl/secrets/ (without it they are refused). deadlineMs bounds every later call
-   * (default 5 s; each process's config.ts reads VTL_STORE_DEADLINE_MS), so a stalled etcd gives 'unavailable', not a hang.
+   * (default 5 s), so a stalled etcd gives 'unavailable', not a hang. A process passes its
+   * configuration's `store` (storeSettingsFromEnv); tests name only what they need.
    */
-  static async connect(opts: {
-    endpoints: string[];
-    logger?: Logger;
-    tls?: StoreTls;
-    sealingKeyFile?: string;
-    deadlineMs?: number;
-  }): Promise<Store> {
+  static async connect(
+    opts: Pick<StoreSettings, 'endpoints'> &
+      Partial<Omit<StoreSettings, 'endpoints'>> & {
+        logger?: Logger;
+      },
+  ): Promise<Store> {
     const log = (opts.logger ?? pino({ level: 'silent' })).child({ component: 'store' });
     const deadlineMs = opts.deadlineMs ?? DEFAULT_STORE_DEADLINE_MS;
     const members = new MemberPool(

@@ -254,5 +254,5 @@ function releaseRoot(): string {
 /** Where the store keeps its data: the appliance's own etcd directory, else its endpoints. */
 function dbPath(ctx: AppContext): string {
   const local = path.join(ctx.config.stateDir, 'etcd');
-  return existsSync(local) ? local : `etcd ${ctx.config.etcdEndpoints.join(',')}`;
+  return existsSync(local) ? local : `etcd ${ctx.config.store.endpoints.join(',')}`;
 }
