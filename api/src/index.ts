@@ -29,3 +29,4 @@ export * from './text.js';
 export * from './endpoint.js';
 export * from './resources/update.js';
 export * from './resources/managed-by.js';
+export * from './resources/gitops-secrets.js';

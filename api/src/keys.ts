@@ -264,12 +264,12 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
   },
   gitopsSecrets: {
     process: 'apiserver',
-    module: 'apiserver/src/routes/gitops-secrets.ts',
+    module: 'domain/src/records/gitops-secrets.ts',
     also: { 'appliance/src/seal-rotation.ts': 're-sealing under a new key' },
   },
   gitopsSourceSecrets: {
     process: 'apiserver',
-    module: 'apiserver/src/routes/gitops-sources.ts',
+    module: 'domain/src/records/gitops-secrets.ts',
     also: { 'appliance/src/seal-rotation.ts': 're-sealing under a new key' },
   },
   gitopsSources: {

@@ -92,6 +92,14 @@ export {
   type RemoteFields,
 } from './records/remotes.js';
 export { remoteConnection } from './remote-connection.js';
+export {
+  deleteGitopsSecret,
+  newSourceSecret,
+  putGitopsSecret,
+  removeSourceSecret,
+  replaceSourceCredential,
+  type SourceCredentialSecret,
+} from './records/gitops-secrets.js';
 export { createStorage, markStorageDeleting, removeStorage, replaceStorage } from './records/storage.js';
 export { listNodeStatus } from './node-status.js';
 export { abandonDrain, requestRestart, startDrain } from './records/restart.js';

@@ -1,8 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from '../plugins/zod-provider.js';
 import { z } from 'zod';
-import { conflict, isoNow, keys, nameFromKey, notFound } from '@vtl/api';
-import { GitSourceRecord, PutSecretRequest, SecretName, SecretView, StoredSecret } from '@vtl/gitops';
+import { StoredSecret, keys, nameFromKey, notFound } from '@vtl/api';
+import { deleteGitopsSecret, putGitopsSecret } from '@vtl/domain';
+import { PutSecretRequest, SecretName, SecretView } from '@vtl/gitops';
 import type { AppContext } from '../context.js';
 
 const view = (name: string, s: StoredSecret): SecretView => ({
@@ -49,8 +50,7 @@ export async function gitopsSecretRoutes(app: FastifyInstance, ctx: AppContext) 
     async (request) => {
       const { name } = request.params;
       request.auditSubject = name;
-      const record: StoredSecret = { data: request.body.data, updated_at: isoNow() };
-      await store.put(keys.gitopsSecrets.one(name), record);
+      const record = await putGitopsSecret(store, name, request.body.data);
       await ctx.journal.emit({
         kind: 'gitops_secret_set',
         subject: name,
@@ -73,14 +73,8 @@ export async function gitopsSecretRoutes(app: FastifyInstance, ctx: AppContext) 
     async (request) => {
       const { name } = request.params;
       request.auditSubject = name;
-      // A Git source fetching with it would fail at its next poll: say which, and change nothing.
-      const sources = await store.list(keys.gitopsSources.prefix, GitSourceRecord);
-      const users = sources.items.filter((i) => i.value.secret_ref === name).map((i) => i.value.name);
-      if (users.length > 0)
-        throw conflict(
-          `Secret "${name}" is the credential of Git source(s) ${users.join(', ')}; give them another credential (PUT /api/gitops/sources/{name}) first.`,
-        );
-      if (!(await store.delete(keys.gitopsSecrets.one(name))))
+      // Refused (409, naming them) while a Git source fetches with it.
+      if (!(await deleteGitopsSecret(store, name)))
         throw notFound(`No secret "${name}"; GET /api/gitops/secrets lists them.`);
       await ctx.journal.emit({ kind: 'gitops_secret_deleted', subject: name, detail: '' });
       return { ok: true };

@@ -1,13 +1,13 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from '../plugins/zod-provider.js';
 import { z } from 'zod';
-import { VtlError, conflict, isoNow, keys, notFound } from '@vtl/api';
+import { GitSourceSecret, VtlError, conflict, isoNow, keys, notFound } from '@vtl/api';
+import { newSourceSecret, removeSourceSecret, replaceSourceCredential } from '@vtl/domain';
 import {
   CreateSourceRequest,
   CreateSourceResponse,
   GitSourceRecord,
-  GitSourceSecret,
   SourceName,
   SourceStatus,
   SourceView,
@@ -118,16 +118,13 @@ export async function gitopsSourceRoutes(app: FastifyInstance, ctx: AppContext) 
         ...(cred.secret_ref ? { secret_ref: cred.secret_ref } : {}),
         created_at: isoNow(),
       };
-      const webhook_secret = randomBytes(24).toString('base64url');
-      const ok = await store
+      const secret = newSourceSecret(body.name, cred.secret);
+      const txn = store
         .transaction()
         .ifAbsent(keys.gitopsSources.one(body.name))
-        .put(keys.gitopsSources.one(body.name), record)
-        .put(keys.gitopsSourceSecrets.one(body.name), {
-          webhook_secret,
-          ...cred.secret,
-        } satisfies GitSourceSecret)
-        .commit();
+        .put(keys.gitopsSources.one(body.name), record);
+      secret.write(txn);
+      const ok = await txn.commit();
       if (!ok) throw conflict(`A Git source named "${body.name}" exists already; change it with PUT.`);
       await ctx.journal.emit({
         kind: 'gitops_source_created',
@@ -135,7 +132,7 @@ export async function gitopsSourceRoutes(app: FastifyInstance, ctx: AppContext) 
         detail: `${record.url} ${record.branch}:${record.path}`,
       });
       reply.status(201);
-      return { ...(await sourceView(store, record)), webhook_secret };
+      return { ...(await sourceView(store, record)), webhook_secret: secret.webhook_secret };
     },
   );
 
@@ -157,15 +154,11 @@ export async function gitopsSourceRoutes(app: FastifyInstance, ctx: AppContext) 
         if (fields.ca_cert === null) delete next.ca_cert;
         const txn = store.transaction().ifModRevision(current.key, current.modRevision);
         if (credential !== undefined) {
-          const secret = await store.get(keys.gitopsSourceSecrets.one(name), GitSourceSecret);
           const cred = credentialOf(credential);
           next.credential = cred.credential;
           if (cred.secret_ref) next.secret_ref = cred.secret_ref;
           else delete next.secret_ref;
-          txn.put(keys.gitopsSourceSecrets.one(name), {
-            webhook_secret: secret?.value.webhook_secret ?? randomBytes(24).toString('base64url'),
-            ...cred.secret,
-          } satisfies GitSourceSecret);
+          (await replaceSourceCredential(store, name, cred.secret))(txn);
         }
         txn.put(current.key, next);
         if (await txn.commit()) return sourceView(store, next);
@@ -187,13 +180,13 @@ export async function gitopsSourceRoutes(app: FastifyInstance, ctx: AppContext) 
       const { name } = request.params;
       request.auditSubject = name;
       await findSource(store, name);
-      await store
+      const txn = store
         .transaction()
         .delete(keys.gitopsSources.one(name))
-        .delete(keys.gitopsSourceSecrets.one(name))
         .delete(keys.gitopsSourceStatus.one(name))
-        .delete(keys.gitopsPollRequests.one(name))
-        .commit();
+        .delete(keys.gitopsPollRequests.one(name));
+      removeSourceSecret(name)(txn);
+      await txn.commit();
       const released = await releaseOwnership(store, name);
       await ctx.journal.emit({
         kind: 'gitops_source_deleted',

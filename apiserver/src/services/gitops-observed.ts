@@ -5,12 +5,13 @@ import {
   RemoteRecord,
   RemoteSecret,
   Settings,
+  StoredSecret,
   idFromKey,
   keys,
   nameFromKey,
 } from '@vtl/api';
 import { libraryState, loadSnapshot } from '@vtl/domain';
-import { StoredSecret, type Observed } from '@vtl/gitops';
+import type { Observed } from '@vtl/gitops';
 import type { Store } from '@vtl/store';
 
 /**

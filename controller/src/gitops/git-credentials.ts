@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { keys } from '@vtl/api';
-import { GitSourceSecret, StoredSecret, type GitSourceRecord } from '@vtl/gitops';
+import { GitSourceSecret, StoredSecret, keys } from '@vtl/api';
+import type { GitSourceRecord } from '@vtl/gitops';
 import type { Store } from '@vtl/store';
 
 /** A Git source's credential, resolved from where it is sealed; `from` names that place for messages. */
