@@ -303,6 +303,11 @@ export class Store {
     return this.seen.toString();
   }
 
+  /** seenRevision as a number, for comparisons on a hot path (no string round trip). */
+  get seenRevisionValue(): bigint {
+    return this.seen;
+  }
+
   /** A cache of several prefixes from one watch of `root`, for read views (see WatchCache). */
   async watchCache(root: string, prefixes: CachedPrefix[]): Promise<WatchCache> {
     this.assertOpen();

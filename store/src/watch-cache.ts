@@ -76,6 +76,11 @@ export class WatchCache implements Watch {
     return this.seen.toString();
   }
 
+  /** revision as a number, for comparisons on a hot path (no string round trip). */
+  get revisionValue(): bigint {
+    return this.seen;
+  }
+
   /** Calls fn after every change of a cached record; returns the unsubscribe function. */
   onChange(fn: (change: CacheChange) => void): () => void {
     this.listeners.add(fn);

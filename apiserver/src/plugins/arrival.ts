@@ -33,8 +33,23 @@ export function markAnswered(
   app: FastifyInstance,
   socket: Pick<Socket, 'remoteAddress' | 'remotePort'>,
 ): void {
-  const t = times.get(app)?.get(peer(socket));
+  const t = timesOf(app, socket);
   if (t) t.answered = true;
+}
+
+/** Each connection's record by its socket (the TLS socket a request names is not the accepted one). */
+const bySocket = new WeakMap<object, ConnectionTimes>();
+
+/** A connection's record: found by its peer address once, then by its socket. */
+function timesOf(
+  app: FastifyInstance,
+  socket: Pick<Socket, 'remoteAddress' | 'remotePort'>,
+): ConnectionTimes | undefined {
+  let t = bySocket.get(socket);
+  if (t) return t;
+  t = times.get(app)?.get(peer(socket));
+  if (t) bySocket.set(socket, t);
+  return t;
 }
 
 /**
@@ -48,7 +63,7 @@ export function sentNoEarlierThan(
   request: FastifyRequest,
   elapsedMs: number,
 ): number | undefined {
-  const t = times.get(app)?.get(peer(request.raw.socket));
+  const t = timesOf(app, request.raw.socket);
   if (!t) return undefined;
   return t.answered ? Date.now() - elapsedMs : t.acceptedAt;
 }

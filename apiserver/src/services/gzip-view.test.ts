@@ -27,6 +27,11 @@ describe('gzip of a kept view', () => {
     expect(second.at(-2)).toBe(first.at(-2));
     // A new buffer (the view after a change) is deflated anew.
     expect(gzipView([Buffer.from(json)]).at(-2)).not.toBe(first.at(-2));
+    // A view of one chunk: one buffer, the same for every request until the view changes.
+    const alone = gzipView([kept]);
+    expect(alone).toHaveLength(1);
+    expect(gzipView([kept])[0]).toBe(alone[0]);
+    expect(gunzipSync(alone[0]!).equals(kept)).toBe(true);
   });
 
   it('combines CRC-32s as zlib computes the CRC of the whole', () => {
@@ -52,5 +57,9 @@ describe('gzip of a kept view', () => {
     expect(acceptsGzip('identity')).toBe(false);
     expect(acceptsGzip('*;q=0')).toBe(false);
     expect(acceptsGzip(undefined)).toBe(false);
+    // Read again (from what was kept of the first reading), the same answers.
+    expect(acceptsGzip('br;q=1, gzip;q=0')).toBe(false);
+    expect(acceptsGzip('gzip, deflate, br')).toBe(true);
+    expect(acceptsGzip(`${'x;q=1, '.repeat(40)}gzip`)).toBe(true);
   });
 });

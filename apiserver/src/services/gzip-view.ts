@@ -17,10 +17,12 @@ const HEADER = Buffer.from([0x1f, 0x8b, 0x08, 0, 0, 0, 0, 0, 0, 0xff]);
 const STORED_MAX = 0xffff;
 
 interface Deflated {
-  /** Raw deflate of the chunk, ending with its final block. */
+  /** Raw deflate of the chunk, ending with its final block (a view into `member`). */
   deflate: Buffer;
   crc: number;
   length: number;
+  /** The chunk alone as one gzip member: header, `deflate`, trailer (a view read whole). */
+  member: Buffer;
 }
 
 const deflated = new WeakMap<Buffer, Deflated>();
@@ -28,10 +30,26 @@ const deflated = new WeakMap<Buffer, Deflated>();
 function deflateOnce(kept: Buffer): Deflated {
   let d = deflated.get(kept);
   if (!d) {
-    d = { deflate: deflateRawSync(kept, { level: LEVEL }), crc: crc32(kept), length: kept.length };
+    const raw = deflateRawSync(kept, { level: LEVEL });
+    const crc = crc32(kept);
+    const member = Buffer.concat([HEADER, raw, trailer(crc, kept.length)]);
+    d = {
+      deflate: member.subarray(HEADER.length, HEADER.length + raw.length),
+      crc,
+      length: kept.length,
+      member,
+    };
     deflated.set(kept, d);
   }
   return d;
+}
+
+/** gzip's trailer: CRC-32 and length modulo 2^32 of the content, little-endian. */
+function trailer(crc: number, length: number): Buffer {
+  const out = Buffer.alloc(8);
+  out.writeUInt32LE(crc, 0);
+  out.writeUInt32LE(length % 0x1_0000_0000, 4);
+  return out;
 }
 
 /** Non-final stored blocks of `bytes` (each: header byte 0, LEN and its complement, little-endian). */
@@ -82,10 +100,12 @@ export function crc32Combine(crcA: number, crcB: number, lengthB: number): numbe
 
 /**
  * One gzip member whose content is `chunks` in order: the last deflated once per buffer, those
- * before it stored. Returned as chunks to write, without copying the kept deflate.
+ * before it stored. Returned as chunks to write, without copying the kept deflate; a view of
+ * one chunk is one buffer, the member kept whole beside it (one write per request).
  */
 export function gzipView(chunks: readonly Buffer[]): Buffer[] {
   const kept = deflateOnce(chunks.at(-1) ?? Buffer.alloc(0));
+  if (chunks.length <= 1) return [kept.member];
   const heads = chunks.slice(0, -1);
   let crc = 0;
   let length = 0;
@@ -93,11 +113,8 @@ export function gzipView(chunks: readonly Buffer[]): Buffer[] {
     crc = crc32(h, crc);
     length += h.length;
   }
-  crc = length === 0 ? kept.crc : crc32Combine(crc, kept.crc, kept.length);
-  const trailer = Buffer.alloc(8);
-  trailer.writeUInt32LE(crc, 0);
-  trailer.writeUInt32LE((length + kept.length) % 0x1_0000_0000, 4);
-  return [HEADER, ...heads.flatMap(storedBlocks), kept.deflate, trailer];
+  crc = crc32Combine(crc, kept.crc, kept.length);
+  return [HEADER, ...heads.flatMap(storedBlocks), kept.deflate, trailer(crc, length + kept.length)];
 }
 
 /**
@@ -106,7 +123,24 @@ export function gzipView(chunks: readonly Buffer[]): Buffer[] {
  */
 export function acceptsGzip(header: string | string[] | undefined): boolean {
   if (!header) return false;
-  const text = Array.isArray(header) ? header.join(',') : header;
+  if (Array.isArray(header)) return parseAcceptsGzip(header.join(','));
+  // Clients send the same few strings on every request: each (of a plain length) is parsed once.
+  if (header.length > MAX_CACHED_LENGTH) return parseAcceptsGzip(header);
+  let known = readAcceptEncoding.get(header);
+  if (known === undefined) {
+    known = parseAcceptsGzip(header);
+    if (readAcceptEncoding.size >= MAX_READ) readAcceptEncoding.clear();
+    readAcceptEncoding.set(header, known);
+  }
+  return known;
+}
+
+/** Accept-Encoding values already read, and what each said (at most MAX_READ of them). */
+const readAcceptEncoding = new Map<string, boolean>();
+const MAX_READ = 256;
+const MAX_CACHED_LENGTH = 128;
+
+function parseAcceptsGzip(text: string): boolean {
   let star: boolean | undefined;
   for (const entry of text.split(',')) {
     const [name = '', ...params] = entry.split(';').map((s) => s.trim().toLowerCase());

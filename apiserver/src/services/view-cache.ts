@@ -130,9 +130,14 @@ export class ViewCache {
   freshNow(since: number): boolean {
     const current = this.revisions.peek(since);
     if (current === undefined) return false;
-    const seen = BigInt(this.cache.revision);
-    return seen >= BigInt(current) && seen >= BigInt(this.store.seenRevision);
+    // Parsed once per revision read, not per request.
+    if (current !== this.peeked.text) this.peeked = { text: current, value: BigInt(current) };
+    const seen = this.cache.revisionValue;
+    return seen >= this.peeked.value && seen >= this.store.seenRevisionValue;
   }
+
+  /** The revision freshNow last compared, parsed. */
+  private peeked = { text: '', value: 0n };
 
   /** The records as one Snapshot, rebuilt only after a change. */
   snapshot(): Snapshot {
