@@ -1,22 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { VtlError, keys } from '@vtl/api';
-import type { Store } from '@vtl/store';
-import { putTestRemote, startTestStores, type TestStores } from '@vtl/store/testing';
+import { putTestRemote } from '@vtl/store/testing';
 import { remoteConnection } from './remote-connection.js';
+import { useTestStore } from '@vtl/store/testing/use-test-store';
 
 describe('remoteConnection', () => {
-  let t: TestStores;
-  let store: Store;
-  beforeAll(async () => {
-    t = await startTestStores();
-    store = t.stores[0]!;
-  });
-  afterAll(() => t?.stop());
+  const t = useTestStore();
 
   it('joins the remote record and its sealed secret', async () => {
-    await putTestRemote(store, { id: 1, endpoint: 'rgw:7480', bucket: 'tapes', prefix: 'site' });
-    await store.put(keys.remoteSecrets.one(1), { secret_key: 'wJalrXUtnFEMI' });
-    expect(await remoteConnection(store, 1)).toEqual({
+    await putTestRemote(t.store, { id: 1, endpoint: 'rgw:7480', bucket: 'tapes', prefix: 'site' });
+    await t.store.put(keys.remoteSecrets.one(1), { secret_key: 'wJalrXUtnFEMI' });
+    expect(await remoteConnection(t.store, 1)).toEqual({
       endpoint: 'rgw:7480',
       region: '',
       bucket: 'tapes',
@@ -29,13 +23,13 @@ describe('remoteConnection', () => {
   });
 
   it('is a 400 saying what to do for a missing remote or secret', async () => {
-    const missing = await remoteConnection(store, 9).catch((e: unknown) => e);
+    const missing = await remoteConnection(t.store, 9).catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(VtlError);
     expect(missing).toMatchObject({
       status: 400,
       message: expect.stringMatching(/no such remote; GET \/api\/remotes/),
     });
-    await putTestRemote(store, { id: 2 });
-    await expect(remoteConnection(store, 2)).rejects.toThrow(/set one with PUT \/api\/remotes\/2/);
+    await putTestRemote(t.store, { id: 2 });
+    await expect(remoteConnection(t.store, 2)).rejects.toThrow(/set one with PUT \/api\/remotes\/2/);
   });
 });

@@ -15,19 +15,18 @@ import {
   keys,
   type DeleteLibraryResponse,
 } from '@vtl/api';
-import { EventJournal, waitFor, type RenewingLease, type Store } from '@vtl/store';
-import { startTestStores, type TestStores } from '@vtl/store/testing';
+import { EventJournal, waitFor, type RenewingLease } from '@vtl/store';
 import { startOpRunner } from '@vtl/reconcile';
 import { deleteLibraryOp } from '@vtl/controller';
 import { EmulatorSupervisor, NodeStatusPublisher, eraseLibraryOp } from '@vtl/nodeagent';
+import { useTestStore } from '@vtl/store/testing/use-test-store';
 
 /**
  * Library delete as the controller runs it, with the nodeagent's op runner doing the node-local
  * erase (no emulator running: what is left is the directory and the records), on a real etcd.
  */
 describe('library delete in the controller', () => {
-  let t: TestStores;
-  let store: Store;
+  const t = useTestStore();
   let dir: string;
   let lease: RenewingLease;
   const stops: (() => Promise<void>)[] = [];
@@ -52,8 +51,8 @@ describe('library delete in the controller', () => {
       created_at: isoNow(),
     });
   const run = async (library: number): Promise<Op> => {
-    const id = await store.nextId('ops');
-    await store.put(keys.ops.one(id), {
+    const id = await t.store.nextId('ops');
+    await t.store.put(keys.ops.one(id), {
       id,
       kind: 'delete_library',
       executor: 'controller',
@@ -65,7 +64,7 @@ describe('library delete in the controller', () => {
     } satisfies Op);
     return waitFor(
       async () => {
-        const op = (await store.get(keys.ops.one(id), Op))?.value;
+        const op = (await t.store.get(keys.ops.one(id), Op))?.value;
         return op && isOpFinished(op) ? op : undefined;
       },
       { timeoutMs: 30_000 },
@@ -73,11 +72,9 @@ describe('library delete in the controller', () => {
   };
 
   beforeAll(async () => {
-    t = await startTestStores();
-    store = t.stores[0]!;
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'vtl-delete-'));
-    const journal = new EventJournal(store);
-    lease = await store.renewingLease(10);
+    const journal = new EventJournal(t.store);
+    lease = await t.store.renewingLease(10);
     const supervisor = new EmulatorSupervisor({
       stateDir: dir,
       entry: '',
@@ -85,16 +82,16 @@ describe('library delete in the controller', () => {
       onEvent: () => undefined,
       onChange: () => undefined,
     });
-    const publisher = new NodeStatusPublisher({ store, lease, node: 'n1', supervisor, logger: log });
+    const publisher = new NodeStatusPublisher({ store: t.store, lease, node: 'n1', supervisor, logger: log });
     const controller = await startOpRunner({
-      store,
+      store: t.store,
       journal,
       executor: 'controller',
       logger: log,
-      handlers: { delete_library: deleteLibraryOp({ store, journal }) },
+      handlers: { delete_library: deleteLibraryOp({ store: t.store, journal }) },
     });
     const node = await startOpRunner({
-      store,
+      store: t.store,
       journal,
       executor: 'node:n1',
       logger: log,
@@ -108,7 +105,6 @@ describe('library delete in the controller', () => {
   afterAll(async () => {
     for (const stop of stops) await stop();
     await lease?.revoke().catch(() => undefined);
-    await t?.stop();
     if (dir) await fs.rm(dir, { recursive: true, force: true });
   });
 
@@ -117,20 +113,20 @@ describe('library delete in the controller', () => {
     const mediaDir = path.join(poolDir, 'lib-1');
     await fs.mkdir(mediaDir, { recursive: true });
     await fs.writeFile(path.join(mediaDir, 'DEL001L8'), 'image');
-    await store.put(
+    await t.store.put(
       keys.pools.one(1),
       PoolSpec.parse({ id: 1, name: 'p1', node: 'n1', path: poolDir, created_at: isoNow() }),
     );
-    await store.put(keys.libraries.one(1), library(1, mediaDir));
-    await store.put(keys.libraryStatus.one(1), { id: 1, state: 'active' });
-    await store.put(keys.poolHome(1), { library: 1 });
-    await store.put(keys.librarySerial('DEL1'), { library: 1 });
-    await store.put(
+    await t.store.put(keys.libraries.one(1), library(1, mediaDir));
+    await t.store.put(keys.libraryStatus.one(1), { id: 1, state: 'active' });
+    await t.store.put(keys.poolHome(1), { library: 1 });
+    await t.store.put(keys.librarySerial('DEL1'), { library: 1 });
+    await t.store.put(
       keys.dataplane,
       DataplaneSpec.parse({ generation: 4, libraries: [1, 9], requested_at: isoNow() }),
     );
     for (const label of ['DEL001L8', 'DEL002L8'])
-      await store.put(
+      await t.store.put(
         keys.cartridges.one(label),
         CartridgeSpec.parse({ label, library: 1, home_slot: 1, created_at: isoNow() }),
       );
@@ -147,17 +143,17 @@ describe('library delete in the controller', () => {
     } satisfies DeleteLibraryResponse);
     expect(op.steps).toContain('The library was served: the appliance reboots now');
     await expect(fs.access(mediaDir)).rejects.toThrow();
-    expect(await store.get(keys.libraries.one(1), LibrarySpec)).toBeUndefined();
-    expect(await store.get(keys.libraryStatus.one(1), z.unknown())).toBeUndefined();
-    expect(await store.get(keys.poolHome(1), z.unknown())).toBeUndefined();
-    expect(await store.get(keys.librarySerial('DEL1'), z.unknown())).toBeUndefined();
-    expect(await store.count(keys.cartridges.prefix)).toBe(0);
+    expect(await t.store.get(keys.libraries.one(1), LibrarySpec)).toBeUndefined();
+    expect(await t.store.get(keys.libraryStatus.one(1), z.unknown())).toBeUndefined();
+    expect(await t.store.get(keys.poolHome(1), z.unknown())).toBeUndefined();
+    expect(await t.store.get(keys.librarySerial('DEL1'), z.unknown())).toBeUndefined();
+    expect(await t.store.count(keys.cartridges.prefix)).toBe(0);
     // Only the deleted library leaves the data plane; its generation stays (nothing restarts for it).
-    expect((await store.get(keys.dataplane, DataplaneSpec))?.value).toMatchObject({
+    expect((await t.store.get(keys.dataplane, DataplaneSpec))?.value).toMatchObject({
       generation: 4,
       libraries: [9],
     });
-    const events = (await store.list(keys.events.prefix, z.any())).items.map((i) => i.value);
+    const events = (await t.store.list(keys.events.prefix, z.any())).items.map((i) => i.value);
     expect(
       events
         .filter((e) => e.kind === 'cart_deleted')
@@ -165,14 +161,14 @@ describe('library delete in the controller', () => {
         .sort(),
     ).toEqual(['DEL001L8', 'DEL002L8']);
     // The node did the erase and, after the answer, is asked to reboot, saying why.
-    const ops = (await store.list(keys.ops.prefix, Op)).items.map((i) => i.value);
+    const ops = (await t.store.list(keys.ops.prefix, Op)).items.map((i) => i.value);
     expect(ops.find((o) => o.kind === 'erase_library')).toMatchObject({
       executor: 'node:n1',
       state: 'succeeded',
     });
     await waitFor(
       async () =>
-        (await store.list(keys.ops.prefix, Op)).items.some(
+        (await t.store.list(keys.ops.prefix, Op)).items.some(
           (i) =>
             i.value.kind === 'reboot' &&
             i.value.state === 'succeeded' &&
@@ -191,15 +187,15 @@ describe('library delete in the controller', () => {
     const outside = path.join(dir, 'elsewhere');
     await fs.mkdir(poolDir, { recursive: true });
     await fs.mkdir(outside, { recursive: true });
-    await store.put(
+    await t.store.put(
       keys.pools.one(2),
       PoolSpec.parse({ id: 2, name: 'p2', node: 'n1', path: poolDir, created_at: isoNow() }),
     );
-    await store.put(keys.libraries.one(2), library(2, outside));
+    await t.store.put(keys.libraries.one(2), library(2, outside));
     const op = await run(2);
     expect(op.state).toBe('succeeded');
     expect(op.result).toMatchObject({ library: 2, rebooting: false });
     await fs.access(outside);
-    expect(await store.get(keys.libraries.one(2), LibrarySpec)).toBeUndefined();
+    expect(await t.store.get(keys.libraries.one(2), LibrarySpec)).toBeUndefined();
   });
 });

@@ -3,26 +3,20 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import { pino } from 'pino';
 import { z } from 'zod';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { keys } from '@vtl/api';
 import { identify } from '@vtl/reconcile';
-import { startTestStores, type TestStores } from '@vtl/store/testing';
 import { claimNode } from './node-claim.js';
+import { useTestStore } from '@vtl/store/testing/use-test-store';
 
 const logger = pino({ level: 'silent' });
 const pidns = await fs.readlink('/proc/self/ns/pid');
 
 describe('one nodeagent per node (a leased claim in etcd)', () => {
-  let t: TestStores;
-  beforeAll(async () => {
-    t = await startTestStores(1);
-  });
-  afterAll(async () => {
-    await t?.stop();
-  });
+  const t = useTestStore();
 
   it('waits while another live nodeagent holds the node, and takes it once that one lets go', async () => {
-    const store = t.stores[0]!;
+    const store = t.store;
     // The other nodeagent: a real process of this host, its claim under its own lease.
     const other = spawn('sleep', ['60'], { stdio: 'ignore' });
     try {
@@ -50,7 +44,7 @@ describe('one nodeagent per node (a leased claim in etcd)', () => {
   });
 
   it('takes over at once from a holder on this host that no longer runs (killed before its lease ran out)', async () => {
-    const store = t.stores[0]!;
+    const store = t.store;
     const dead = spawn('sleep', ['60'], { stdio: 'ignore' });
     const exited = new Promise((resolve) => dead.once('exit', resolve));
     const who = (await identify(dead.pid!))!;
@@ -70,7 +64,7 @@ describe('one nodeagent per node (a leased claim in etcd)', () => {
   });
 
   it('keeps waiting while a holder on another host keeps its lease', async () => {
-    const store = t.stores[0]!;
+    const store = t.store;
     const lease = await store.lease(60);
     await store.put(
       keys.nodeagentClaim('n3'),

@@ -1,20 +1,13 @@
-import { type Store } from '@vtl/store';
-import { startTestStores, type TestStores } from '@vtl/store/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { watchInto } from './informer.js';
 import { waitFor } from './wait.js';
 import { WorkQueue } from './work-queue.js';
+import { useTestStore } from '@vtl/store/testing/use-test-store';
 
 const Job = z.object({ library: z.number() });
 
-let env: TestStores;
-let store: Store;
-beforeAll(async () => {
-  env = await startTestStores();
-  [store] = env.stores as [Store];
-});
-afterAll(() => env?.stop());
+const env = useTestStore();
 
 /** Drains what the queue holds now. */
 async function drain(q: WorkQueue): Promise<string[]> {
@@ -29,19 +22,19 @@ async function drain(q: WorkQueue): Promise<string[]> {
 
 describe('watchInto', () => {
   it('enqueues mapped keys for the initial listing, puts and deletes (with the last value)', async () => {
-    await store.put('/t/jobs/1', { library: 7 });
-    await store.put('/t/jobs/2', { library: 8 });
+    await env.store.put('/t/jobs/1', { library: 7 });
+    await env.store.put('/t/jobs/2', { library: 8 });
     const q = new WorkQueue();
-    const informer = await watchInto(store, '/t/jobs/', Job, q, (_key, job) =>
+    const informer = await watchInto(env.store, '/t/jobs/', Job, q, (_key, job) =>
       job ? `lib/${job.library}` : undefined,
     );
     expect(await drain(q)).toEqual(['lib/7', 'lib/8']);
 
-    await store.put('/t/jobs/3', { library: 9 });
+    await env.store.put('/t/jobs/3', { library: 9 });
     await waitFor(() => q.length === 1);
     expect(await drain(q)).toEqual(['lib/9']);
 
-    await store.delete('/t/jobs/1');
+    await env.store.delete('/t/jobs/1');
     await waitFor(() => q.length === 1);
     expect(await drain(q)).toEqual(['lib/7']);
     await informer.close();
@@ -49,11 +42,11 @@ describe('watchInto', () => {
 
   it('accepts several keys or none from keyOf', async () => {
     const q = new WorkQueue();
-    const informer = await watchInto(store, '/t/multi/', Job, q, (key, job) =>
+    const informer = await watchInto(env.store, '/t/multi/', Job, q, (key, job) =>
       key.endsWith('skip') ? undefined : [`a/${job?.library}`, `b/${job?.library}`],
     );
-    await store.put('/t/multi/skip', { library: 1 });
-    await store.put('/t/multi/x', { library: 2 });
+    await env.store.put('/t/multi/skip', { library: 1 });
+    await env.store.put('/t/multi/x', { library: 2 });
     await waitFor(() => q.length === 2);
     expect(await drain(q)).toEqual(['a/2', 'b/2']);
     await informer.close();

@@ -1,20 +1,19 @@
 import { Store } from '@vtl/store';
-import { startTcpProxy, startTestStores, type TestStores } from '@vtl/store/testing';
+import { startTcpProxy } from '@vtl/store/testing';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runWhileLeader } from './leader.js';
 import { waitFor } from './wait.js';
+import { useTestStore } from '@vtl/store/testing/use-test-store';
 
 const logger = pino({ level: 'silent' });
 
-let env: TestStores;
+const env = useTestStore(2);
 let a: Store;
 let b: Store;
 beforeAll(async () => {
-  env = await startTestStores(2);
   [a, b] = env.stores as [Store, Store];
 });
-afterAll(() => env?.stop());
 
 /** A lead() that records who leads and stays until aborted. */
 function leader(name: string, leading: Set<string>, history: string[]) {

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { VtlError, isoNow, keys, type Op } from '@vtl/api';
 import type { Store } from '@vtl/store';
-import { startTestStores, type TestStores } from '@vtl/store/testing';
 import { awaitOpResult, watchOpUntilFinished } from './op-wait.js';
+import { useTestStore } from '@vtl/store/testing/use-test-store';
 
 const op = (id: number, state: Op['state'], result?: unknown): Op => ({
   id,
@@ -16,20 +16,14 @@ const op = (id: number, state: Op['state'], result?: unknown): Op => ({
   ...(result === undefined ? {} : { result }),
 });
 
-let t: TestStores;
-let store: Store;
-beforeAll(async () => {
-  t = await startTestStores();
-  store = t.stores[0]!;
-});
-afterAll(() => t?.stop());
+const t = useTestStore();
 
 /** The op wait on a real etcd: a watch of the op's record, from the revision it was read at. */
 describe('watchOpUntilFinished', () => {
   it('sees a result written between its read and the start of its watch', async () => {
-    await store.put(keys.ops.one(1), op(1, 'running'));
+    await t.store.put(keys.ops.one(1), op(1, 'running'));
     // The store as the wait sees it: the executor finishes the op just before the watch starts.
-    const racing = new Proxy(store, {
+    const racing = new Proxy(t.store, {
       get(target, prop) {
         if (prop === 'watch')
           return async (...args: Parameters<Store['watch']>) => {
@@ -47,27 +41,27 @@ describe('watchOpUntilFinished', () => {
   });
 
   it('answers as soon as the record is finished, without polling', async () => {
-    await store.put(keys.ops.one(2), op(2, 'pending'));
-    const waiting = watchOpUntilFinished(store, 2, 10_000);
+    await t.store.put(keys.ops.one(2), op(2, 'pending'));
+    const waiting = watchOpUntilFinished(t.store, 2, 10_000);
     await new Promise((r) => setTimeout(r, 200));
-    await store.put(keys.ops.one(2), op(2, 'running'));
+    await t.store.put(keys.ops.one(2), op(2, 'running'));
     const finishedAt = Date.now();
-    await store.put(keys.ops.one(2), op(2, 'failed'));
+    await t.store.put(keys.ops.one(2), op(2, 'failed'));
     expect((await waiting)?.state).toBe('failed');
     expect(Date.now() - finishedAt).toBeLessThan(1_000);
   });
 
   it('gives the record as last seen at the deadline, counted from the call', async () => {
-    await store.put(keys.ops.one(3), op(3, 'pending'));
+    await t.store.put(keys.ops.one(3), op(3, 'pending'));
     const started = Date.now();
-    const waiting = watchOpUntilFinished(store, 3, 800);
+    const waiting = watchOpUntilFinished(t.store, 3, 800);
     await new Promise((r) => setTimeout(r, 100));
-    await store.put(keys.ops.one(3), op(3, 'running'));
+    await t.store.put(keys.ops.one(3), op(3, 'running'));
     expect((await waiting)?.state).toBe('running');
     const took = Date.now() - started;
     expect(took).toBeGreaterThanOrEqual(790);
     expect(took).toBeLessThan(3_000);
-    expect(await watchOpUntilFinished(store, 99, 100)).toBeUndefined();
+    expect(await watchOpUntilFinished(t.store, 99, 100)).toBeUndefined();
   });
 });
 
@@ -76,10 +70,10 @@ describe('awaitOpResult', () => {
   const opts = { timeoutMs: 10_000, timeoutMessage: (id: number) => `op ${id} goes on` };
 
   it('waits out a store that does not answer, then answers the result', async () => {
-    await store.put(keys.ops.one(10), op(10, 'succeeded', { done: true }));
+    await t.store.put(keys.ops.one(10), op(10, 'succeeded', { done: true }));
     // The first reads fail as a stalled etcd fails them; the op was recorded already.
     let outage = 3;
-    const stalled = new Proxy(store, {
+    const stalled = new Proxy(t.store, {
       get(target, prop) {
         if (prop === 'get' && outage > 0)
           return async () => {
@@ -95,18 +89,18 @@ describe('awaitOpResult', () => {
   });
 
   it("throws the executor's error with the op's steps, and a timeout naming the op", async () => {
-    await store.put(keys.ops.one(11), {
+    await t.store.put(keys.ops.one(11), {
       ...op(11, 'failed'),
       steps: ['one'],
       error: { code: 'conflict', message: 'no', details: { library: 3 } },
     });
-    await expect(awaitOpResult(store, 11, opts)).rejects.toMatchObject({
+    await expect(awaitOpResult(t.store, 11, opts)).rejects.toMatchObject({
       code: 'conflict',
       message: 'no',
       details: { library: 3, steps: ['one'] },
     });
-    await store.put(keys.ops.one(12), op(12, 'running'));
-    await expect(awaitOpResult(store, 12, { ...opts, timeoutMs: 300 })).rejects.toMatchObject({
+    await t.store.put(keys.ops.one(12), op(12, 'running'));
+    await expect(awaitOpResult(t.store, 12, { ...opts, timeoutMs: 300 })).rejects.toMatchObject({
       code: 'timeout',
       message: 'op 12 goes on',
       details: { op: 12 },

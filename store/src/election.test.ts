@@ -1,18 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Leadership } from './election.js';
 import { Store } from './store.js';
 import { startTcpProxy } from './tcp-proxy.js';
-import { startTestStores, type TestStores } from './test-etcd.js';
 import { waitFor } from './wait.js';
+import { useTestStore } from './testing/use-test-store.js';
 
-let env: TestStores;
+const env = useTestStore(2);
 let a: Store;
 let b: Store;
 beforeAll(async () => {
-  env = await startTestStores(2);
   [a, b] = env.stores as [Store, Store];
 });
-afterAll(() => env?.stop());
 
 /** Tracks a campaign's promise so a test can poll whether it has been elected. */
 function track(p: Promise<Leadership>): {

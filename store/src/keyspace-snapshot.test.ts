@@ -3,59 +3,54 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { startTestStores, type TestStores } from './test-etcd.js';
-import type { Store } from './store.js';
+import { useTestStore } from './testing/use-test-store.js';
 
 const Named = z.object({ name: z.string() });
 
-let env: TestStores;
-let store: Store;
+const env = useTestStore();
 let dir: string;
 beforeAll(async () => {
-  env = await startTestStores();
-  [store] = env.stores as [Store];
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'vtl-snap-'));
 });
 afterAll(async () => {
-  await env?.stop();
   await fs.rm(dir, { recursive: true, force: true });
 });
 
 describe('store snapshots (the one an update takes and a rollback restores)', () => {
   it('restores records as they were: later ones deleted, changed ones rewritten, excluded and leased ones kept', async () => {
-    await store.put('/vtl/snap/keep', { name: 'before' });
-    await store.put('/vtl/snap/changed', { name: 'before' });
-    await store.put('/vtl/history/1', { name: 'old event' });
+    await env.store.put('/vtl/snap/keep', { name: 'before' });
+    await env.store.put('/vtl/snap/changed', { name: 'before' });
+    await env.store.put('/vtl/history/1', { name: 'old event' });
     for (let i = 0; i < 250; i++)
-      await store.put(`/vtl/snap/many/${String(i).padStart(3, '0')}`, { name: `n${i}` });
+      await env.store.put(`/vtl/snap/many/${String(i).padStart(3, '0')}`, { name: `n${i}` });
     const file = path.join(dir, 'snap.jsonl');
-    const saved = await store.saveSnapshot(file, ['/vtl/history/']);
+    const saved = await env.store.saveSnapshot(file, ['/vtl/history/']);
     expect(saved).toBe(252);
 
-    await store.put('/vtl/snap/changed', { name: 'after' });
-    await store.put('/vtl/snap/created-later', { name: 'after' });
-    await store.put('/vtl/history/2', { name: 'new event' });
+    await env.store.put('/vtl/snap/changed', { name: 'after' });
+    await env.store.put('/vtl/snap/created-later', { name: 'after' });
+    await env.store.put('/vtl/history/2', { name: 'new event' });
     // More than one transaction's worth of records created since.
-    for (let i = 0; i < 250; i++) await store.put(`/vtl/snap/later/${i}`, { name: 'x' });
-    const lease = await store.lease(30);
-    await store.put('/vtl/snap/leased', { name: 'live' }, { lease });
+    for (let i = 0; i < 250; i++) await env.store.put(`/vtl/snap/later/${i}`, { name: 'x' });
+    const lease = await env.store.lease(30);
+    await env.store.put('/vtl/snap/leased', { name: 'live' }, { lease });
 
-    const result = await store.restoreSnapshot(file, ['/vtl/history/']);
+    const result = await env.store.restoreSnapshot(file, ['/vtl/history/']);
     expect(result).toEqual({ put: 1, deleted: 251 });
-    expect((await store.get('/vtl/snap/keep', Named))?.value.name).toBe('before');
-    expect((await store.get('/vtl/snap/changed', Named))?.value.name).toBe('before');
-    expect(await store.get('/vtl/snap/created-later', Named)).toBeUndefined();
-    expect(await store.listKeys('/vtl/snap/later/')).toEqual([]);
-    expect(await store.listKeys('/vtl/snap/many/')).toHaveLength(250);
-    expect((await store.get('/vtl/history/2', Named))?.value.name).toBe('new event');
-    expect((await store.get('/vtl/snap/leased', Named))?.value.name).toBe('live');
+    expect((await env.store.get('/vtl/snap/keep', Named))?.value.name).toBe('before');
+    expect((await env.store.get('/vtl/snap/changed', Named))?.value.name).toBe('before');
+    expect(await env.store.get('/vtl/snap/created-later', Named)).toBeUndefined();
+    expect(await env.store.listKeys('/vtl/snap/later/')).toEqual([]);
+    expect(await env.store.listKeys('/vtl/snap/many/')).toHaveLength(250);
+    expect((await env.store.get('/vtl/history/2', Named))?.value.name).toBe('new event');
+    expect((await env.store.get('/vtl/snap/leased', Named))?.value.name).toBe('live');
     await lease.revoke();
   });
 
   it('refuses a file that is not a snapshot, changing nothing', async () => {
     const file = path.join(dir, 'junk.jsonl');
     await fs.writeFile(file, '{"format":2}\n');
-    await expect(store.restoreSnapshot(file, [])).rejects.toThrow(/not a store snapshot/);
-    expect((await store.get('/vtl/snap/keep', Named))?.value.name).toBe('before');
+    await expect(env.store.restoreSnapshot(file, [])).rejects.toThrow(/not a store snapshot/);
+    expect((await env.store.get('/vtl/snap/keep', Named))?.value.name).toBe('before');
   });
 });

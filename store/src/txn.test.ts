@@ -1,16 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { startTestStores, type TestStores } from './test-etcd.js';
+import { useTestStore } from './testing/use-test-store.js';
 
 describe('Txn.ifUnchangedSince', () => {
-  let t: TestStores;
-  beforeAll(async () => {
-    t = await startTestStores(1);
-  });
-  afterAll(() => t?.stop());
+  const t = useTestStore();
 
   it('holds while no key under the prefix changed after the listing, and fails once one did', async () => {
-    const store = t.stores[0]!;
+    const store = t.store;
     await store.put('/r/jobs/1', 1);
     await store.put('/r/other', 1);
     const { revision } = await store.list('/r/jobs/', z.number());
@@ -26,7 +22,7 @@ describe('Txn.ifUnchangedSince', () => {
   });
 
   it('holds on an empty prefix', async () => {
-    const store = t.stores[0]!;
+    const store = t.store;
     const { revision } = await store.list('/r/none/', z.number());
     expect(await store.transaction().ifUnchangedSince('/r/none/', revision).put('/r/c', 1).commit()).toBe(
       true,

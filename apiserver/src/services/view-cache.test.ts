@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CartridgeSpec, ROOT, keys } from '@vtl/api';
 import { Store } from '@vtl/store';
-import { startTestStores, type TestStores } from '@vtl/store/testing';
 import { asBytes, cartridgesJson } from './status-body.js';
 import { ViewCache } from './view-cache.js';
+import { useTestStore } from '@vtl/store/testing/use-test-store';
 
 /**
  * The view cache against a real etcd: reads within the revision window share one revision read,
@@ -11,18 +11,16 @@ import { ViewCache } from './view-cache.js';
  * as the records do not change.
  */
 describe('ViewCache', () => {
-  let t: TestStores;
+  const t = useTestStore(2);
   let writer: Store;
   let other: Store;
   let views: ViewCache;
   beforeAll(async () => {
-    t = await startTestStores(2);
     [writer, other] = t.stores as [Store, Store];
     views = await ViewCache.start(writer);
   });
   afterAll(async () => {
     await views?.close();
-    await t?.stop();
   });
 
   let slot = 0;

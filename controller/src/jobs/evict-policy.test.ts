@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   CartridgeSpec,
   Job,
@@ -11,15 +11,9 @@ import {
 } from '@vtl/api';
 import { submitExclusiveOp } from '@vtl/domain';
 import { EventJournal, type Store } from '@vtl/store';
-import {
-  putTestLibrary,
-  putTestNodeStatus,
-  putTestPool,
-  putTestRemote,
-  startTestStores,
-  type TestStores,
-} from '@vtl/store/testing';
+import { putTestLibrary, putTestNodeStatus, putTestPool, putTestRemote } from '@vtl/store/testing';
 import { EVICT_POLICY, evictionPass } from './evict-policy.js';
+import { useTestStore } from '@vtl/store/testing/use-test-store';
 
 const GB = 1_000_000_000;
 const GEN = '20260101T000000Z';
@@ -96,35 +90,29 @@ async function seed(store: Store) {
 }
 
 describe('eviction policy (evict.threshold_pct)', () => {
-  let t: TestStores;
-  let store: Store;
+  const t = useTestStore();
   let journal: EventJournal;
   beforeAll(async () => {
-    t = await startTestStores();
-    store = t.stores[0]!;
-    journal = new EventJournal(store);
-    await seed(store);
-  });
-  afterAll(async () => {
-    await t?.stop();
+    journal = new EventJournal(t.store);
+    await seed(t.store);
   });
 
   it('does nothing while the threshold or the default remote is unset', async () => {
-    await store.put(keys.settings, { 'system.name': 'site-a', 'export.default_remote': '1' });
-    expect(await evictionPass(store, journal)).toEqual([]);
-    await store.put(keys.settings, { 'system.name': 'site-a', 'evict.threshold_pct': '80' });
-    expect(await evictionPass(store, journal)).toEqual([]);
+    await t.store.put(keys.settings, { 'system.name': 'site-a', 'export.default_remote': '1' });
+    expect(await evictionPass(t.store, journal)).toEqual([]);
+    await t.store.put(keys.settings, { 'system.name': 'site-a', 'evict.threshold_pct': '80' });
+    expect(await evictionPass(t.store, journal)).toEqual([]);
   });
 
   it('evicts exported, unloaded cartridges, oldest first, until the pool would be below it', async () => {
-    await store.put(keys.settings, {
+    await t.store.put(keys.settings, {
       'system.name': 'site-a',
       'evict.threshold_pct': '80',
       'export.default_remote': '1',
     });
-    const ids = await evictionPass(store, journal);
+    const ids = await evictionPass(t.store, journal);
     // 10 GB above 80 %: two 6 GB cartridges.
-    const jobs = await Promise.all(ids.map(async (id) => (await store.get(keys.jobs.one(id), Job))!.value));
+    const jobs = await Promise.all(ids.map(async (id) => (await t.store.get(keys.jobs.one(id), Job))!.value));
     expect(jobs.map((j) => j.label)).toEqual(['POL001L8', 'POL004L8']);
     expect(jobs[0]).toMatchObject({
       kind: 'evict',
@@ -134,37 +122,37 @@ describe('eviction policy (evict.threshold_pct)', () => {
       requested_by: EVICT_POLICY,
     });
     // While they run, the policy waits for them instead of queuing more.
-    expect(await evictionPass(store, journal)).toEqual([]);
+    expect(await evictionPass(t.store, journal)).toEqual([]);
   });
 
   /** Ends every job and operation the earlier steps left running (as their executors would). */
   async function settle() {
-    for (const { value } of (await store.list(keys.jobs.prefix, Job)).items)
+    for (const { value } of (await t.store.list(keys.jobs.prefix, Job)).items)
       if (isJobActive(value.state))
-        await store.put(keys.jobs.one(value.id), { ...value, state: 'cancelled' });
-    for (const { value } of (await store.list(keys.ops.prefix, Op)).items)
+        await t.store.put(keys.jobs.one(value.id), { ...value, state: 'cancelled' });
+    for (const { value } of (await t.store.list(keys.ops.prefix, Op)).items)
       if (value.state !== 'succeeded' && value.state !== 'failed')
-        await store.put(keys.ops.one(value.id), { ...value, state: 'succeeded' });
+        await t.store.put(keys.ops.one(value.id), { ...value, state: 'succeeded' });
   }
   const apply = () =>
-    submitExclusiveOp(store, { kind: 'apply', executor: 'controller', params: {} }, 'An apply');
-  const jobCount = async () => (await store.list(keys.jobs.prefix, Job)).items.length;
+    submitExclusiveOp(t.store, { kind: 'apply', executor: 'controller', params: {} }, 'An apply');
+  const jobCount = async () => (await t.store.list(keys.jobs.prefix, Job)).items.length;
 
   it('queues nothing while an apply runs: its jobs meet the admission of API jobs', async () => {
     await settle();
     const applyId = await apply();
     const before = await jobCount();
-    expect(await evictionPass(store, journal)).toEqual([]);
+    expect(await evictionPass(t.store, journal)).toEqual([]);
     expect(await jobCount()).toBe(before);
-    const op = (await store.get(keys.ops.one(applyId), Op))!.value;
-    await store.put(keys.ops.one(applyId), { ...op, state: 'succeeded' });
-    expect(await evictionPass(store, journal)).toHaveLength(2);
+    const op = (await t.store.get(keys.ops.one(applyId), Op))!.value;
+    await t.store.put(keys.ops.one(applyId), { ...op, state: 'succeeded' });
+    expect(await evictionPass(t.store, journal)).toHaveLength(2);
   });
 
   it('a policy pass racing an apply: never both go ahead', async () => {
     for (let round = 0; round < 6; round++) {
       await settle();
-      const [pass, op] = await Promise.allSettled([evictionPass(store, journal), apply()]);
+      const [pass, op] = await Promise.allSettled([evictionPass(t.store, journal), apply()]);
       expect(pass.status).toBe('fulfilled');
       const queued = pass.status === 'fulfilled' ? pass.value : [];
       // The apply is refused (409 or 400 with jobs active) if a job went first, and vice versa.

@@ -1,16 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { CartridgeSpec, Job, POLICY_REQUESTERS, isoNow, keys } from '@vtl/api';
 import { EventJournal, type Store } from '@vtl/store';
-import {
-  putTestLibrary,
-  putTestNodeStatus,
-  putTestPool,
-  putTestRemote,
-  startTestStores,
-  testJob,
-  type TestStores,
-} from '@vtl/store/testing';
+import { putTestLibrary, putTestNodeStatus, putTestPool, putTestRemote, testJob } from '@vtl/store/testing';
 import { generationNow, ieWatcherPass } from './ie-watcher.js';
+import { useTestStore } from '@vtl/store/testing/use-test-store';
 
 async function seed(store: Store) {
   await putTestPool(store);
@@ -52,17 +45,11 @@ async function seed(store: Store) {
 }
 
 describe('import/export-slot watcher (export.ie_watcher)', () => {
-  let t: TestStores;
-  let store: Store;
+  const t = useTestStore();
   let journal: EventJournal;
   beforeAll(async () => {
-    t = await startTestStores();
-    store = t.stores[0]!;
-    journal = new EventJournal(store);
-    await seed(store);
-  });
-  afterAll(async () => {
-    await t?.stop();
+    journal = new EventJournal(t.store);
+    await seed(t.store);
   });
 
   it('names generations YYYYMMDDTHHMMSSZ', () => {
@@ -70,19 +57,19 @@ describe('import/export-slot watcher (export.ie_watcher)', () => {
   });
 
   it('is off by default', async () => {
-    await store.put(keys.settings, { 'export.default_remote': '1' });
-    expect(await ieWatcherPass(store, journal)).toEqual([]);
+    await t.store.put(keys.settings, { 'export.default_remote': '1' });
+    expect(await ieWatcherPass(t.store, journal)).toEqual([]);
   });
 
   it('exports a cartridge ejected to an I/E slot once, to the default remote', async () => {
-    await store.put(keys.settings, {
+    await t.store.put(keys.settings, {
       'export.default_remote': '1',
       'export.ie_watcher': 'on',
       'system.name': 'site-a',
     });
-    const [id, ...more] = await ieWatcherPass(store, journal);
+    const [id, ...more] = await ieWatcherPass(t.store, journal);
     expect(more).toEqual([]);
-    const job = (await store.get(keys.jobs.one(id!), Job))!.value;
+    const job = (await t.store.get(keys.jobs.one(id!), Job))!.value;
     expect(job).toMatchObject({
       kind: 'export',
       state: 'detected',
@@ -92,9 +79,9 @@ describe('import/export-slot watcher (export.ie_watcher)', () => {
       node: 'n1',
       requested_by: POLICY_REQUESTERS.ieWatcher,
     });
-    expect(await ieWatcherPass(store, journal)).toEqual([]);
+    expect(await ieWatcherPass(t.store, journal)).toEqual([]);
     // Even once it failed: a retry is the operator's call, not a loop.
-    await store.put(keys.jobs.one(id!), { ...job, state: 'failed' });
-    expect(await ieWatcherPass(store, journal)).toEqual([]);
+    await t.store.put(keys.jobs.one(id!), { ...job, state: 'failed' });
+    expect(await ieWatcherPass(t.store, journal)).toEqual([]);
   });
 });

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { CartridgeSpec, Job, LibrarySpec, PoolSpec, RemoteRecord, isoNow, keys } from '@vtl/api';
-import { EventJournal, waitFor, type Store } from '@vtl/store';
-import { startTestStores, type TestStores } from '@vtl/store/testing';
+import { EventJournal, waitFor } from '@vtl/store';
 import { startJobReconciler } from './job-reconciler.js';
+import { useTestStore } from '@vtl/store/testing/use-test-store';
 
 const job = (id: number, kind: Job['kind'], state: Job['state'], extra: Partial<Job> = {}) =>
   Job.parse({
@@ -23,17 +23,14 @@ const job = (id: number, kind: Job['kind'], state: Job['state'], extra: Partial<
   });
 
 describe('job admission by the controller', () => {
-  let t: TestStores;
-  let store: Store;
+  const t = useTestStore();
   let stop: () => Promise<void>;
   beforeAll(async () => {
-    t = await startTestStores();
-    store = t.stores[0]!;
-    await store.put(
+    await t.store.put(
       keys.pools.one(1),
       PoolSpec.parse({ id: 1, name: 'p', node: 'n1', path: '/p', created_at: isoNow() }),
     );
-    await store.put(
+    await t.store.put(
       keys.libraries.one(1),
       LibrarySpec.parse({
         id: 1,
@@ -53,7 +50,7 @@ describe('job admission by the controller', () => {
         created_at: isoNow(),
       }),
     );
-    await store.put(
+    await t.store.put(
       keys.cartridges.one('ABC001L8'),
       CartridgeSpec.parse({ label: 'ABC001L8', library: 1, home_slot: 1, created_at: isoNow() }),
     );
@@ -72,27 +69,26 @@ describe('job admission by the controller', () => {
       last_test_ok: false,
       last_test_detail: '',
     };
-    await store.put(keys.remotes.one(1), remote);
+    await t.store.put(keys.remotes.one(1), remote);
     const r = await startJobReconciler({
-      store,
-      journal: new EventJournal(store),
+      store: t.store,
+      journal: new EventJournal(t.store),
       logger: pino({ level: 'silent' }),
     });
     stop = r.stop;
   });
   afterAll(async () => {
     await stop?.();
-    await t?.stop();
   });
 
-  const state = async (id: number) => (await store.get(keys.jobs.one(id), Job))!.value;
+  const state = async (id: number) => (await t.store.get(keys.jobs.one(id), Job))!.value;
 
   it.each([
     [1, 'export', 'detected', 'quiescing'],
     [2, 'evict', 'queued', 'verifying'],
     [3, 'import', 'queued', 'downloading'],
   ] as const)('job %i (%s) moves from %s to %s on the node of its pool', async (id, kind, from, to) => {
-    await store.put(keys.jobs.one(id), job(id, kind, from));
+    await t.store.put(keys.jobs.one(id), job(id, kind, from));
     await waitFor(async () => (await state(id)).state === to, { timeoutMs: 10_000 });
     expect(await state(id)).toMatchObject({ node: 'n1', state: to });
     expect((await state(id)).started_at).not.toBe('');
@@ -106,25 +102,25 @@ describe('job admission by the controller', () => {
     'fails job %i, retried after what it needs was deleted (%j), saying so',
     async (id, extra, why) => {
       // Left in detected it would count as active and block apply, restart and library delete.
-      await store.put(keys.jobs.one(id), job(id, 'export', 'detected', extra));
+      await t.store.put(keys.jobs.one(id), job(id, 'export', 'detected', extra));
       await waitFor(async () => (await state(id)).state === 'failed', { timeoutMs: 10_000 });
       expect((await state(id)).error).toContain(why);
     },
   );
 
   it('leaves terminal and interrupted jobs alone', async () => {
-    await store.put(keys.jobs.one(5), job(5, 'export', 'interrupted'));
-    await store.put(keys.jobs.one(6), job(6, 'export', 'detected'));
+    await t.store.put(keys.jobs.one(5), job(5, 'export', 'interrupted'));
+    await t.store.put(keys.jobs.one(6), job(6, 'export', 'detected'));
     await waitFor(async () => (await state(6)).state === 'quiescing', { timeoutMs: 10_000 });
     expect((await state(5)).state).toBe('interrupted');
   });
 
   it('fails an import into a library that is not live, saying to apply and retry', async () => {
-    await store.put(keys.jobs.one(7), job(7, 'import', 'queued', { label: 'ABC009L8', target_library: 1 }));
+    await t.store.put(keys.jobs.one(7), job(7, 'import', 'queued', { label: 'ABC009L8', target_library: 1 }));
     await waitFor(async () => (await state(7)).state === 'failed', { timeoutMs: 10_000 });
     expect((await state(7)).error).toMatch(/library 1 is not live.*POST \/api\/libraries\/apply.*retry/);
-    await store.put(keys.libraryStatus.one(1), { id: 1, state: 'active' });
-    await store.put(keys.jobs.one(8), job(8, 'import', 'queued', { label: 'ABC009L8', target_library: 1 }));
+    await t.store.put(keys.libraryStatus.one(1), { id: 1, state: 'active' });
+    await t.store.put(keys.jobs.one(8), job(8, 'import', 'queued', { label: 'ABC009L8', target_library: 1 }));
     await waitFor(async () => (await state(8)).state === 'downloading', { timeoutMs: 10_000 });
   });
 });

@@ -11,9 +11,10 @@ import {
   type NodeLibraryStatus,
 } from '@vtl/api';
 import { Store, waitFor, type Lease } from '@vtl/store';
-import { startTcpProxy, startTestStores, type TcpProxy, type TestStores } from '@vtl/store/testing';
+import { startTcpProxy, type TcpProxy } from '@vtl/store/testing';
 import { HEARTBEAT_CHECK_MS, startLibraryReconciler } from './library-reconciler.js';
 import { conditionOf } from './library-status.js';
+import { useTestStore } from '@vtl/store/testing/use-test-store';
 
 /** The test node's status lease; the nodeagent's is 10 s, shorter here to keep the test short. */
 const LEASE_TTL_SEC = 3;
@@ -59,15 +60,14 @@ const served = (id: number): NodeLibraryStatus => ({
 });
 
 describe('the library reconciler', () => {
-  let t: TestStores;
-  let store: Store;
+  const t = useTestStore();
   let proxy: TcpProxy;
   /** The "nodeagent": its own connection to etcd, through a relay the test can cut. */
   let node: Store;
   let lease: Lease & { onRenewed(cb: () => void): void };
   let reconciler: { stop(): Promise<void> };
 
-  const status = async (id: number) => (await store.get(keys.libraryStatus.one(id), LibraryStatus))?.value;
+  const status = async (id: number) => (await t.store.get(keys.libraryStatus.one(id), LibraryStatus))?.value;
   const ready = async (id: number) => conditionOf(await status(id), 'Ready')?.status;
   /** Publishes the node's status as the nodeagent does: node record and per-library records, leased. */
   const publish = async (generation: number, libraries: number[]) => {
@@ -78,29 +78,26 @@ describe('the library reconciler', () => {
   };
 
   beforeAll(async () => {
-    t = await startTestStores();
-    store = t.stores[0]!;
     proxy = await startTcpProxy(t.etcd.endpoint);
     node = await Store.connect({ endpoints: [proxy.endpoint], deadlineMs: 3_000 });
     lease = await node.renewingLease(LEASE_TTL_SEC);
-    await store.put(
+    await t.store.put(
       keys.pools.one(1),
       PoolSpec.parse({ id: 1, name: 'p', node: 'n1', path: '/p1', created_at: isoNow() }),
     );
-    await store.put(keys.libraries.one(1), library(1, 1));
-    await store.put(keys.libraries.one(2), library(2, 1));
-    await store.put(
+    await t.store.put(keys.libraries.one(1), library(1, 1));
+    await t.store.put(keys.libraries.one(2), library(2, 1));
+    await t.store.put(
       keys.dataplane,
       DataplaneSpec.parse({ generation: 1, libraries: [1], requested_at: isoNow() }),
     );
-    reconciler = await startLibraryReconciler({ store, logger: pino({ level: 'warn' }) });
+    reconciler = await startLibraryReconciler({ store: t.store, logger: pino({ level: 'warn' }) });
   });
   afterAll(async () => {
     await reconciler?.stop();
     await lease?.revoke().catch(() => undefined);
     await node?.close();
     await proxy?.close();
-    await t?.stop();
   });
 
   it('writes pending_restart for a library outside the data plane and activating for one inside it', async () => {
@@ -167,12 +164,12 @@ describe('the library reconciler', () => {
   });
 
   it('keeps the status right under concurrent writers: a second reconciler and a stray writer', async () => {
-    const second = await startLibraryReconciler({ store: t.stores[0]!, logger: pino({ level: 'warn' }) });
+    const second = await startLibraryReconciler({ store: t.store, logger: pino({ level: 'warn' }) });
     try {
       // A stray writer keeps putting a wrong status; each write is undone by a CAS-checked rewrite.
       const stray: LibraryStatus = { id: 1, state: 'pending_restart', phase: 'failed' };
       for (let i = 0; i < 20; i++) {
-        await store.put(keys.libraryStatus.one(1), stray);
+        await t.store.put(keys.libraryStatus.one(1), stray);
         await new Promise((r) => setTimeout(r, 10));
       }
       await waitFor(async () => (await status(1))?.phase === 'active', { timeoutMs: 10_000 });
@@ -217,7 +214,7 @@ describe('the library reconciler', () => {
       /^Node n1 has not refreshed its status since \S+ \(more than 1 s\) though its lease is still held/,
     );
     // The node record is still there: only the heartbeat said so.
-    expect(await store.get(keys.nodeStatus.one('n1'), NodeRecord)).toBeDefined();
+    expect(await t.store.get(keys.nodeStatus.one('n1'), NodeRecord)).toBeDefined();
     await beat();
     await waitFor(async () => (await ready(1)) === 'True', { timeoutMs: 10_000 });
     // Beats stop being checked once their record is gone.
@@ -227,7 +224,7 @@ describe('the library reconciler', () => {
   }, 60_000);
 
   it('removes the status of a library whose spec is gone', async () => {
-    await store.delete(keys.libraries.one(2));
+    await t.store.delete(keys.libraries.one(2));
     await waitFor(async () => (await status(2)) === undefined, { timeoutMs: 10_000 });
   });
 });

@@ -1,23 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventJournal, type Store } from '@vtl/store';
-import { startTestStores, type TestStores } from '@vtl/store/testing';
+import { describe, expect, it } from 'vitest';
+import { EventJournal } from '@vtl/store';
 import { Job, keys } from '@vtl/api';
 import { submitExclusiveOp } from './exclusive-op.js';
 import { admitJob } from './jobs.js';
+import { useTestStore } from '@vtl/store/testing/use-test-store';
 
 describe('job admission: ids taken in the job transaction', () => {
-  let t: TestStores;
-  let store: Store;
-  beforeAll(async () => {
-    t = await startTestStores();
-    store = t.stores[0]!;
-  });
-  afterAll(async () => {
-    await t?.stop();
-  });
+  const t = useTestStore();
 
   const admit = (label: string) =>
-    admitJob(store, new EventJournal(store), {
+    admitJob(t.store, new EventJournal(t.store), {
       kind: 'export',
       state: 'detected',
       label,
@@ -43,20 +35,12 @@ describe('job admission: ids taken in the job transaction', () => {
 });
 
 describe('job admission while an exclusive operation runs', () => {
-  let t: TestStores;
-  let store: Store;
-  beforeAll(async () => {
-    t = await startTestStores();
-    store = t.stores[0]!;
-  });
-  afterAll(async () => {
-    await t?.stop();
-  });
+  const t = useTestStore();
 
   const admit = (label: string, duringOp?: number) =>
     admitJob(
-      store,
-      new EventJournal(store),
+      t.store,
+      new EventJournal(t.store),
       {
         kind: 'import',
         state: 'queued',
@@ -75,7 +59,7 @@ describe('job admission while an exclusive operation runs', () => {
 
   it('is refused, except for the work of the operation that holds the claim', async () => {
     const apply = await submitExclusiveOp(
-      store,
+      t.store,
       { kind: 'apply', executor: 'controller', params: {} },
       'Apply',
     );
@@ -83,6 +67,6 @@ describe('job admission while an exclusive operation runs', () => {
     await expect(admit('EXC001L8', apply + 1)).rejects.toMatchObject({ code: 'conflict' });
     const job = await admit('EXC001L8', apply);
     expect(job).toMatchObject({ label: 'EXC001L8', state: 'queued' });
-    expect((await store.get(keys.jobs.one(job.id), Job))?.value.state).toBe('queued');
+    expect((await t.store.get(keys.jobs.one(job.id), Job))?.value.state).toBe('queued');
   });
 });

@@ -1,10 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { LibrarySpec, Op, badRequest, isoNow, keys, type VtlError } from '@vtl/api';
 import { z } from 'zod';
-import type { Store } from '@vtl/store';
-import { startTestStores, type TestStores } from '@vtl/store/testing';
 import { ExclusiveOpClaim, submitExclusiveOp } from './exclusive-op.js';
 import { declareLibrary, declareLibraryWithApply, removeLibrary } from './libraries.js';
+import { useTestStore } from '@vtl/store/testing/use-test-store';
 
 const plan = (serial: string) => (id: number) =>
   LibrarySpec.parse({
@@ -26,35 +25,27 @@ const plan = (serial: string) => (id: number) =>
   });
 
 describe('library records (declare, recover, remove)', () => {
-  let t: TestStores;
-  let store: Store;
-  beforeAll(async () => {
-    t = await startTestStores();
-    store = t.stores[0]!;
-  });
-  afterAll(async () => {
-    await t?.stop();
-  });
+  const t = useTestStore();
   beforeEach(async () => {
     // Every exclusive op finished; no library, no claim left from the case before.
-    for (const { key, value } of (await store.list(keys.ops.prefix, Op)).items)
-      await store.put(key, { ...value, state: 'succeeded' });
-    for (const { value } of (await store.list(keys.libraries.prefix, LibrarySpec)).items)
-      await removeLibrary(store, value);
+    for (const { key, value } of (await t.store.list(keys.ops.prefix, Op)).items)
+      await t.store.put(key, { ...value, state: 'succeeded' });
+    for (const { value } of (await t.store.list(keys.libraries.prefix, LibrarySpec)).items)
+      await removeLibrary(t.store, value);
   });
 
   const libraries = async () =>
-    (await store.list(keys.libraries.prefix, LibrarySpec)).items.map((i) => i.value);
+    (await t.store.list(keys.libraries.prefix, LibrarySpec)).items.map((i) => i.value);
   const recover = (serial: string) =>
     declareLibraryWithApply(
-      store,
+      t.store,
       plan(serial),
       { kind: 'apply', executor: 'controller', params: {} },
       'Recover',
       async () => () => undefined,
     );
   const exclusive = (kind: 'apply' | 'delete_library') =>
-    submitExclusiveOp(store, { kind, executor: 'controller', params: {} }, 'Apply');
+    submitExclusiveOp(t.store, { kind, executor: 'controller', params: {} }, 'Apply');
 
   it.each(['apply', 'delete_library'] as const)(
     'of a recovery and a racing %s, exactly one is recorded; the other gets 409',
@@ -67,7 +58,7 @@ describe('library records (declare, recover, remove)', () => {
         const lost = [a, b].find((r) => r.status === 'rejected') as PromiseRejectedResult;
         expect((lost.reason as VtlError).code).toBe('conflict');
         // The winner holds the exclusive claim; a library exists only when the recovery won.
-        const claim = (await store.get(keys.exclusiveOp, ExclusiveOpClaim))?.value.op;
+        const claim = (await t.store.get(keys.exclusiveOp, ExclusiveOpClaim))?.value.op;
         if (a.status === 'fulfilled') {
           expect(claim).toBe(a.value.applyId);
           expect(await libraries()).toHaveLength(before.length + 1);
@@ -76,9 +67,9 @@ describe('library records (declare, recover, remove)', () => {
           expect(await libraries()).toHaveLength(before.length);
         }
         // Let the winner finish so the next round starts free.
-        for (const { key, value } of (await store.list(keys.ops.prefix, Op)).items)
-          await store.put(key, { ...value, state: 'succeeded' });
-        for (const l of await libraries()) await removeLibrary(store, l);
+        for (const { key, value } of (await t.store.list(keys.ops.prefix, Op)).items)
+          await t.store.put(key, { ...value, state: 'succeeded' });
+        for (const l of await libraries()) await removeLibrary(t.store, l);
       }
     },
   );
@@ -87,23 +78,23 @@ describe('library records (declare, recover, remove)', () => {
     const apply = await exclusive('apply');
     await expect(recover('RECBUSY1')).rejects.toMatchObject({ code: 'conflict', details: { op: apply } });
     expect(await libraries()).toEqual([]);
-    expect(await store.get(keys.librarySerial('RECBUSY1'), z.unknown())).toBeUndefined();
+    expect(await t.store.get(keys.librarySerial('RECBUSY1'), z.unknown())).toBeUndefined();
   });
 
   it('refused declares leave the id counter: the next accepted one takes the next id', async () => {
-    const first = await declareLibrary(store, plan('IDS00001'));
-    await removeLibrary(store, first);
+    const first = await declareLibrary(t.store, plan('IDS00001'));
+    await removeLibrary(t.store, first);
     for (let i = 0; i < 5; i++)
       await expect(
-        declareLibrary(store, () => {
+        declareLibrary(t.store, () => {
           throw badRequest('refused');
         }),
       ).rejects.toMatchObject({ code: 'bad_request' });
     // A second library on a pool that is homed already is refused too, after planning its id.
-    const second = await declareLibrary(store, plan('IDS00002'));
-    await expect(declareLibrary(store, plan('IDS00003'))).rejects.toMatchObject({ code: 'bad_request' });
+    const second = await declareLibrary(t.store, plan('IDS00002'));
+    await expect(declareLibrary(t.store, plan('IDS00003'))).rejects.toMatchObject({ code: 'bad_request' });
     expect(second.id).toBe(first.id + 1);
-    await removeLibrary(store, second);
-    expect((await declareLibrary(store, plan('IDS00004'))).id).toBe(first.id + 2);
+    await removeLibrary(t.store, second);
+    expect((await declareLibrary(t.store, plan('IDS00004'))).id).toBe(first.id + 2);
   });
 });

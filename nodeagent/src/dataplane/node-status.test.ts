@@ -6,11 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LibrarySpec, NodeHeartbeat, NodeLibraryStatus, NodeRecord, PoolSpec, isoNow, keys } from '@vtl/api';
 import { listNodeStatus } from '@vtl/domain';
 import type { RenewingLease } from '@vtl/store';
-import { freePort, startTestStores, type TestStores } from '@vtl/store/testing';
+import { freePort } from '@vtl/store/testing';
 import { loadConfig } from '../config.js';
 import { emulatorConfig } from './emulator-config.js';
 import { EmulatorSupervisor } from './emulator-supervisor.js';
 import { NODE_HEARTBEAT_INTERVAL_MS, NodeStatusPublisher } from './node-status.js';
+import { useTestStore } from '@vtl/store/testing/use-test-store';
 
 const library = (id: number, poolDir: string) =>
   LibrarySpec.parse({
@@ -36,7 +37,7 @@ const library = (id: number, poolDir: string) =>
  * one record per library, each rewritten only when it changed.
  */
 describe('the node status publisher', () => {
-  let t: TestStores;
+  const t = useTestStore();
   let stateDir: string;
   let supervisor: EmulatorSupervisor;
   let publisher: NodeStatusPublisher;
@@ -44,7 +45,7 @@ describe('the node status publisher', () => {
   let want: (generation: number, libraries: number[]) => ReturnType<typeof emulatorConfig>;
 
   const revisions = async () => {
-    const store = t.stores[0]!;
+    const store = t.store;
     const libs = await store.list(keys.nodeLibraryStatus.node('node1'), NodeLibraryStatus);
     const node = await store.get(keys.nodeStatus.one('node1'), NodeRecord);
     return {
@@ -54,8 +55,7 @@ describe('the node status publisher', () => {
   };
 
   beforeAll(async () => {
-    t = await startTestStores();
-    const store = t.stores[0]!;
+    const store = t.store;
     stateDir = await fs.mkdtemp(path.join(os.tmpdir(), 'vtl-node-status-'));
     const config = loadConfig({
       VTL_STATE_DIR: stateDir,
@@ -97,12 +97,11 @@ describe('the node status publisher', () => {
     publisher?.stop();
     await supervisor?.stop();
     await lease?.revoke().catch(() => undefined);
-    await t?.stop();
     if (stateDir) await fs.rm(stateDir, { recursive: true, force: true });
   });
 
   it('publishes a node record and one record per library, read back as one node status', async () => {
-    const store = t.stores[0]!;
+    const store = t.store;
     const node = await store.get(keys.nodeStatus.one('node1'), NodeRecord);
     expect(node?.value.dataplane).toMatchObject({ state: 'running', generation: 1 });
     expect(node?.value).not.toHaveProperty('libraries');
@@ -122,7 +121,7 @@ describe('the node status publisher', () => {
     expect(after.libs[1]).not.toBe(before.libs[1]);
     expect(after.libs[2]).toBe(before.libs[2]);
     expect(after.node).toBe(before.node);
-    const [status] = await listNodeStatus(t.stores[0]!);
+    const [status] = await listNodeStatus(t.store);
     expect(status!.cartridges.map((c) => [c.label, c.library])).toEqual([['AA1001L8', 1]]);
 
     // Nothing changed: nothing is written.
@@ -158,7 +157,7 @@ describe('the node status publisher', () => {
       const after = await revisions();
       expect(after.libs[2]).not.toBe(records.libs[2]);
       expect(after.libs[1]).toBe(records.libs[1]);
-      const [published] = await listNodeStatus(t.stores[0]!);
+      const [published] = await listNodeStatus(t.store);
       expect(published!.cartridges.map((c) => [c.label, c.library])).toEqual([
         ['AA1001L8', 1],
         ['AA2001L8', 2],
@@ -171,14 +170,14 @@ describe('the node status publisher', () => {
   it('deletes the record of a library the emulator no longer serves, with the new generation', async () => {
     await supervisor.ensure(want(2, [1]));
     await publisher.publish();
-    const [status] = await listNodeStatus(t.stores[0]!);
+    const [status] = await listNodeStatus(t.store);
     expect(status!.dataplane.generation).toBe(2);
     expect(status!.libraries.map((l) => l.id)).toEqual([1]);
     expect(Object.keys((await revisions()).libs)).toEqual(['1']);
   }, 60_000);
 
   it('beats every interval though nothing changed, without rewriting the status records', async () => {
-    const store = t.stores[0]!;
+    const store = t.store;
     const beat = () => store.get(keys.nodeHeartbeat.one('node1'), NodeHeartbeat);
     await publisher.publish();
     const first = await beat();
@@ -197,8 +196,8 @@ describe('the node status publisher', () => {
 
   it('leaves every record under its lease: they lapse together when the node is gone', async () => {
     await lease.revoke();
-    expect(await listNodeStatus(t.stores[0]!)).toEqual([]);
-    expect(await t.stores[0]!.count(keys.nodeLibraryStatus.prefix)).toBe(0);
-    expect(await t.stores[0]!.count(keys.nodeHeartbeat.prefix)).toBe(0);
+    expect(await listNodeStatus(t.store)).toEqual([]);
+    expect(await t.store.count(keys.nodeLibraryStatus.prefix)).toBe(0);
+    expect(await t.store.count(keys.nodeHeartbeat.prefix)).toBe(0);
   });
 });

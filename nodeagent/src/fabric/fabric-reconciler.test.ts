@@ -6,13 +6,14 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LibrarySpec, PoolSpec, isoNow, keys, type NodeFabricStatus } from '@vtl/api';
 import { EventJournal, waitFor } from '@vtl/store';
-import { freePort, startTestStores, type TestStores } from '@vtl/store/testing';
+import { freePort } from '@vtl/store/testing';
 import { loadConfig } from '../config.js';
 import { emulatorConfig } from '../dataplane/emulator-config.js';
 import { EmulatorSupervisor } from '../dataplane/emulator-supervisor.js';
 import { startFabricReconciler } from './fabric-reconciler.js';
 import { LioFcDriver } from './lio-driver.js';
 import { KernelTree } from './testing/kernel-tree.js';
+import { useTestStore } from '@vtl/store/testing/use-test-store';
 
 const PORT1 = 'naa.21000024ff000001';
 const HOST_A = 'naa.10000000c9aaaaaa';
@@ -24,7 +25,7 @@ const ISCSI_HOST = 'iqn.2026-11.test.fabric:host';
  * port. What it reports is what GET /api/targets shows.
  */
 describe('the fabric reconciler', () => {
-  let t: TestStores;
+  const t = useTestStore();
   let tree: KernelTree;
   let stateDir: string;
   let supervisor: EmulatorSupervisor;
@@ -32,8 +33,7 @@ describe('the fabric reconciler', () => {
   let reported: NodeFabricStatus | undefined;
 
   beforeAll(async () => {
-    t = await startTestStores();
-    const store = t.stores[0]!;
+    const store = t.store;
     stateDir = await fs.mkdtemp(path.join(os.tmpdir(), 'vtl-fabric-'));
     tree = await KernelTree.create();
     tree.start();
@@ -90,7 +90,6 @@ describe('the fabric reconciler', () => {
     await fabric?.stop();
     await supervisor?.stop();
     await tree?.destroy();
-    await t?.stop();
     if (stateDir) await fs.rm(stateDir, { recursive: true, force: true });
   });
 
@@ -108,7 +107,7 @@ describe('the fabric reconciler', () => {
     // The change of FC state is recorded as an event for the console and the event stream.
     await waitFor(
       async () =>
-        (await t.stores[0]!.list(keys.events.prefix, z.any())).items.some(
+        (await t.store.list(keys.events.prefix, z.any())).items.some(
           (e) => e.value.kind === 'fc_state' && e.value.subject === 'node1',
         ),
       { timeoutMs: 10_000 },
@@ -116,7 +115,7 @@ describe('the fabric reconciler', () => {
   });
 
   it('applies a registered FC initiator live, mapped to the libraries it may see', async () => {
-    const store = t.stores[0]!;
+    const store = t.store;
     const revision = await store.put(keys.initiators.one(HOST_A), {
       wwpn: HOST_A,
       alias: 'host a',
@@ -133,7 +132,7 @@ describe('the fabric reconciler', () => {
   });
 
   it('pushes a registered iSCSI initiator to the emulator with the libraries it may see', async () => {
-    const store = t.stores[0]!;
+    const store = t.store;
     await store.put(keys.initiators.one(ISCSI_HOST), {
       wwpn: ISCSI_HOST,
       alias: 'iscsi host',
@@ -147,7 +146,7 @@ describe('the fabric reconciler', () => {
   });
 
   it('stops serving a port listed in fc.disabled_ports', async () => {
-    await t.stores[0]!.put(keys.settings, { 'fc.disabled_ports': PORT1 });
+    await t.store.put(keys.settings, { 'fc.disabled_ports': PORT1 });
     await waitFor(() => reported?.fc.ports[0]?.serving === false, { timeoutMs: 20_000 });
   });
 });

@@ -1,12 +1,12 @@
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Job, LibrarySpec, isoNow, keys } from '@vtl/api';
-import { EventJournal, type Store, waitFor } from '@vtl/store';
-import { startTestStores, type TestStores } from '@vtl/store/testing';
+import { EventJournal, waitFor } from '@vtl/store';
 import type { EmulatorSupervisor } from '../dataplane/emulator-supervisor.js';
 import type { NodeStatusPublisher } from '../dataplane/node-status.js';
 import { startJobExecutor } from './job-executor.js';
 import { exportJob } from './testing/jobs.js';
+import { useTestStore } from '@vtl/store/testing/use-test-store';
 
 const library = LibrarySpec.parse({
   id: 1,
@@ -30,25 +30,19 @@ const library = LibrarySpec.parse({
 const SLOW_UNWIND_MS = 4_000;
 
 describe('the job executor on a control-plane restart', () => {
-  let t: TestStores;
-  let store: Store;
+  const t = useTestStore();
   beforeAll(async () => {
-    t = await startTestStores();
-    store = t.stores[0]!;
-    await store.put(keys.libraries.one(1), library);
-  });
-  afterAll(async () => {
-    await t?.stop();
+    await t.store.put(keys.libraries.one(1), library);
   });
 
   it('records running jobs interrupted at once, though their steps take longer to unwind than shutdown may', async () => {
-    await store.put(keys.jobs.one(1), exportJob(1));
+    await t.store.put(keys.jobs.one(1), exportJob(1));
     const events: string[] = [];
     let entered = false;
     const released: string[] = [];
     const executor = await startJobExecutor({
-      store,
-      journal: new EventJournal(store),
+      store: t.store,
+      journal: new EventJournal(t.store),
       node: 'n1',
       supervisor: {
         emulator: { release: async ({ label }: { label: string }) => void released.push(label) },
@@ -71,12 +65,12 @@ describe('the job executor on a control-plane restart', () => {
     const stopped = executor
       .stop({ interrupt: 'a control-plane restart' })
       .then(() => events.push('stopped'));
-    await waitFor(async () => (await store.get(keys.jobs.one(1), Job))?.value.state === 'interrupted', {
+    await waitFor(async () => (await t.store.get(keys.jobs.one(1), Job))?.value.state === 'interrupted', {
       timeoutMs: 2_000,
       intervalMs: 50,
     });
     expect(Date.now() - started).toBeLessThan(SLOW_UNWIND_MS);
-    const record = (await store.get(keys.jobs.one(1), Job))!.value;
+    const record = (await t.store.get(keys.jobs.one(1), Job))!.value;
     expect(record.error).toMatch(
       /interrupted by a control-plane restart; retry with POST \/api\/jobs\/1\/retry/,
     );

@@ -5,20 +5,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PoolStatus, isoNow, keys } from '@vtl/api';
 import { createPool, deletePool } from '@vtl/domain';
 import { waitFor } from '@vtl/store';
-import { startTestStores, type TestStores } from '@vtl/store/testing';
 import { pino } from 'pino';
 import { startPoolReconciler } from './pool-reconciler.js';
+import { useTestStore } from '@vtl/store/testing/use-test-store';
 
 describe('pool reconciler: the one writer of pool status', () => {
-  let t: TestStores;
+  const t = useTestStore();
   let dir: string;
   let reconciler: Awaited<ReturnType<typeof startPoolReconciler>>;
   beforeAll(async () => {
-    t = await startTestStores();
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'vtl-pool-reconciler-'));
     reconciler = await startPoolReconciler({
-      store: t.stores[0]!,
-      lease: await t.stores[0]!.lease(60),
+      store: t.store,
+      lease: await t.store.lease(60),
       node: 'n1',
       storageMount: path.join(dir, 'storage'),
       logger: pino({ level: 'silent' }),
@@ -26,12 +25,11 @@ describe('pool reconciler: the one writer of pool status', () => {
   });
   afterAll(async () => {
     await reconciler?.stop();
-    await t?.stop();
     await fs.rm(dir, { recursive: true, force: true });
   });
 
   it('reports a directory pool active and removes its status once the pool is deleted', async () => {
-    const store = t.stores[0]!;
+    const store = t.store;
     const pool = (await createPool(store, (id) => ({
       id,
       name: 'p1',

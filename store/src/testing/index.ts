@@ -1,7 +1,9 @@
 /**
  * Helpers for tests only (`@vtl/store/testing`): a throwaway etcd, records as their writers
  * would put them, a TCP proxy to cut a process off from etcd, and free TCP ports. Kept off the
- * main entry so production code cannot reach them by accident.
+ * main entry so production code cannot reach them by accident. useTestStore (the beforeAll and
+ * afterAll around startTestStores) has its own entry, `@vtl/store/testing/use-test-store`: it
+ * imports vitest, which a benchmark run by plain node cannot load.
  */
 export { startTcpProxy, type TcpProxy } from '../tcp-proxy.js';
 export { startTestEtcd, startTestStores, type TestEtcd, type TestStores } from '../test-etcd.js';
