@@ -2,7 +2,6 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import tls from 'node:tls';
 import { X509Certificate, createPrivateKey } from 'node:crypto';
-import selfsigned from 'selfsigned';
 
 /** The HTTPS key pair under the state directory; a self-signed one is made on first start. */
 export async function ensureCertificate(
@@ -17,6 +16,9 @@ export async function ensureCertificate(
   } catch {
     // First start: fall through and create the pair.
   }
+  // Loaded here, on the first start only: the certificate library and its ASN.1 packages are some
+  // 3 MB of heap an apiserver would otherwise keep for good (issue 13's idle memory).
+  const { default: selfsigned } = await import('selfsigned');
   const pems = await selfsigned.generate([{ name: 'commonName', value: hostnames[0] ?? 'localhost' }], {
     keyType: 'ec',
     curve: 'P-256',
