@@ -38,7 +38,40 @@ class PoolMember implements Member {
   constructor(
     readonly endpoint: string,
     readonly client: Etcd3,
+    /** Closes the client's gRPC channels (keepChannels turned etcd3's own closing off). */
+    readonly closeChannels: () => void,
   ) {}
+}
+
+/** The part of etcd3's ConnectionPool (not exported by its types) that keepChannels changes. */
+interface Etcd3Host {
+  resetAllServices(): void;
+}
+
+/**
+ * Turns off etcd3's closing of a member's gRPC channels, and returns what closes them.
+ *
+ * etcd3 closes every channel of a host (KV, Lease, Watch, Maintenance) after any failed unary
+ * call and any stream ending in error, a cancelled one included: each lease keepalive round
+ * (a stream cancelled once answered) did it, 15 times in 3 s for one idle lease, measured. Calls
+ * queued on a closed channel fail ("Channel closed before call started", and their member is
+ * marked unhealthy) and the next calls wait for a new channel: name resolution, a connection,
+ * a TLS handshake. Harmless on a quiet machine; on a loaded one with the etcd leader frozen,
+ * calls spent their attempts "Waiting for LB pick" and ran out of the 5 s deadline (5 of 43
+ * calls of six stores over TLS, measured). grpc-js reconnects a channel by itself (the backoff
+ * set in Store.connect) and the pool routes around a member that does not answer, so the
+ * channels are kept for the client's life.
+ */
+function keepChannels(client: Etcd3): () => void {
+  const pool = (client as unknown as { pool?: { hosts?: Etcd3Host[] } }).pool;
+  const hosts = pool?.hosts;
+  if (!Array.isArray(hosts) || hosts.some((h) => typeof h.resetAllServices !== 'function'))
+    throw new Error(
+      'etcd3 changed: its ConnectionPool has no hosts with resetAllServices (store/src/members.ts)',
+    );
+  const resets = hosts.map((h) => h.resetAllServices.bind(h));
+  for (const h of hosts) h.resetAllServices = () => undefined;
+  return () => resets.forEach((reset) => reset());
 }
 
 /**
@@ -90,7 +123,7 @@ export class MemberPool {
         // Streams (watch, keepalive) have no deadline: they are watched by the probes instead.
         defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + this.attemptMs }),
       });
-      return new PoolMember(endpoint, client);
+      return new PoolMember(endpoint, client, keepChannels(client));
     });
     this.preferred = this.members[Math.floor(Math.random() * this.members.length)]!;
     if (this.members.length > 1) {
@@ -203,7 +236,10 @@ export class MemberPool {
     this.closed = true;
     clearInterval(this.prober);
     this.listeners.clear();
-    for (const m of this.members) m.client.close();
+    for (const m of this.members) {
+      m.closeChannels();
+      m.client.close();
+    }
   }
 
   /** Healthy members first (the preferred one leading), then the others, most recently answering first. */
