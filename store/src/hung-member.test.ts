@@ -171,4 +171,59 @@ describe('a hung etcd member of three', () => {
     }
     expect(after).toEqual(Array(8).fill('newer'));
   }, 60_000);
+
+  /**
+   * Freezes a follower, runs `late` through a store that knows only it (so the attempt times
+   * out in its socket), makes `newer` through the others, thaws it, and returns `check()`
+   * a second later; eight rounds, as for put above.
+   */
+  async function lateAttempts<T>(rounds: {
+    before: (stuck: Store, i: number) => Promise<unknown>;
+    late: (stuck: Store, i: number) => Promise<unknown>;
+    newer: (i: number) => Promise<unknown>;
+    check: (i: number) => Promise<T>;
+  }): Promise<T[]> {
+    const leader = await cluster.leader();
+    const follower = cluster.members.find((m) => m !== leader)!;
+    const stuck = await Store.connect({ endpoints: [follower.endpoint], deadlineMs: 300 });
+    const after: T[] = [];
+    try {
+      for (let i = 0; i < 8; i++) {
+        await rounds.before(stuck, i);
+        process.kill(follower.pid, 'SIGSTOP');
+        await allThreadsStopped(follower.pid);
+        await expect(rounds.late(stuck, i), String(i)).rejects.toThrow(/did not answer|unreachable/);
+        await rounds.newer(i);
+        process.kill(follower.pid, 'SIGCONT');
+        await sleep(1_000);
+        after.push(await rounds.check(i));
+      }
+    } finally {
+      process.kill(follower.pid, 'SIGCONT');
+      await stuck.close();
+    }
+    return after;
+  }
+
+  it('a deletePrefix that timed out on a frozen member does not delete a newer record once it thaws', async () => {
+    const V = z.object({ v: z.string() });
+    const after = await lateAttempts({
+      before: (stuck, i) => stuck.put(`/t/stale-prefix/${i}/old`, { v: 'old' }),
+      late: (stuck, i) => stuck.deletePrefix(`/t/stale-prefix/${i}/`),
+      newer: (i) => store.put(`/t/stale-prefix/${i}/new`, { v: 'newer' }),
+      check: async (i) => (await store.get(`/t/stale-prefix/${i}/new`, V))?.value.v ?? 'absent',
+    });
+    expect(after).toEqual(Array(8).fill('newer'));
+  }, 60_000);
+
+  it('a transaction without comparisons that timed out on a frozen member does not land over a newer write', async () => {
+    const V = z.object({ v: z.string() });
+    const after = await lateAttempts({
+      before: (stuck, i) => stuck.put(`/t/stale-txn/${i}`, { v: 'before' }),
+      late: (stuck, i) => stuck.transaction().put(`/t/stale-txn/${i}`, { v: 'late' }).commit(),
+      newer: (i) => store.put(`/t/stale-txn/${i}`, { v: 'newer' }),
+      check: async (i) => (await store.get(`/t/stale-txn/${i}`, V))?.value.v ?? 'absent',
+    });
+    expect(after).toEqual(Array(8).fill('newer'));
+  }, 60_000);
 });

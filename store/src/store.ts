@@ -6,6 +6,7 @@ import {
   type IKeyValue,
   type IRequestOp,
   type ITxnResponse,
+  Range,
 } from 'etcd3';
 import { pino, type Logger } from 'pino';
 import type { z } from 'zod';
@@ -22,7 +23,18 @@ import { isEnvelope, isSecretKey, RecordSealing, Sealer, SECRETS_PREFIX } from '
 import type { StoreSettings } from './store-settings.js';
 import { credentials } from './store-tls.js';
 import { WatchCache, type CachedPrefix } from './watch-cache.js';
-import { absent, atModRevision, getOp, notWrittenAfter, putOp, runTxn, StoreTxn, type Txn } from './txn.js';
+import {
+  absent,
+  atModRevision,
+  getOp,
+  notWrittenAfter,
+  notWrittenAfterOps,
+  prefixNotWrittenAfter,
+  putOp,
+  runTxn,
+  StoreTxn,
+  type Txn,
+} from './txn.js';
 import { startWatch, type Watch, type WatchEvent, type WatchOptions } from './watch.js';
 
 /** Options of Store.list. */
@@ -285,13 +297,29 @@ export class Store {
     return res.succeeded && Number(res.responses[0]?.response_delete_range.deleted ?? 0) > 0;
   }
 
-  /** Deletes every key under a non-empty prefix; returns how many. */
+  /**
+   * Deletes every key under a non-empty prefix; returns how many. Guarded as put() is: a late
+   * attempt (applied by a member after it thawed) must not delete a record written under the
+   * prefix after it; the delete is made again at the revision a refusal reports.
+   */
   async deletePrefix(prefix: string): Promise<number> {
     if (prefix === '')
       throw new VtlError('internal', 'Refusing to delete the whole key space: give a prefix.');
-    const res = await this.bounded(`deleting ${prefix}`, (c) => c.delete().prefix(prefix).exec());
-    this.noteRevision(res.header.revision);
-    return Number(res.deleted);
+    const range = Range.prefix(prefix);
+    let since = this.seen.toString();
+    for (let attempt = 1; attempt <= UPDATE_ATTEMPTS; attempt++) {
+      const res = await this.txn({
+        compare: [prefixNotWrittenAfter(prefix, since)],
+        success: [{ request_delete_range: { key: range.start, range_end: range.end } }],
+      });
+      if (res.succeeded) return Number(res.responses[0]?.response_delete_range.deleted ?? 0);
+      since = res.header.revision;
+    }
+    throw new VtlError(
+      'conflict',
+      `${prefix} kept changing under ${UPDATE_ATTEMPTS} attempts to delete it; retry.`,
+      { prefix },
+    );
   }
 
   /**
@@ -320,9 +348,27 @@ export class Store {
     return this.track(await WatchCache.start(source, this.log, root, prefixes));
   }
 
-  /** Starts an all-or-nothing transaction. */
+  /**
+   * Starts an all-or-nothing transaction. One committed without comparisons of its own is
+   * guarded as put() is: each attempt only writes while none of its keys was written after a
+   * revision this client has seen, so a late attempt cannot undo newer writes; it is made
+   * again at the revision a refusal reports (rewriting the same values if an earlier attempt
+   * did land), and commits true.
+   */
   transaction(): Txn {
-    return new StoreTxn((req, leases) => this.txn(req, ...leases), this.sealing);
+    return new StoreTxn(async (req, leases) => {
+      if (req.compare.length > 0) return this.txn(req, ...leases);
+      let since = this.seen.toString();
+      for (let attempt = 1; attempt <= UPDATE_ATTEMPTS; attempt++) {
+        const res = await this.txn({ ...req, compare: notWrittenAfterOps(req.success, since) }, ...leases);
+        if (res.succeeded) return res;
+        since = res.header.revision;
+      }
+      throw new VtlError(
+        'conflict',
+        `The keys of a transaction kept changing under ${UPDATE_ATTEMPTS} attempts to write them; retry.`,
+      );
+    }, this.sealing);
   }
 
   /** The next integer of a named counter (1, 2, ...), unique under concurrency. */

@@ -48,6 +48,43 @@ export function notWrittenAfter(key: string, revision: string): ICompare {
   };
 }
 
+/**
+ * Builds the raw etcd comparison for "no key under prefix was created or changed after
+ * revision" (true when none is there). Deletions are not seen.
+ */
+export function prefixNotWrittenAfter(prefix: string, revision: string): ICompare {
+  return rangeNotWrittenAfter(Buffer.from(prefix), Range.prefix(prefix).end, revision);
+}
+
+function rangeNotWrittenAfter(key: Buffer, rangeEnd: Buffer, revision: string): ICompare {
+  return {
+    key,
+    range_end: rangeEnd,
+    target: 'Mod',
+    result: 'Less',
+    mod_revision: String(BigInt(revision) + 1n),
+  };
+}
+
+/**
+ * For a transaction without comparisons of its own: "every key it writes or deletes was last
+ * written at or before revision". An attempt that did not answer in time may still be applied
+ * later (a frozen member applies what it read before it froze once it thaws); with these it
+ * then fails instead of putting old values back over, or deleting, newer writes.
+ */
+export function notWrittenAfterOps(ops: readonly IRequestOp[], revision: string): ICompare[] {
+  return ops.flatMap((op): ICompare[] => {
+    const put = op.request_put;
+    if (put?.key) return [notWrittenAfter(put.key.toString(), revision)];
+    const del = op.request_delete_range;
+    if (!del?.key) return [];
+    const key = Buffer.from(del.key);
+    return del.range_end
+      ? [rangeNotWrittenAfter(key, Buffer.from(del.range_end), revision)]
+      : [notWrittenAfter(key.toString(), revision)];
+  });
+}
+
 /** Builds a raw put operation; records under the secrets prefix are sealed. */
 export function putOp(key: string, value: unknown, lease?: Lease, sealing = NO_SEALING): IRequestOp {
   return {
@@ -90,13 +127,7 @@ export class StoreTxn implements Txn {
   }
 
   ifUnchangedSince(prefix: string, revision: string): Txn {
-    this.compare.push({
-      key: Buffer.from(prefix),
-      range_end: Range.prefix(prefix).end,
-      target: 'Mod',
-      result: 'Less',
-      mod_revision: (BigInt(revision) + 1n).toString(),
-    });
+    this.compare.push(prefixNotWrittenAfter(prefix, revision));
     return this;
   }
 
