@@ -18,6 +18,14 @@ export interface Exchange {
   text: string;
 }
 
+/**
+ * How long one request may take to be answered in full (the headers, for probe()) before it
+ * fails naming its method and path: a hung call otherwise shows only as the test's timeout.
+ * The store answers within its 5 s deadline; the slowest calls (an apply waiting for another,
+ * a support bundle on a loaded machine) take seconds, not a minute.
+ */
+export const REQUEST_TIMEOUT_MS = 60_000;
+
 /** A JSON client for the control API; the appliance's certificate is self-signed. */
 export class ApiClient {
   private readonly agent: https.Agent | http.Agent;
@@ -27,6 +35,7 @@ export class ApiClient {
     readonly token = '',
     /** Every exchange is appended here when given (shared by the clients of one appliance). */
     readonly transcript?: Exchange[],
+    readonly timeoutMs = REQUEST_TIMEOUT_MS,
   ) {
     this.agent = baseUrl.startsWith('https:')
       ? new https.Agent({ rejectUnauthorized: false, keepAlive: true })
@@ -34,7 +43,7 @@ export class ApiClient {
   }
 
   withToken(token: string): ApiClient {
-    return new ApiClient(this.baseUrl, token, this.transcript);
+    return new ApiClient(this.baseUrl, token, this.transcript, this.timeoutMs);
   }
 
   /** URL, JSON payload and headers (with the bearer token) of one request. */
@@ -51,13 +60,38 @@ export class ApiClient {
     return { url, payload, headers, lib };
   }
 
+  /**
+   * Rejects with an error naming the call, and destroys req, when the call is not settled
+   * within timeoutMs; returns what settling calls.
+   */
+  private bound(
+    req: http.ClientRequest,
+    method: string,
+    path: string,
+    reject: (err: Error) => void,
+  ): () => void {
+    const timer = setTimeout(() => {
+      const err = new Error(
+        `${method} ${path} (${this.baseUrl}) was not answered within ${this.timeoutMs} ms`,
+      );
+      reject(err);
+      req.destroy(err);
+    }, this.timeoutMs);
+    return () => clearTimeout(timer);
+  }
+
   request<T = any>(method: string, path: string, body?: unknown): Promise<ApiResponse<T>> {
     const { url, payload, headers, lib } = this.prepare(path, body);
     return new Promise((resolve, reject) => {
       const req = lib.request(url, { method, headers, agent: this.agent }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', (err) => {
+          settled();
+          reject(err);
+        });
         res.on('end', () => {
+          settled();
           const raw = Buffer.concat(chunks);
           const text = raw.toString('utf8');
           let parsed: unknown = text;
@@ -66,7 +100,11 @@ export class ApiClient {
           resolve({ status: res.statusCode ?? 0, headers: res.headers, body: parsed as T, text, raw });
         });
       });
-      req.on('error', reject);
+      const settled = this.bound(req, method, path, reject);
+      req.on('error', (err) => {
+        settled();
+        reject(err);
+      });
       if (payload) req.write(payload);
       req.end();
     });
@@ -86,15 +124,27 @@ export class ApiClient {
       const req = lib.request(url, { method, headers, agent: this.agent }, (res) => {
         const type = String(res.headers['content-type'] ?? '');
         if (type.includes('event-stream')) {
+          settled();
           resolve({ status: res.statusCode ?? 0, type, text: '' });
           req.destroy();
           return;
         }
         let text = '';
         res.on('data', (c: Buffer) => (text += c.toString('utf8')));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, type, text }));
+        res.on('error', (err) => {
+          settled();
+          reject(err);
+        });
+        res.on('end', () => {
+          settled();
+          resolve({ status: res.statusCode ?? 0, type, text });
+        });
       });
-      req.on('error', reject);
+      const settled = this.bound(req, method, path, reject);
+      req.on('error', (err) => {
+        settled();
+        reject(err);
+      });
       if (payload) req.write(payload);
       req.end();
     });
