@@ -111,3 +111,12 @@ export {
   removeLibraryCartridge,
   setLastExportGen,
 } from './records/cartridges.js';
+export {
+  createGitSource,
+  deleteGitSource,
+  recordPollOutcome,
+  requestPoll,
+  takePollRequest,
+  updateGitSource,
+  type SourceSecretWrite,
+} from './records/gitops-sources.js';

@@ -3,7 +3,15 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from '../plugins/zod-provider.js';
 import { z } from 'zod';
 import { GitSourceSecret, VtlError, conflict, isoNow, keys, notFound } from '@vtl/api';
-import { newSourceSecret, removeSourceSecret, replaceSourceCredential } from '@vtl/domain';
+import {
+  createGitSource,
+  deleteGitSource,
+  newSourceSecret,
+  removeSourceSecret,
+  replaceSourceCredential,
+  requestPoll,
+  updateGitSource,
+} from '@vtl/domain';
 import {
   CreateSourceRequest,
   CreateSourceResponse,
@@ -13,7 +21,6 @@ import {
   SourceView,
   UpdateSourceRequest,
   emptySourceStatus,
-  type PollRequest,
 } from '@vtl/gitops';
 import type { Store } from '@vtl/store';
 import type { AppContext } from '../context.js';
@@ -72,6 +79,13 @@ function webhookAuthentic(request: FastifyRequest, raw: Buffer, secret: string):
   return token !== undefined && same(token, secret);
 }
 
+/** The webhook's one refusal: an unknown source and a wrong signature answer alike. */
+const unauthorizedHook = () =>
+  new VtlError(
+    'unauthorized',
+    "The webhook signature or token does not match this source's webhook secret (shown when the source was created).",
+  );
+
 /** Git sources (docs/gitops.md): what the leader controller polls, and the webhook that polls now. */
 export async function gitopsSourceRoutes(app: FastifyInstance, ctx: AppContext) {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -119,13 +133,8 @@ export async function gitopsSourceRoutes(app: FastifyInstance, ctx: AppContext) 
         created_at: isoNow(),
       };
       const secret = newSourceSecret(body.name, cred.secret);
-      const txn = store
-        .transaction()
-        .ifAbsent(keys.gitopsSources.one(body.name))
-        .put(keys.gitopsSources.one(body.name), record);
-      secret.write(txn);
-      const ok = await txn.commit();
-      if (!ok) throw conflict(`A Git source named "${body.name}" exists already; change it with PUT.`);
+      if (!(await createGitSource(store, record, secret.write)))
+        throw conflict(`A Git source named "${body.name}" exists already; change it with PUT.`);
       await ctx.journal.emit({
         kind: 'gitops_source_created',
         subject: body.name,
@@ -147,22 +156,25 @@ export async function gitopsSourceRoutes(app: FastifyInstance, ctx: AppContext) 
       request.auditSubject = name;
       const { credential, ...fields } = request.body;
       const defined = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
-      for (;;) {
-        const current = await store.get(keys.gitopsSources.one(name), GitSourceRecord);
-        if (!current) throw notFound(`No Git source "${name}"; GET /api/gitops/sources lists them.`);
-        const next: GitSourceRecord = { ...current.value, ...defined } as GitSourceRecord;
-        if (fields.ca_cert === null) delete next.ca_cert;
-        const txn = store.transaction().ifModRevision(current.key, current.modRevision);
-        if (credential !== undefined) {
-          const cred = credentialOf(credential);
-          next.credential = cred.credential;
-          if (cred.secret_ref) next.secret_ref = cred.secret_ref;
-          else delete next.secret_ref;
-          (await replaceSourceCredential(store, name, cred.secret))(txn);
-        }
-        txn.put(current.key, next);
-        if (await txn.commit()) return sourceView(store, next);
-      }
+      const cred = credential === undefined ? undefined : credentialOf(credential);
+      const updated = await updateGitSource(
+        store,
+        name,
+        GitSourceRecord,
+        (current) => {
+          const next: GitSourceRecord = { ...current, ...defined } as GitSourceRecord;
+          if (fields.ca_cert === null) delete next.ca_cert;
+          if (cred) {
+            next.credential = cred.credential;
+            if (cred.secret_ref) next.secret_ref = cred.secret_ref;
+            else delete next.secret_ref;
+          }
+          return next;
+        },
+        cred && (await replaceSourceCredential(store, name, cred.secret)),
+      );
+      if (!updated) throw notFound(`No Git source "${name}"; GET /api/gitops/sources lists them.`);
+      return sourceView(store, updated);
     },
   );
 
@@ -179,14 +191,8 @@ export async function gitopsSourceRoutes(app: FastifyInstance, ctx: AppContext) 
     async (request) => {
       const { name } = request.params;
       request.auditSubject = name;
-      await findSource(store, name);
-      const txn = store
-        .transaction()
-        .delete(keys.gitopsSources.one(name))
-        .delete(keys.gitopsSourceStatus.one(name))
-        .delete(keys.gitopsPollRequests.one(name));
-      removeSourceSecret(name)(txn);
-      await txn.commit();
+      if (!(await deleteGitSource(store, name, removeSourceSecret(name))))
+        throw notFound(`No Git source "${name}"; GET /api/gitops/sources lists them.`);
       const released = await releaseOwnership(store, name);
       await ctx.journal.emit({
         kind: 'gitops_source_deleted',
@@ -224,12 +230,9 @@ export async function gitopsSourceRoutes(app: FastifyInstance, ctx: AppContext) 
           : undefined;
         const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
         // An unknown source and a wrong signature answer alike, so the endpoint names no source.
-        if (!secret || !webhookAuthentic(request, raw, secret.value.webhook_secret))
-          throw new VtlError(
-            'unauthorized',
-            "The webhook signature or token does not match this source's webhook secret (shown when the source was created).",
-          );
-        await store.put(keys.gitopsPollRequests.one(name), { requested_at: isoNow() } satisfies PollRequest);
+        if (!secret || !webhookAuthentic(request, raw, secret.value.webhook_secret)) throw unauthorizedHook();
+        // A source deleted since its secret was read answers as an unknown one.
+        if (!(await requestPoll(store, name))) throw unauthorizedHook();
         reply.status(202);
         return {
           ok: true,

@@ -13,7 +13,8 @@ import {
   type PlanAction,
   type PlanError,
 } from '@vtl/gitops';
-import type { EventJournal, Store } from '@vtl/store';
+import { recordPollOutcome, takePollRequest } from '@vtl/domain';
+import type { EventJournal, Store, Versioned } from '@vtl/store';
 import { FetchError, fetchRevision } from './git-fetch.js';
 import { CredentialError, resolveCredential } from './git-credentials.js';
 import { postJson } from './api-client.js';
@@ -57,13 +58,14 @@ export async function startGitopsPoller(opts: GitopsPollerOptions): Promise<{ st
   const lastPoll = new Map<string, number>();
   const reported = new Set<string>();
 
-  const setStatus = (name: string, patch: Partial<SourceStatus>) =>
-    store.update(keys.gitopsSourceStatus.one(name), SourceStatus, (cur) => ({
-      ...(cur ?? emptySourceStatus()),
-      ...patch,
-    }));
-
-  async function pollOne(source: GitSourceRecord): Promise<void> {
+  async function pollOne(listed: Versioned<GitSourceRecord>): Promise<void> {
+    const source = listed.value;
+    // Recorded only while this source exists: one deleted during the poll gets no status back.
+    const setStatus = (patch: Partial<SourceStatus>) =>
+      recordPollOutcome(store, listed, SourceStatus, (cur) => ({
+        ...(cur ?? emptySourceStatus()),
+        ...patch,
+      }));
     const now = isoNow();
     let fetched;
     try {
@@ -75,7 +77,7 @@ export async function startGitopsPoller(opts: GitopsPollerOptions): Promise<{ st
           ? err.message
           : `fetch failed: ${String(err)}`;
       logger.warn({ source: source.name, msg: message }, 'gitops fetch failed');
-      await setStatus(source.name, { outcome: 'fetch_failed', message, last_poll_at: now, errors: [] });
+      await setStatus({ outcome: 'fetch_failed', message, last_poll_at: now, errors: [] });
       return;
     }
     if (fetched.acceptedHostKey) {
@@ -96,7 +98,7 @@ export async function startGitopsPoller(opts: GitopsPollerOptions): Promise<{ st
       );
     } catch (err) {
       const message = `The apiserver did not take the revision: ${err instanceof Error ? err.message : String(err)}; the next poll retries.`;
-      await setStatus(source.name, {
+      await setStatus({
         outcome: 'failed',
         message,
         last_revision: fetched.commit,
@@ -114,7 +116,7 @@ export async function startGitopsPoller(opts: GitopsPollerOptions): Promise<{ st
       previous,
     );
     if (answer.status === 200 && body.ok) {
-      await setStatus(source.name, {
+      await setStatus({
         outcome: 'applied',
         message: `Applied ${fetched.commit.slice(0, 12)}.`,
         applied_revision: fetched.commit,
@@ -135,7 +137,7 @@ export async function startGitopsPoller(opts: GitopsPollerOptions): Promise<{ st
         : failedStep
           ? `Revision ${fetched.commit.slice(0, 12)} partly applied: ${failedStep.kind} ${failedStep.name}: ${failedStep.detail}`
           : `Revision ${fetched.commit.slice(0, 12)} was refused (${answer.status}): ${body.error?.message ?? ''}`;
-    await setStatus(source.name, {
+    await setStatus({
       outcome,
       message,
       errors,
@@ -160,7 +162,8 @@ export async function startGitopsPoller(opts: GitopsPollerOptions): Promise<{ st
       store.list(keys.gitopsSources.prefix, GitSourceRecord),
       store.list(keys.gitopsPollRequests.prefix, PollRequest),
     ]);
-    for (const { value: source } of sources.items) {
+    for (const listed of sources.items) {
+      const source = listed.value;
       if (stopped) return;
       const requested = polls.items.find((p) => p.key === keys.gitopsPollRequests.one(source.name));
       const last = lastPoll.get(source.name) ?? 0;
@@ -169,8 +172,8 @@ export async function startGitopsPoller(opts: GitopsPollerOptions): Promise<{ st
       const due = Date.now() - last >= source.interval_sec * 1000;
       if (!due && !requested) continue;
       lastPoll.set(source.name, Date.now());
-      if (requested) await store.delete(requested.key, { modRevision: requested.modRevision });
-      await pollOne(source).catch((err: unknown) =>
+      if (requested) await takePollRequest(store, source.name, requested.modRevision);
+      await pollOne(listed).catch((err: unknown) =>
         logger.error({ err, source: source.name }, 'gitops poll failed'),
       );
     }
