@@ -4,6 +4,7 @@ import { DEFAULT_TCP_CONGESTION, isCongestionControlName } from '@vtl/emulator';
 // The codec's module alone: the package index would load the S3 client at start.
 import { DEFAULT_CODEC_NICE, DEFAULT_ZSTD_LEVEL, ZSTD_LEVELS } from '@vtl/offsite/codec-pool';
 import { LIO_FABRICS, type LioFabricName } from './fabric/lio-fabric.js';
+import { PACER_MAX_PAUSE_MS } from './storage/dedup-pacer.js';
 import type { LioDriverOptions } from './fabric/lio-driver.js';
 import { storeSettingsFromEnv, type StoreSettings } from '@vtl/store';
 import { healthSettingsFromEnv, type HealthSettings } from '@vtl/reconcile';
@@ -18,6 +19,11 @@ export interface NodeagentConfig {
   defaultPoolPath: string;
   /** Where the node's shared btrfs storage is mounted (VTL_STORAGE_MOUNT; docs/storage.md). */
   storageMount: string;
+  /**
+   * A dedup pass paused this long in a row for host I/O runs on for a while anyway
+   * (VTL_DEDUP_MAX_PAUSE_MINUTES, default 30; 0: it waits for quiet however long; PassPacer).
+   */
+  dedupMaxPauseMs: number;
   bind: string;
   iscsiPort: number;
   iscsiOpen: boolean;
@@ -73,6 +79,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): NodeagentConfi
     store: storeSettingsFromEnv(env, stateDir),
     defaultPoolPath: env.VTL_DEFAULT_POOL ?? '',
     storageMount: path.resolve(env.VTL_STORAGE_MOUNT || path.join(stateDir, 'storage')),
+    dedupMaxPauseMs: dedupMaxPause(env.VTL_DEDUP_MAX_PAUSE_MINUTES),
     bind: env.VTL_BIND ?? '127.0.0.1',
     iscsiPort: Number.parseInt(env.VTL_ISCSI_PORT ?? '3260', 10),
     iscsiOpen: env.VTL_ISCSI_OPEN === '1',
@@ -134,4 +141,13 @@ function tcpCongestion(value: string | undefined): string {
     );
   }
   return value;
+}
+
+/** VTL_DEDUP_MAX_PAUSE_MINUTES in ms: whole minutes from 0 (no bound) to a week. */
+function dedupMaxPause(value: string | undefined): number {
+  if (value === undefined || value === '') return PACER_MAX_PAUSE_MS;
+  const minutes = Number(value);
+  if (!Number.isInteger(minutes) || minutes < 0 || minutes > 7 * 24 * 60)
+    throw new Error(`VTL_DEDUP_MAX_PAUSE_MINUTES must be whole minutes from 0 to 10080, not ${value}`);
+  return minutes * 60_000;
 }

@@ -14,6 +14,7 @@ import { poolPathCheckOp } from './ops/pool-path-check.js';
 import { storageDeviceCheckOp } from './ops/storage-device-check.js';
 import { startStorageReconciler } from './storage/storage-reconciler.js';
 import { startDedupRunner } from './storage/dedup-runner.js';
+import type { EmuLibrary } from '@vtl/emulator';
 import { LioFcDriver } from './fabric/lio-driver.js';
 import { startFabricReconciler } from './fabric/fabric-reconciler.js';
 import { TcmuHandlerSupervisor, handlerEndpoint } from './fabric/tcmu-handler.js';
@@ -47,14 +48,15 @@ runStoreProcess('nodeagent', configured, async ({ config, logger, store, journal
   const lease = await store.renewingLease(STATUS_LEASE_TTL_SEC);
   await ensureDefaultPool(store, config.node, config.defaultPoolPath, logger);
   // Set below, once the emulator's publisher exists: the dedup pass leaves loaded cartridges alone.
-  const loaded = { labels: () => new Set<string>(), hostBytes: () => 0 };
+  const loaded = { labels: () => new Set<string>(), libraries: (): readonly EmuLibrary[] => [] };
   const refreshStorage = { now: () => undefined as unknown };
   const dedup = await startDedupRunner({
     store,
     node: config.node,
     mountpoint: config.storageMount,
     loadedLabels: () => loaded.labels(),
-    hostBytes: () => loaded.hostBytes(),
+    libraries: () => loaded.libraries(),
+    maxPauseMs: config.dedupMaxPauseMs,
     onChange: () => refreshStorage.now(),
     logger: logger.child({ component: 'dedup' }),
   });
@@ -101,16 +103,8 @@ runStoreProcess('nodeagent', configured, async ({ config, logger, store, journal
   publish.now = () => publisher.publish().then(() => dedup.poke());
   loaded.labels = () =>
     new Set(publisher.libraries.flatMap((l) => l.drives.map((d) => d.loaded).filter(Boolean)));
-  // Any transport's traffic (iSCSI bytes; blocks also count an FC host's): a growing sum pauses
-  // a dedup pass (PassPacer).
-  loaded.hostBytes = () =>
-    publisher.libraries
-      .flatMap((l) => l.drives)
-      .reduce(
-        (sum, d) =>
-          sum + (d.iscsi_bytes_read ?? 0) + (d.iscsi_bytes_written ?? 0) + d.blocks_read + d.blocks_written,
-        0,
-      );
+  // Their drives' host I/O pauses a dedup pass, for the libraries on the storage (PassPacer).
+  loaded.libraries = () => publisher.libraries;
   await publisher.start();
   lease.onRenewed(() => {
     logger.warn('status lease renewed after a store stall; publishing node and pool status again');

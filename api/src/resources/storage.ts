@@ -57,6 +57,11 @@ export const DedupStatus = z.object({
   next_at: z.string().nullable(),
   /** Seconds the pass in progress (or the last one) spent paused while drives moved host bytes. */
   host_pause_seconds: z.number().int().default(0),
+  /**
+   * Times the pass in progress (or the last one) had waited its longest (the nodeagent's
+   * VTL_DEDUP_MAX_PAUSE_MINUTES) and ran on for a while despite host I/O.
+   */
+  host_pause_overrides: z.number().int().default(0),
 });
 export type DedupStatus = z.infer<typeof DedupStatus>;
 

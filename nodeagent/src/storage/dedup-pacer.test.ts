@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -9,6 +9,7 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import * as btrfs from './btrfs.js';
 import { DedupRunner, hashFile, passProcesses } from './dedup-pass.js';
+import { PassPacer } from './dedup-pacer.js';
 
 const MiB = 1024 ** 2;
 /** Per cartridge: enough that reading it back takes duperemove well over a pacer's sample. */
@@ -51,7 +52,7 @@ describe.skipIf(skip)(`dedup pass paced by host I/O${skip ? ` (skipped: ${skip})
   const stopStreaming = () => clearInterval(streaming);
 
   /** A runner with a pass requested now, from an empty hash file and a cold page cache. */
-  async function startPass(): Promise<DedupRunner> {
+  async function startPass(pacing: { maxPauseMs?: number; overrideMs?: number } = {}): Promise<DedupRunner> {
     await fs.rm(path.dirname(hashFile(mountpoint)), { recursive: true, force: true });
     await btrfs.unmount(mountpoint);
     await btrfs.mount(device, mountpoint);
@@ -62,6 +63,7 @@ describe.skipIf(skip)(`dedup pass paced by host I/O${skip ? ` (skipped: ${skip})
       poolPaths: async () => [pool],
       onChange: () => undefined,
       hostBytes: () => hostBytes.n,
+      ...pacing,
     });
     runner = r;
     r.start();
@@ -140,6 +142,21 @@ describe.skipIf(skip)(`dedup pass paced by host I/O${skip ? ` (skipped: ${skip})
     expect(shared.referenced).toBeGreaterThan(1.5 * shared.uncompressed);
   }, 240_000);
 
+  it('runs on after its longest pause and finishes while a drive streams on', async () => {
+    startStreaming();
+    const r = await startPass({ maxPauseMs: 2_000, overrideMs: 3_000 });
+    await waitFor(async () => (await passProcess(mountpoint))?.state === 'T', { timeoutMs: 20_000 });
+    await waitFor(async () => r.status.last_result !== null && r.status.state === 'idle', {
+      timeoutMs: 180_000,
+      intervalMs: 500,
+    });
+    expect(r.status.last_result, r.status.last_detail).toBe('completed');
+    expect(r.status.host_pause_overrides).toBeGreaterThanOrEqual(1);
+    expect(r.status.host_pause_seconds).toBeGreaterThanOrEqual(2);
+    const shared = await btrfs.extentBytes([pool]);
+    expect(shared.referenced).toBeGreaterThan(1.5 * shared.uncompressed);
+  }, 240_000);
+
   it('ends a stopped pass when one of its cartridges is loaded', async () => {
     startStreaming();
     const r = await startPass();
@@ -159,4 +176,64 @@ describe.skipIf(skip)(`dedup pass paced by host I/O${skip ? ` (skipped: ${skip})
     await r.stop();
     await waitFor(async () => (await passProcess(mountpoint)) === undefined, { timeoutMs: 10_000 });
   }, 60_000);
+});
+
+/** The process state letter of `pid` (T: stopped). */
+async function stateOf(pid: number): Promise<string> {
+  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+}
+
+describe('PassPacer bound on a pause', () => {
+  it('lets a pass paused its longest run on for a while, then paces it again', async () => {
+    const child = spawn('sleep', ['60'], { stdio: 'ignore' });
+    let bytes = 0;
+    const streaming = setInterval(() => (bytes += 1), 20);
+    const pacer = new PassPacer({
+      pid: child.pid!,
+      hostBytes: () => bytes,
+      sampleMs: 50,
+      quietMs: 300,
+      maxPauseMs: 1_000,
+      overrideMs: 1_500,
+    }).start();
+    try {
+      await waitFor(async () => (await stateOf(child.pid!)) === 'T', { timeoutMs: 5_000, intervalMs: 20 });
+      const pausedAt = Date.now();
+      await waitFor(async () => pacer.overrides === 1, { timeoutMs: 5_000, intervalMs: 20 });
+      expect(Date.now() - pausedAt).toBeGreaterThanOrEqual(900);
+      expect(await stateOf(child.pid!)).not.toBe('T');
+      // The host still streams: runs on through the override, then is stopped again.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(await stateOf(child.pid!)).not.toBe('T');
+      await waitFor(async () => (await stateOf(child.pid!)) === 'T', { timeoutMs: 3_000, intervalMs: 20 });
+      expect(pacer.paused).toBe(true);
+    } finally {
+      clearInterval(streaming);
+      pacer.stop();
+      child.kill();
+    }
+  });
+
+  it('keeps a pass paused as long as hosts stream when the bound is 0', async () => {
+    const child = spawn('sleep', ['60'], { stdio: 'ignore' });
+    let bytes = 0;
+    const streaming = setInterval(() => (bytes += 1), 20);
+    const pacer = new PassPacer({
+      pid: child.pid!,
+      hostBytes: () => bytes,
+      sampleMs: 50,
+      maxPauseMs: 0,
+    }).start();
+    try {
+      await waitFor(async () => (await stateOf(child.pid!)) === 'T', { timeoutMs: 5_000, intervalMs: 20 });
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(await stateOf(child.pid!)).toBe('T');
+      expect(pacer.overrides).toBe(0);
+    } finally {
+      clearInterval(streaming);
+      pacer.stop();
+      child.kill();
+    }
+  });
 });

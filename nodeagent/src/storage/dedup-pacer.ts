@@ -7,6 +7,16 @@ export const PACER_SAMPLE_MS = 250;
  */
 export const PACER_QUIET_MS = 2_500;
 
+/**
+ * A pass paused this long in a row runs on for PACER_OVERRIDE_MS whatever the hosts do
+ * (VTL_DEDUP_MAX_PAUSE_MINUTES): otherwise a node whose drives stream around the clock never
+ * dedups. 30 minutes of waiting, then 5 of running, gives such a node a sixth of the time.
+ */
+export const PACER_MAX_PAUSE_MS = 30 * 60_000;
+
+/** How long a pass that waited PACER_MAX_PAUSE_MS runs before it is paced again. */
+export const PACER_OVERRIDE_MS = 5 * 60_000;
+
 export interface PassPacerOptions {
   /** The pass's process (duperemove: nice and ionice exec it, so the pid is the one to stop). */
   pid: number;
@@ -14,6 +24,12 @@ export interface PassPacerOptions {
   hostBytes: () => number | Promise<number>;
   sampleMs?: number;
   quietMs?: number;
+  /**
+   * Paused this long in a row, the pass runs on for `overrideMs` despite host I/O, then is
+   * paced again. 0: no bound (it waits for quiet however long).
+   */
+  maxPauseMs?: number;
+  overrideMs?: number;
   /** The pass was paused or resumed. */
   onChange?: (paused: boolean) => void;
 }
@@ -24,7 +40,8 @@ export interface PassPacerOptions {
  * ionice alone do not do it (docs/storage.md): the loop devices' and the disk's schedulers
  * ignore I/O priorities, and btrfs decompresses what the pass reads in kernel workers that the
  * pass's niceness does not reach. A stopped duperemove holds no lock: each FIDEDUPERANGE call
- * finishes before the process stops. stop() always continues a paused pass, so a SIGTERM sent
+ * finishes before the process stops. A pass paused `maxPauseMs` in a row runs on for
+ * `overrideMs` anyway, still at its lowest CPU and I/O priorities, so one always ends. stop() always continues a paused pass, so a SIGTERM sent
  * to it is delivered and it does not linger stopped.
  */
 export class PassPacer {
@@ -33,6 +50,9 @@ export class PassPacer {
   private lastMovedAt = -Infinity;
   private pausedSince: number | undefined;
   private pausedTotalMs = 0;
+  /** Until when the pass runs whatever the hosts do (an override of a long pause). */
+  private overrideUntil = -Infinity;
+  private overrideCount = 0;
   private sampling = false;
   private stopped = false;
 
@@ -53,6 +73,11 @@ export class PassPacer {
     return this.pausedTotalMs + (this.pausedSince !== undefined ? Date.now() - this.pausedSince : 0);
   }
 
+  /** Times a pause reached maxPauseMs and the pass ran on despite host I/O. */
+  get overrides(): number {
+    return this.overrideCount;
+  }
+
   /** Ends pacing; a paused pass is continued. */
   stop() {
     this.stopped = true;
@@ -64,11 +89,22 @@ export class PassPacer {
     if (this.sampling || this.stopped) return;
     this.sampling = true;
     try {
-      const bytes = await this.opts.hostBytes();
+      // Counters not readable this time (the emulator restarting): the pass stays as it is,
+      // but a pause still ends at its bound.
+      const bytes = await Promise.resolve(this.opts.hostBytes()).catch(() => undefined);
       const now = Date.now();
-      if (this.lastBytes !== undefined && bytes !== this.lastBytes) this.lastMovedAt = now;
-      this.lastBytes = bytes;
+      if (bytes !== undefined && this.lastBytes !== undefined && bytes !== this.lastBytes)
+        this.lastMovedAt = now;
+      if (bytes !== undefined) this.lastBytes = bytes;
       if (this.stopped) return;
+      const maxPause = this.opts.maxPauseMs ?? PACER_MAX_PAUSE_MS;
+      if (this.pausedSince !== undefined && maxPause > 0 && now - this.pausedSince >= maxPause) {
+        this.overrideUntil = now + (this.opts.overrideMs ?? PACER_OVERRIDE_MS);
+        this.overrideCount += 1;
+        this.resume();
+        return;
+      }
+      if (bytes === undefined || now < this.overrideUntil) return;
       const hostActive = now - this.lastMovedAt < (this.opts.quietMs ?? PACER_QUIET_MS);
       if (hostActive && !this.paused) {
         if (this.signal('SIGSTOP')) {
@@ -76,8 +112,6 @@ export class PassPacer {
           this.opts.onChange?.(true);
         }
       } else if (!hostActive) this.resume();
-    } catch {
-      // Counters not readable this time (the emulator restarting): the pass stays as it is.
     } finally {
       this.sampling = false;
     }

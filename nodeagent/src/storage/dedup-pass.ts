@@ -111,6 +111,10 @@ export interface DedupRunnerOptions {
    * (PassPacer). Without it the pass is not paced.
    */
   hostBytes?: () => number | Promise<number>;
+  /** PassPacer's bound on one pause (default PACER_MAX_PAUSE_MS; 0: none). */
+  maxPauseMs?: number;
+  /** How long a pass runs on once a pause reached that bound (default PACER_OVERRIDE_MS). */
+  overrideMs?: number;
   /** The figures changed (progress, a pass began or ended). */
   onChange: () => void;
   /** The status the node last published: a restarted runner carries its last run on. */
@@ -134,6 +138,7 @@ export class DedupRunner {
   private pacer: PassPacer | undefined;
   /** Pause time of the pass's earlier duperemove runs (a retry after an unreadable hash file). */
   private earlierPausedMs = 0;
+  private earlierOverrides = 0;
   private passLabels = new Set<string>();
   private stopReason = '';
   private timer: NodeJS.Timeout | undefined;
@@ -155,6 +160,7 @@ export class DedupRunner {
       last_detail: prev?.last_detail ?? '',
       next_at: null,
       host_pause_seconds: prev?.host_pause_seconds ?? 0,
+      host_pause_overrides: prev?.host_pause_overrides ?? 0,
     };
     if (prev?.state === 'running') {
       this.status.last_result = 'interrupted';
@@ -252,6 +258,10 @@ export class DedupRunner {
     return this.earlierPausedMs + (this.pacer?.pausedMs ?? 0);
   }
 
+  private overrides() {
+    return this.earlierOverrides + (this.pacer?.overrides ?? 0);
+  }
+
   private async runPass() {
     const busy = await this.opts.busyLabels();
     const all = await imageFilesByLabel(await this.opts.poolPaths());
@@ -272,8 +282,10 @@ export class DedupRunner {
       last_started_at: startedAt,
       next_at: null,
       host_pause_seconds: 0,
+      host_pause_overrides: 0,
     });
     this.earlierPausedMs = 0;
+    this.earlierOverrides = 0;
     if (files.length === 0) {
       this.finish('completed', 'no idle cartridge to scan');
       return;
@@ -331,12 +343,20 @@ export class DedupRunner {
       this.pacer = new PassPacer({
         pid: child.pid,
         hostBytes,
+        maxPauseMs: this.opts.maxPauseMs,
+        overrideMs: this.opts.overrideMs,
         onChange: (paused) => {
-          this.opts.logger.debug(
+          const overridden = this.overrides() > this.status.host_pause_overrides;
+          this.opts.logger[overridden ? 'info' : 'debug'](
             { paused },
-            paused ? 'dedup pass paused for host I/O' : 'dedup pass resumed',
+            paused
+              ? 'dedup pass paused for host I/O'
+              : overridden
+                ? 'dedup pass paused for its longest wait; running on despite host I/O'
+                : 'dedup pass resumed',
           );
           this.status.host_pause_seconds = Math.round(this.pausedMs() / 1000);
+          this.status.host_pause_overrides = this.overrides();
           this.opts.onChange();
         },
       }).start();
@@ -369,6 +389,7 @@ export class DedupRunner {
     });
     this.pacer?.stop();
     this.earlierPausedMs = this.pausedMs();
+    this.earlierOverrides = this.overrides();
     this.pacer = undefined;
     this.child = undefined;
     return { code, stderr };
@@ -383,6 +404,7 @@ export class DedupRunner {
       last_result: result,
       last_detail: detail,
       host_pause_seconds: Math.round(this.earlierPausedMs / 1000),
+      host_pause_overrides: this.earlierOverrides,
     });
   }
 

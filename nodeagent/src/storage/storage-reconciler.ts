@@ -23,6 +23,7 @@ export const idleDedup = (): DedupStatus => ({
   last_detail: '',
   next_at: null,
   host_pause_seconds: 0,
+  host_pause_overrides: 0,
 });
 
 /** Whether a btrfs filesystem is mounted exactly at `mountpoint`. */
