@@ -13,11 +13,12 @@ import { CDC_8K, type ChunkDedup, chunkDedup, chunkEnds, fixedBlocks } from './f
 import { TAPE_BLOCK, type Workload, headerEveryBlock, identicalFulls, tarTwice } from './workloads.js';
 
 /**
- * `npm run bench:dedup -- [--size 256M] [--dir PARENT]`: the dedup ratio of three realistic
+ * `npm run bench:dedup -- [--size 256M] [--dir PARENT] [--block 262144] [--workloads 1,2,3]`: the dedup ratio of three realistic
  * workloads on the engine (btrfs + the nodeagent's duperemove pass) beside what content-defined
  * chunking would find on the same cartridge images (docs/storage.md, "What dedup finds").
  *
- * Each workload is two host streams of about `--size` bytes, written in 256 KiB blocks through
+ * Each workload is two host streams of about `--size` bytes, written in 256 KiB blocks (`--block`:
+ * another size, e.g. 65000, whose blocks are not 4 KiB multiples and go through the page cache) through
  * the emulator's image writer (Cartridge.writeBlock, the code under the SCSI WRITE command) to
  * two cartridges on a compressing pool on btrfs over loop devices (set up here and torn down
  * after, as by the emulator bench). Then, per workload:
@@ -42,13 +43,18 @@ const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
  * block goes from an aligned slot, as the iSCSI transport lands WRITE data, so the image writer
  * takes the same O_DIRECT path as a host's writes (extents are laid out as in production).
  */
-async function writeImage(mediaDir: string, label: string, stream: Buffer): Promise<string> {
+async function writeImage(
+  mediaDir: string,
+  label: string,
+  stream: Buffer,
+  blockBytes: number,
+): Promise<string> {
   await mintCartridge({ mediaDir, label, generation: 8 });
   const dir = cartridgeDir(mediaDir, label);
   const cart = await Cartridge.open(dir);
   try {
-    for (let at = 0; at < stream.length; at += TAPE_BLOCK) {
-      const bytes = stream.subarray(at, Math.min(at + TAPE_BLOCK, stream.length));
+    for (let at = 0; at < stream.length; at += blockBytes) {
+      const bytes = stream.subarray(at, Math.min(at + blockBytes, stream.length));
       const block = takeAlignedBuffer(bytes.length) ?? Buffer.allocUnsafe(bytes.length);
       bytes.copy(block);
       await cart.writeBlock(block);
@@ -88,11 +94,16 @@ async function extentCount(paths: string[]): Promise<string> {
   return /(\d+ regular extents \(\d+ refs\))/.exec(out)?.[1] ?? '?';
 }
 
-async function measure(w: Workload, index: number, pool: { mountpoint: string; dir: string }): Promise<Row> {
+async function measure(
+  w: Workload,
+  index: number,
+  pool: { mountpoint: string; dir: string },
+  blockBytes: number,
+): Promise<Row> {
   const mediaDir = join(pool.dir, `w${index}`, 'lib');
   const dirs = [
-    await writeImage(mediaDir, `W${index}A00L8`, w.streams[0]),
-    await writeImage(mediaDir, `W${index}B00L8`, w.streams[1]),
+    await writeImage(mediaDir, `W${index}A00L8`, w.streams[0], blockBytes),
+    await writeImage(mediaDir, `W${index}B00L8`, w.streams[1], blockBytes),
   ];
   const filesOf = async (dir: string) => (await readdir(dir)).map((f) => join(dir, f));
   // Last week's backup is deduped on its own first, then this week's joins it (the hash file
@@ -126,9 +137,18 @@ async function measure(w: Workload, index: number, pool: { mountpoint: string; d
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
-    options: { size: { type: 'string', default: '256M' }, dir: { type: 'string', default: '/var/tmp' } },
+    options: {
+      size: { type: 'string', default: '256M' },
+      dir: { type: 'string', default: '/var/tmp' },
+      block: { type: 'string', default: String(TAPE_BLOCK) },
+      workloads: { type: 'string', default: '1,2,3' },
+    },
   });
   const bytes = parseSize(values.size);
+  const blockBytes = Number(values.block);
+  if (!Number.isInteger(blockBytes) || blockBytes < 1 || blockBytes > 16 * 2 ** 20)
+    throw new Error('--block is a tape block size in bytes, 1 to 16 MiB');
+  const chosen = new Set(values.workloads.split(',').map(Number));
   const scratch = await mkdtemp(join('/dev/shm', 'vtl-dedup-workloads-'));
   const pool = await btrfsPool(values.dir, Math.max(4 * 2 ** 30, 4 * bytes), 'zstd:3');
   const cleanUp = async () => {
@@ -138,7 +158,8 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void cleanUp().finally(() => process.exit(130)));
   try {
     console.log(
-      `Three workloads of ${mib(bytes)} per stream on a zstd:3 btrfs pool over loop devices; load average ` +
+      `Workloads ${[...chosen].join(', ')} of ${mib(bytes)} per stream in ${blockBytes}-byte blocks on a zstd:3 ` +
+        'btrfs pool over loop devices; load average ' +
         loadavg()
           .map((l) => l.toFixed(2))
           .join(' '),
@@ -150,8 +171,9 @@ async function main(): Promise<void> {
       async () => headerEveryBlock(bytes),
     ];
     for (const [i, make] of workloads.entries()) {
+      if (!chosen.has(i + 1)) continue;
       const w = await make();
-      const row = await measure(w, i + 1, pool);
+      const row = await measure(w, i + 1, pool, blockBytes);
       rows.push(row);
       console.log(
         `${w.name} (${w.what}): ${mib(row.logical)} written, compression ${row.compress.toFixed(2)}x; ` +
