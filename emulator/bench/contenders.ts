@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '@vtl/store/testing';
+import { freePort } from '@vtl/api/testing/free-port';
 import {
   type RunResult,
   USER_HZ,

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEtcd } from '@vtl/etcd-launcher';
-import { freePorts } from './testing/free-port.js';
+import { freePorts } from '@vtl/api/testing/free-port';
 import { Store } from './store.js';
 
 let dir: string;

@@ -6,7 +6,7 @@ import { EventRecord, keys } from '@vtl/api';
 import { EventJournal } from './event-journal.js';
 import { Store } from './store.js';
 import { startTestCluster, type ClusterMember, type TestCluster } from './testing/etcd-cluster.js';
-import { freePort } from './testing/free-port.js';
+import { freePort } from '@vtl/api/testing/free-port';
 import { freezeGapBound, freezeUnderLoad, longestGap, MAX_FREEZE_GAP_MS } from './testing/member-freeze.js';
 
 /** Inside issue 35's 5–15 s, short enough to keep the test quick. */

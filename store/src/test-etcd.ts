@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensurePki, startEtcd, type EtcdProcess, type Pki } from '@vtl/etcd-launcher';
 import { ensureSealingKeyFile } from '@vtl/sealing';
-import { freePorts } from './testing/free-port.js';
+import { freePorts } from '@vtl/api/testing/free-port';
 import { Store } from './store.js';
 
 /** A throwaway etcd for tests; stop() also removes its directory. */

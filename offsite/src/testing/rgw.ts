@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CreateBucketCommand } from '@aws-sdk/client-s3';
-import { freePorts } from '@vtl/store/testing';
+import { freePorts } from '@vtl/api/testing/free-port';
 import { s3For, type RemoteConnection } from '../remote.js';
 import { cephConf } from './ceph-conf.js';
 

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEtcd, type EtcdProcess } from '@vtl/etcd-launcher';
-import { freePorts } from './free-port.js';
+import { freePorts } from '@vtl/api/testing/free-port';
 
 /** One member of a test cluster, with its name and pid for freezing it (SIGSTOP). */
 export interface ClusterMember extends EtcdProcess {

@@ -9,7 +9,8 @@ export { startTcpProxy, type TcpProxy } from '../tcp-proxy.js';
 export { startTestEtcd, startTestStores, type TestEtcd, type TestStores } from '../test-etcd.js';
 export { putTestLibrary, putTestNodeStatus, putTestPool, putTestRemote, testJob } from './records.js';
 export { modulesLoadedBy } from './loaded-modules.js';
-export { freePort, freePorts } from './free-port.js';
+// Its home is @vtl/api/testing/free-port (packages that do not depend on the store take it there).
+export { freePort, freePorts } from '@vtl/api/testing/free-port';
 export { startTestCluster, type ClusterMember, type TestCluster } from './etcd-cluster.js';
 export {
   freezeUnderLoad,
