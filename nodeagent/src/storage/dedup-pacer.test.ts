@@ -38,7 +38,8 @@ async function passProcess(mountpoint: string) {
  * stopped, a quiet one lets it finish, and a stopped pass is ended by a load or a shutdown.
  */
 describe.skipIf(skip)(`dedup pass paced by host I/O${skip ? ` (skipped: ${skip})` : ''}`, () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'vtl-pacer-'));
+  // Made only when the tests run: a skipped suite's afterAll does not run to remove it.
+  const dir = skip ? '' : mkdtempSync(path.join(os.tmpdir(), 'vtl-pacer-'));
   const mountpoint = path.join(dir, 'storage');
   const pool = path.join(mountpoint, 'pools', 'p');
   let device = '';
@@ -117,7 +118,7 @@ describe.skipIf(skip)(`dedup pass paced by host I/O${skip ? ` (skipped: ${skip})
       } catch {
         // not set up that far
       }
-    rmSync(dir, { recursive: true, force: true });
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   it('stays stopped while a drive moves bytes and finishes once it is quiet', async () => {
