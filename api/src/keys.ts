@@ -329,7 +329,8 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
     process: 'updater',
     module: 'updater/src/main.ts',
     also: {
-      'updater/src/takeover.ts': 'takeover and settleAbandoned (also run by the apiserver)',
+      'updater/src/takeover.ts':
+        "updater: the settle run (`main.js settle`) of an update whose updater is gone, the apiserver's child",
       'apiserver/src/routes/system-update.ts': 'apiserver: the pending request',
     },
   },

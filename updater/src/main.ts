@@ -10,6 +10,7 @@ import { unitName } from './launch.js';
 import { HEARTBEAT_MS, selfIdentity } from './updater-identity.js';
 import { findOrphanImages } from './orphan-images.js';
 import { installRelease, pruneReleases, switchRelease } from './releases.js';
+import { settleCommand } from './takeover.js';
 import {
   SNAPSHOT_EXCLUDES,
   UPDATE_DONE,
@@ -29,7 +30,7 @@ interface Run {
   record: UpdateRecord;
 }
 
-/** The pending record is no longer this updater's: the apiserver settled it (docs/updates.md). */
+/** The pending record is no longer this updater's: a settle run settled it (docs/updates.md). */
 class TakenOver extends Error {}
 
 const owns = (run: Run, cur: UpdateRecord | undefined): cur is UpdateRecord =>
@@ -37,7 +38,7 @@ const owns = (run: Run, cur: UpdateRecord | undefined): cur is UpdateRecord =>
 
 /**
  * Writes the pending record only while it is still this updater's (compare-and-swap): once the
- * apiserver has settled it as abandoned (e.g. this process was stopped for minutes), a late
+ * apiserver's settle run has settled it as abandoned (e.g. this process was stopped for minutes), a late
  * write must not bring it back. Throws TakenOver then.
  */
 async function guardedWrite(run: Run, patch: (cur: UpdateRecord) => UpdateRecord) {
@@ -47,13 +48,13 @@ async function guardedWrite(run: Run, patch: (cur: UpdateRecord) => UpdateRecord
     wrote = true;
     return (run.record = patch(cur));
   });
-  if (!wrote) throw new TakenOver('the pending record was settled by the apiserver');
+  if (!wrote) throw new TakenOver('the pending record was settled as abandoned');
 }
 
 /** A transaction that commits only while the pending record is still this updater's. */
 async function guardedTxn(run: Run) {
   const cur = await run.store.get(keys.update.pending, UpdateRecord);
-  if (!owns(run, cur?.value)) throw new TakenOver('the pending record was settled by the apiserver');
+  if (!owns(run, cur?.value)) throw new TakenOver('the pending record was settled as abandoned');
   return run.store.transaction().ifModRevision(keys.update.pending, cur!.modRevision);
 }
 
@@ -107,10 +108,7 @@ async function main() {
     else await manualRollback(run);
   } catch (err) {
     if (!(err instanceof TakenOver)) throw err;
-    run.logger.error(
-      { err },
-      'the apiserver settled this update as abandoned; stopping without further changes',
-    );
+    run.logger.error({ err }, 'this update was settled as abandoned; stopping without further changes');
   } finally {
     clearInterval(heartbeat);
     await store.close();
@@ -313,7 +311,8 @@ async function done(run: Run, ok: boolean, detail: string) {
     .catch(() => undefined);
 }
 
-main().catch((err) => {
+// `main.js settle ...`: settle a pending record whose updater is gone (takeover.ts); else apply one.
+(process.argv[2] === 'settle' ? settleCommand(process.argv.slice(3)) : main()).catch((err) => {
   console.error(
     JSON.stringify({ level: 60, name: 'updater', msg: 'updater failed', err: String(err?.stack ?? err) }),
   );

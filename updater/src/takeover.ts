@@ -1,9 +1,11 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { pino } from 'pino';
 import { keys, UpdateRecord } from '@vtl/api';
-import type { EventJournal, Store } from '@vtl/store';
+import { EventJournal, Store } from '@vtl/store';
 import { activeRelease, switchRelease } from './releases.js';
 import { UPDATE_TAKEN_OVER, audit, lastResult } from './update-records.js';
+import { loadSettleConfig } from './updater-config.js';
 import { bootId, updaterGone } from './updater-identity.js';
 
 /** What settling an abandoned pending record did. */
@@ -15,10 +17,35 @@ export interface Settled {
 const realpath = (p: string) => fs.realpath(p).catch(() => path.resolve(p));
 
 /**
+ * The updater's settle run, `node updater/dist/main.js settle --running-version <v>
+ * [--releases-dir <dir>]`: the apiserver starts it and waits for it the moment it sees a pending
+ * record whose updater is gone, so every write of system/update/ and of the release directories
+ * stays in the updater's code and processes (api/src/keys.ts). Logs go to stderr; stdout gets one
+ * JSON line, the Settled or null (nothing pending, its updater lives, or another run settled it).
+ */
+export async function settleCommand(args: string[]) {
+  const config = loadSettleConfig(args);
+  const logger = pino({ name: 'updater-settle' }, pino.destination(2));
+  const store = await Store.connect({ ...config.store, logger });
+  try {
+    const settled = await settleAbandoned({
+      store,
+      journal: new EventJournal(store),
+      releasesDir: config.releasesDir,
+      runningVersion: config.runningVersion,
+    });
+    if (settled) logger.warn({ settled }, 'settled an update whose updater was gone');
+    process.stdout.write(`${JSON.stringify(settled ?? null)}\n`);
+  } finally {
+    await store.close();
+  }
+}
+
+/**
  * Settles a pending update or rollback whose detached updater is gone (killed, crashed, or the
- * host rebooted), the moment the apiserver looks at it, by the rule in docs/updates.md:
+ * host rebooted), in the settle run the apiserver starts, by the rule in docs/updates.md:
  *
- * - The target release runs (this apiserver reports its version from `current` = `binary`): the
+ * - The target release runs (the apiserver reports its version from `current` = `binary`): the
  *   work is done (a rollback restores the snapshot before it switches), so the record is
  *   completed as the updater would have: an update becomes last_good, a rollback clears it.
  * - Otherwise the previous state is put back: `current` points at the release that was running
@@ -26,7 +53,7 @@ const realpath = (p: string) => fs.realpath(p).catch(() => path.resolve(p));
  *   update: upload again; a rollback, whose snapshot restore may be partial: roll back again,
  *   last_good is kept for it).
  *
- * The record is removed in one transaction comparing its revision (two apiservers never both
+ * The record is removed in one transaction comparing its revision (two settle runs never both
  * settle it) before any file changes. Returns undefined when nothing was pending or its updater lives.
  */
 export async function settleAbandoned(opts: {
@@ -57,7 +84,7 @@ export async function settleAbandoned(opts: {
     if (r.action === 'update') txn.put(keys.update.lastGood, { ...r, step: 'healthy' });
     else txn.delete(keys.update.lastGood);
   }
-  if (!(await txn.commit())) return undefined; // another apiserver settled it, or the updater wrote
+  if (!(await txn.commit())) return undefined; // another settle run settled it, or the updater wrote
   await stopLeftovers(r);
   if (!targetRuns && opts.releasesDir) await putBack(opts.releasesDir, r, current);
   await opts.journal
@@ -73,7 +100,7 @@ export async function settleAbandoned(opts: {
     `system.${r.action}.${targetRuns ? 'completed' : 'abandoned'}`,
     r.to_version,
     targetRuns,
-    'apiserver',
+    'updater',
   ).catch(() => undefined);
   return { ok: targetRuns, detail };
 }

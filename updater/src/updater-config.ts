@@ -29,3 +29,29 @@ export function loadUpdaterConfig(env: NodeJS.ProcessEnv = process.env): Updater
     updateId: env.VTL_UPDATE_ID,
   };
 }
+
+/** Settings of the updater's settle run (`main.js settle`, started and awaited by the apiserver). */
+export interface SettleConfig {
+  store: StoreSettings;
+  /** The release directories; undefined where the deployment is not updated through the API. */
+  releasesDir: string | undefined;
+  /** The version the apiserver that started this run reports: the one running. */
+  runningVersion: string;
+}
+
+/** `settle --running-version <v> [--releases-dir <dir>]`, the store from the environment. */
+export function loadSettleConfig(args: string[], env: NodeJS.ProcessEnv = process.env): SettleConfig {
+  const flag = (name: string) => {
+    const i = args.indexOf(name);
+    return i >= 0 ? args[i + 1] : undefined;
+  };
+  const runningVersion = flag('--running-version');
+  if (!runningVersion) throw new Error('settle: --running-version is required (the apiserver passes it)');
+  const releasesDir = flag('--releases-dir');
+  const stateDir = path.resolve(env.VTL_STATE_DIR ?? 'var');
+  return {
+    store: storeSettingsFromEnv(env, stateDir),
+    releasesDir: releasesDir ? path.resolve(releasesDir) : undefined,
+    runningVersion,
+  };
+}

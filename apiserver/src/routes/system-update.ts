@@ -22,8 +22,9 @@ import {
   launchUpdater,
   readLastGood,
   readPending,
-  settleAbandoned,
+  settleAbandonedUpdate,
   updateDir,
+  updaterGone,
   verifyBundleFile,
 } from '@vtl/updater';
 import type { AppContext } from '../context.js';
@@ -211,13 +212,15 @@ function requireUpdatable(config: UpdateConfig): string {
 /**
  * A pending record whose updater is gone (killed, crashed, a reboot) is settled the moment it is
  * looked at, not after a timeout: last_result and an update_taken_over event say what happened.
+ * The updater's settle run does it (a child awaited here): the apiserver only reads the record.
  */
 async function settle(ctx: AppContext, config: UpdateConfig) {
-  const settled = await settleAbandoned({
-    store: ctx.store,
-    journal: ctx.journal,
-    releasesDir: config.releasesDir,
+  const pending = await readPending(ctx.store);
+  if (!pending || !(await updaterGone(pending))) return;
+  const settled = await settleAbandonedUpdate({
+    env: ctx.config.childEnv,
     runningVersion: ctx.version,
+    releasesDir: config.releasesDir,
   });
   if (settled) ctx.logger.warn({ settled }, 'settled an update whose updater was gone');
 }

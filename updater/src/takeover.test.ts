@@ -1,0 +1,131 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuditEntry, keys, UpdateLastResult, UpdateRecord } from '@vtl/api';
+import type { Store } from '@vtl/store';
+import { startTestStores, type TestStores } from '@vtl/store/testing';
+// The built entry, as the apiserver takes it: the settle run is updater/dist/main.js.
+import { settleAbandonedUpdate } from '@vtl/updater';
+import { activeRelease, switchRelease } from './releases.js';
+import { bootId, selfIdentity } from './updater-identity.js';
+
+/**
+ * The settle run the apiserver starts for a pending update whose updater is gone: a child
+ * process of the updater's, so the apiserver itself writes neither system/update/ nor the
+ * release directories (api/src/keys.ts). docs/updates.md gives the rule it follows.
+ */
+describe('the updater settle run (main.js settle)', () => {
+  let t: TestStores;
+  let store: Store;
+  let tmp: string;
+  let env: NodeJS.ProcessEnv;
+  beforeAll(async () => {
+    t = await startTestStores();
+    store = t.stores[0]!;
+    tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'vtl-settle-'));
+    env = {
+      ...process.env,
+      VTL_STATE_DIR: tmp,
+      VTL_ETCD_ENDPOINTS: t.etcd.endpoint,
+      VTL_SEALING_KEY_FILE: t.etcd.sealingKeyFile,
+    };
+  }, 60_000);
+  afterAll(async () => {
+    await t?.stop();
+    if (tmp) await fs.rm(tmp, { recursive: true, force: true });
+  });
+
+  /** An update killed after it switched `current` to its new, half-started release. */
+  async function abandonedUpdate(id: string, updater: UpdateRecord['updater']) {
+    const releasesDir = path.join(tmp, 'releases');
+    const factory = path.join(tmp, 'installed');
+    const release = path.join(releasesDir, `v0.2.0-${id.slice(0, 8)}`);
+    const files = path.join(tmp, 'updates', id);
+    for (const d of [factory, release, files]) await fs.mkdir(d, { recursive: true });
+    await fs.rm(path.join(releasesDir, 'factory'), { force: true });
+    await fs.symlink(factory, path.join(releasesDir, 'factory'));
+    await switchRelease(releasesDir, release);
+    const now = Date.now();
+    const record = UpdateRecord.parse({
+      id,
+      action: 'update',
+      from_version: 'v0.1.0',
+      to_version: 'v0.2.0',
+      binary: release,
+      prev_binary: factory,
+      db_path: path.join(tmp, 'etcd'),
+      db_snapshot: path.join(files, 'store-snapshot.jsonl'),
+      attempt_limit: 3,
+      staged_at: new Date(now - 5_000).toISOString(),
+      deadline: new Date(now + 300_000).toISOString(),
+      step: 'switched to the new release',
+      updater,
+    });
+    await store.put(keys.update.pending, record);
+    return { releasesDir, factory, release, files };
+  }
+
+  it('puts back an update whose updater died, in the child, and says so', async () => {
+    const dead = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+    await once(dead, 'exit');
+    const id = '0a1b2c3d-0000-4000-8000-000000000001';
+    const u = await abandonedUpdate(id, {
+      pid: dead.pid!,
+      boot_id: await bootId(),
+      start_ticks: '1',
+      heartbeat_at: new Date().toISOString(),
+    });
+    const settled = await settleAbandonedUpdate({
+      env,
+      runningVersion: 'v0.1.0',
+      releasesDir: u.releasesDir,
+    });
+    expect(settled).toMatchObject({ ok: false });
+    expect(settled!.detail).toMatch(
+      new RegExp(`updater pid ${dead.pid} is no longer running.*v0\\.2\\.0 was not applied`),
+    );
+    expect(await store.get(keys.update.pending, UpdateRecord)).toBeUndefined();
+    expect((await store.get(keys.update.lastResult, UpdateLastResult))?.value).toMatchObject({
+      ok: false,
+      action: 'update',
+      version: 'v0.1.0',
+      detail: settled!.detail,
+    });
+    expect(await activeRelease(u.releasesDir)).toBe(u.factory);
+    for (const gone of [u.release, u.files]) await expect(fs.stat(gone)).rejects.toThrow(/ENOENT/);
+    const audit = (await store.list(keys.audit.prefix, AuditEntry)).items;
+    expect(audit.at(-1)?.value).toMatchObject({
+      action: 'system.update.abandoned',
+      actor: { name: 'updater' },
+      outcome: 'failed',
+    });
+    // Nothing pending any more: a second run finds nothing to do.
+    expect(await settleAbandonedUpdate({ env, runningVersion: 'v0.1.0', releasesDir: u.releasesDir })).toBe(
+      undefined,
+    );
+  }, 60_000);
+
+  it('leaves an update whose updater lives alone', async () => {
+    const id = '0a1b2c3d-0000-4000-8000-000000000002';
+    const u = await abandonedUpdate(id, await selfIdentity());
+    expect(await settleAbandonedUpdate({ env, runningVersion: 'v0.1.0', releasesDir: u.releasesDir })).toBe(
+      undefined,
+    );
+    expect((await store.get(keys.update.pending, UpdateRecord))?.value.id).toBe(id);
+    expect(await activeRelease(u.releasesDir)).toBe(u.release);
+    await store.delete(keys.update.pending);
+  }, 60_000);
+
+  it('a run that cannot do its work fails with its last log lines', async () => {
+    await expect(
+      settleAbandonedUpdate({
+        env: { ...env, VTL_ETCD_CA_FILE: '/nonexistent' },
+        runningVersion: 'v0.1.0',
+        releasesDir: undefined,
+      }),
+    ).rejects.toThrow(/settle run failed \(exit 1\).*VTL_ETCD_CA_FILE/);
+  }, 60_000);
+});
