@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { KEY_OWNERS, keys } from './keys.js';
-import { findKeyWrites, type KeyWrite } from './testing/key-writes.js';
+import { importClosure } from './testing/import-closure.js';
+import { findKeyWrites, workspaceSources, type KeyWrite } from './testing/key-writes.js';
 
 /**
  * The one-writer rule as a test (issue 32): every etcd write of a key family sits in the module
@@ -81,6 +82,22 @@ describe('one owner per key family (KEY_OWNERS)', () => {
         if (!writes.some((w) => w.file === module && w.families.includes(family)))
           stale.push(`keys.${family}: ${module}`);
     expect(stale).toEqual([]);
+  });
+
+  it('the apiserver process runs no write of system/update/: the updater process is its one writer', () => {
+    // Not only the apiserver's own files: any module it loads, e.g. from @vtl/updater. Settling an
+    // update whose updater is gone is the updater's settle run (updater/src/takeover.ts), a child.
+    const apiserver = importClosure(
+      root,
+      workspaceSources(root).filter((f) => path.relative(root, f).startsWith('apiserver/src/')),
+    );
+    expect(apiserver.has('updater/src/launch.ts')).toBe(true);
+    expect(apiserver.has('domain/src/records/jobs.ts')).toBe(true);
+    expect(
+      writes
+        .filter((w) => w.families.includes('update') && apiserver.has(w.file))
+        .map((w) => `${w.file}:${w.line} ${w.text}`),
+    ).toEqual([]);
   });
 
   it("docs/architecture.md's owner table is generated from KEY_OWNERS", () => {

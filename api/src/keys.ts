@@ -137,6 +137,12 @@ export const keys = {
     lastGood: `${ROOT}system/update/last-good`,
     lastResult: `${ROOT}system/update/last-result`,
   },
+  /**
+   * An update or rollback the apiserver accepted (an UpdateRecord without an updater yet): the
+   * updater it starts takes it over as `update.pending`, in one transaction that removes it.
+   * Also kept out of the store snapshot an update restores.
+   */
+  updateRequest: `${ROOT}system/update-request`,
   /** Atomic integer id counters. */
   counter: (name: string) => `${ROOT}system/counters/${name}`,
   /** The one nodeagent serving a node, leased: a second one for the same node waits for it. */
@@ -331,7 +337,14 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
     also: {
       'updater/src/takeover.ts':
         "updater: the settle run (`main.js settle`) of an update whose updater is gone, the apiserver's child",
-      'apiserver/src/routes/system-update.ts': 'apiserver: the pending request',
+    },
+  },
+  updateRequest: {
+    process: 'apiserver; removal: updater (taking it over, or settling one no updater took)',
+    module: 'apiserver/src/routes/system-update.ts',
+    also: {
+      'updater/src/main.ts': 'updater: removal as it takes the request over into update.pending',
+      'updater/src/takeover.ts': 'updater: removal of a request no updater took (the settle run)',
     },
   },
   counter: {

@@ -17,7 +17,6 @@ import {
   UPDATE_ORPHAN_IMAGES,
   audit,
   lastResult,
-  readPending,
   step,
   updateDir,
 } from './update-records.js';
@@ -65,6 +64,26 @@ async function commitGuarded(run: Run, build: (txn: Awaited<ReturnType<typeof gu
 }
 
 /**
+ * Takes the apiserver's request over as this updater's pending record, in one transaction that
+ * removes the request: from then on the updater is the record's only writer. Its pid, boot and
+ * start time let the apiserver see at once if this process dies. Undefined when the request is
+ * not this one's (taken, or settled as never taken).
+ */
+async function takeRequest(store: Store, id: string): Promise<UpdateRecord | undefined> {
+  const request = await store.get(keys.updateRequest, UpdateRecord);
+  if (!request || request.value.id !== id) return undefined;
+  const record = { ...request.value, unit: unitName(id, process.pid), updater: await selfIdentity() };
+  const taken = await store
+    .transaction()
+    .ifModRevision(keys.updateRequest, request.modRevision)
+    .ifAbsent(keys.update.pending)
+    .delete(keys.updateRequest)
+    .put(keys.update.pending, record)
+    .commit();
+  return taken ? record : undefined;
+}
+
+/**
  * The detached updater (§9 rule 3): started by the apiserver for one pending update or rollback,
  * in its own session, so the control-plane restart it causes does not stop it. Every step is
  * written to the pending record, the event journal and this process's log.
@@ -74,29 +93,16 @@ async function main() {
   const logger = pino({ name: 'updater' });
   const store = await Store.connect({ ...config.store, logger });
   const journal = new EventJournal(store);
-  const record = await readPending(store);
-  if (!record || record.id !== config.updateId) {
-    logger.error({ id: config.updateId }, 'no pending update with this id: nothing to do');
-    await store.close();
-    return;
-  }
-  const run: Run = { config, store, journal, logger: logger.child({ update: record.id }), record };
-  // Claim the record: pid, boot and start time let the apiserver see at once if this process dies.
-  const identity = await selfIdentity();
-  let claimed = false;
-  await store.update(keys.update.pending, UpdateRecord, (cur) => {
-    if (!cur || cur.id !== record.id || cur.updater) return undefined;
-    claimed = true;
-    return (run.record = { ...cur, unit: unitName(record.id, process.pid), updater: identity });
-  });
-  if (!claimed) {
+  const record = await takeRequest(store, config.updateId);
+  if (!record) {
     logger.error(
       { id: config.updateId },
-      'the pending record has another updater or was settled: nothing to do',
+      'no update request with this id (another updater took it, or it was settled): nothing to do',
     );
     await store.close();
     return;
   }
+  const run: Run = { config, store, journal, logger: logger.child({ update: record.id }), record };
   const heartbeat = setInterval(() => {
     guardedWrite(run, (cur) => ({
       ...cur,

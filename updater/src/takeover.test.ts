@@ -10,7 +10,7 @@ import { startTestStores, type TestStores } from '@vtl/store/testing';
 // The built entry, as the apiserver takes it: the settle run is updater/dist/main.js.
 import { settleAbandonedUpdate } from '@vtl/updater';
 import { activeRelease, switchRelease } from './releases.js';
-import { bootId, selfIdentity } from './updater-identity.js';
+import { START_GRACE_MS, bootId, selfIdentity } from './updater-identity.js';
 
 /**
  * The settle run the apiserver starts for a pending update whose updater is gone: a child
@@ -117,6 +117,29 @@ describe('the updater settle run (main.js settle)', () => {
     expect((await store.get(keys.update.pending, UpdateRecord))?.value.id).toBe(id);
     expect(await activeRelease(u.releasesDir)).toBe(u.release);
     await store.delete(keys.update.pending);
+  }, 60_000);
+
+  it("removes a request no updater took over within the grace, with the update's files", async () => {
+    const id = '0a1b2c3d-0000-4000-8000-000000000003';
+    const u = await abandonedUpdate(id, null);
+    // Still the apiserver's request: no updater ever took it (switched back to where it ran).
+    const request = (await store.get(keys.update.pending, UpdateRecord))!.value;
+    await store.delete(keys.update.pending);
+    await switchRelease(u.releasesDir, u.factory);
+    await store.put(keys.updateRequest, {
+      ...request,
+      staged_at: new Date(Date.now() - START_GRACE_MS - 1_000).toISOString(),
+    });
+    const settled = await settleAbandonedUpdate({
+      env,
+      runningVersion: 'v0.1.0',
+      releasesDir: u.releasesDir,
+    });
+    expect(settled?.detail).toMatch(/no updater took the update over within 30 s/);
+    expect(await store.get(keys.updateRequest, UpdateRecord)).toBeUndefined();
+    expect(await store.get(keys.update.pending, UpdateRecord)).toBeUndefined();
+    expect(await activeRelease(u.releasesDir)).toBe(u.factory);
+    await expect(fs.stat(u.files)).rejects.toThrow(/ENOENT/);
   }, 60_000);
 
   it('a run that cannot do its work fails with its last log lines', async () => {

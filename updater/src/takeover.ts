@@ -63,8 +63,11 @@ export async function settleAbandoned(opts: {
   runningVersion: string;
 }): Promise<Settled | undefined> {
   const { store } = opts;
-  const found = await store.get(keys.update.pending, UpdateRecord);
+  // The updater's record, else a request no updater took over (this one is then past its grace).
+  const pending = await store.get(keys.update.pending, UpdateRecord);
+  const found = pending ?? (await store.get(keys.updateRequest, UpdateRecord));
   if (!found) return undefined;
+  const key = pending ? keys.update.pending : keys.updateRequest;
   const r = found.value;
   const why = await updaterGone(r);
   if (!why) return undefined;
@@ -74,8 +77,8 @@ export async function settleAbandoned(opts: {
   const detail = describe(r, why, targetRuns);
   const txn = store
     .transaction()
-    .ifModRevision(keys.update.pending, found.modRevision)
-    .delete(keys.update.pending)
+    .ifModRevision(key, found.modRevision)
+    .delete(key)
     .put(
       keys.update.lastResult,
       lastResult(targetRuns, r, targetRuns ? r.to_version : r.from_version, detail),

@@ -17,6 +17,7 @@ import type { EventJournal, Store } from '@vtl/store';
  */
 export const SNAPSHOT_EXCLUDES = [
   keys.update.prefix,
+  keys.updateRequest,
   keys.restartRequest,
   keys.events.prefix,
   keys.audit.prefix,
@@ -92,7 +93,14 @@ export function lastResult(
   };
 }
 
-export const readPending = async (store: Store) =>
-  (await store.get(keys.update.pending, UpdateRecord))?.value;
+/**
+ * The update or rollback in flight: the updater's pending record, else the apiserver's request no
+ * updater has taken over yet. The request is read first: the takeover removes it as it writes
+ * the pending record, so a record in flight at both reads is never missed between them.
+ */
+export async function readPending(store: Store): Promise<UpdateRecord | undefined> {
+  const request = await store.get(keys.updateRequest, UpdateRecord);
+  return (await store.get(keys.update.pending, UpdateRecord))?.value ?? request?.value;
+}
 export const readLastGood = async (store: Store) =>
   (await store.get(keys.update.lastGood, UpdateRecord))?.value;

@@ -214,7 +214,17 @@ function requireUpdatable(config: UpdateConfig): string {
  * looked at, not after a timeout: last_result and an update_taken_over event say what happened.
  * The updater's settle run does it (a child awaited here): the apiserver only reads the record.
  */
-async function settle(ctx: AppContext, config: UpdateConfig) {
+async function settle(ctx: AppContext, config: UpdateConfig): Promise<void> {
+  // One run at a time in this apiserver: requests that look meanwhile (a polling console) wait for it.
+  const running = settling.get(ctx);
+  if (running) return running;
+  const run = settleOnce(ctx, config).finally(() => settling.delete(ctx));
+  settling.set(ctx, run);
+  return run;
+}
+const settling = new WeakMap<AppContext, Promise<void>>();
+
+async function settleOnce(ctx: AppContext, config: UpdateConfig) {
   const pending = await readPending(ctx.store);
   if (!pending || !(await updaterGone(pending))) return;
   const settled = await settleAbandonedUpdate({
@@ -225,11 +235,11 @@ async function settle(ctx: AppContext, config: UpdateConfig) {
   if (settled) ctx.logger.warn({ settled }, 'settled an update whose updater was gone');
 }
 
-/** One update or rollback at a time (the pending record is also claimed create-if-absent). */
+/** One update or rollback at a time (the request is also recorded only while none is in flight). */
 async function refuseWhileInFlight(ctx: AppContext, config: UpdateConfig) {
   await settle(ctx, config);
-  const pending = await ctx.store.get(keys.update.pending, UpdateRecord);
-  if (pending) throw inFlight(pending.value);
+  const pending = await readPending(ctx.store);
+  if (pending) throw inFlight(pending);
 }
 
 const inFlight = (r: UpdateRecord) =>
@@ -238,14 +248,22 @@ const inFlight = (r: UpdateRecord) =>
     { id: r.id },
   );
 
-/** Claims the pending record (two requests never both win), then starts the detached updater. */
+/**
+ * Records the request while nothing is in flight (two requests never both win), then starts the
+ * detached updater, which takes the request over as system/update/pending: the apiserver writes
+ * only the request, the updater every update record (api/src/keys.ts).
+ */
 async function claimAndLaunch(ctx: AppContext, record: UpdateRecord): Promise<string> {
-  const created = await ctx.store.create(keys.update.pending, record);
+  const created = await ctx.store
+    .transaction()
+    .ifAbsent(keys.update.pending)
+    .ifAbsent(keys.updateRequest)
+    .put(keys.updateRequest, record)
+    .commit();
   if (!created) {
     const other = await readPending(ctx.store);
     throw other ? inFlight(other) : new VtlError('conflict', 'Another update was just started; retry.');
   }
-  // The updater writes its unit into the record itself: it is the record's only writer from now on.
   return launchUpdater({ stateDir: ctx.config.stateDir, updateId: record.id, env: ctx.config.childEnv }).unit;
 }
 
