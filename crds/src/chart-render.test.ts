@@ -361,6 +361,7 @@ describe('the chart over a matrix of values', () => {
           mountPropagation: 'HostToContainer',
         });
         expect(agent.volumeMounts).toContainEqual({ name: 'dev', mountPath: '/dev' });
+        expect(agent.env).toContainEqual({ name: 'VTL_DEDUP_MAX_PAUSE_MINUTES', value: '30' });
         expect(pod.volumes).toContainEqual({ name: 'dev', hostPath: { path: '/dev', type: 'Directory' } });
         // Without it (the default), neither: the state directory stays private to the pod.
         const plain = find(installed, 'DaemonSet', 'vtl-nodeagent')!.spec.template.spec;
