@@ -257,26 +257,20 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
     module: 'domain/src/records/catalog.ts',
   },
   remoteSecrets: {
-    process: 'apiserver',
+    process: 'apiserver; seal:rotate (re-sealing under a new key)',
     module: 'domain/src/records/remotes.ts',
-    also: {
-      'appliance/src/seal-rotation.ts': 're-sealing under a new key',
-    },
   },
   initiatorSecrets: {
-    process: 'apiserver',
+    process: 'apiserver; seal:rotate (re-sealing under a new key)',
     module: 'domain/src/records/initiators.ts',
-    also: { 'appliance/src/seal-rotation.ts': 're-sealing under a new key' },
   },
   gitopsSecrets: {
-    process: 'apiserver',
+    process: 'apiserver; seal:rotate (re-sealing under a new key)',
     module: 'domain/src/records/gitops-secrets.ts',
-    also: { 'appliance/src/seal-rotation.ts': 're-sealing under a new key' },
   },
   gitopsSourceSecrets: {
-    process: 'apiserver',
+    process: 'apiserver; seal:rotate (re-sealing under a new key)',
     module: 'domain/src/records/gitops-secrets.ts',
-    also: { 'appliance/src/seal-rotation.ts': 're-sealing under a new key' },
   },
   gitopsSources: { process: 'apiserver', module: 'domain/src/records/gitops-sources.ts' },
   gitopsSourceStatus: {

@@ -2,6 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { keys } from '@vtl/api';
 import { parseKeyFile } from '@vtl/sealing';
 import { Store } from '@vtl/store';
 import { startTestEtcd, type TestEtcd } from '@vtl/store/testing';
@@ -57,5 +58,61 @@ describe('rotateSealingKey', () => {
     expect(report).toMatchObject({ retired: [], resealed: 1, migrated: 1 });
     expect(await readFile(etcd.sealingKeyFile, 'utf8')).toBe(before);
     expect(await raw.get('/vtl/secrets/remotes/000000000003').string()).not.toContain('plain-again');
+  });
+
+  /**
+   * The store as the rotation sees it, but the first time the rotation reads `key` (after
+   * listing it as stale, before writing it back), `update` writes that secret anew: the
+   * apiserver changing it at the worst moment.
+   */
+  function racing(key: string, update: () => Promise<unknown>): Store {
+    let raced = false;
+    return new Proxy(store, {
+      get(target, prop) {
+        if (prop === 'get')
+          return async (k: string, schema: z.ZodType) => {
+            const read = await target.get(k, schema);
+            if (k === key && !raced) {
+              raced = true;
+              await update();
+            }
+            return read;
+          };
+        const v: unknown = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+  }
+
+  it('a secret updated while it is re-sealed keeps the update (under the new key: nothing to redo)', async () => {
+    const key = keys.remoteSecrets.one(10);
+    await store.put(key, { secret_key: 'before' });
+    // The owner's write through a running store, which seals under the key file's first key.
+    const report = await rotateSealingKey(
+      racing(key, () => store.put(key, { secret_key: 'updated' })),
+      etcd.sealingKeyFile,
+    );
+
+    expect((await store.get(key, Secret))?.value.secret_key).toBe('updated');
+    for (const s of await store.secretSeals()) expect(s.kid).toBe(report.kid);
+    // The re-seal of the value it read lost its compare-and-swap and was not counted.
+    expect(report.resealed).toBe((await store.secretSeals()).length - 1);
+  });
+
+  it('a secret updated under an old seal while it is re-sealed is re-sealed again in the next pass', async () => {
+    const key = keys.remoteSecrets.one(11);
+    await store.put(key, { secret_key: 'before' });
+    // A writer that has not yet re-read the key file: here in clear, as from before sealing.
+    const report = await rotateSealingKey(
+      racing(key, async () => {
+        await raw.put(key).value(JSON.stringify({ secret_key: 'updated-in-clear' }));
+      }),
+      etcd.sealingKeyFile,
+    );
+
+    expect((await store.get(key, Secret))?.value.secret_key).toBe('updated-in-clear');
+    expect(await raw.get(key).string()).not.toContain('updated-in-clear');
+    for (const s of await store.secretSeals()) expect(s.kid).toBe(report.kid);
+    expect(report.migrated).toBe(1);
   });
 });

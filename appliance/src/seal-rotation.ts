@@ -1,8 +1,14 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { z } from 'zod';
-import { VtlError } from '@vtl/api';
+import { VtlError, keys } from '@vtl/api';
+import {
+  resealGitopsSecrets,
+  resealGitopsSourceSecrets,
+  resealInitiatorSecrets,
+  resealRemoteSecrets,
+  type Resealed,
+} from '@vtl/domain';
 import { newSealingKey, parseKeyFile, writeKeyFile } from '@vtl/sealing';
 import { storeSettingsFromEnv, type Store, type StoreSettings } from '@vtl/store';
 import type { ApplianceConfig } from './config.js';
@@ -41,10 +47,21 @@ export interface RotationReport {
 const PASSES = 10;
 
 /**
+ * The sealed families, each re-sealed by its owner module (api/src/keys.ts KEY_OWNERS): this
+ * module writes no secret itself.
+ */
+const FAMILIES: { prefix: string; reseal: (store: Store, kid: string) => Promise<Resealed> }[] = [
+  { prefix: keys.remoteSecrets.prefix, reseal: resealRemoteSecrets },
+  { prefix: keys.initiatorSecrets.prefix, reseal: resealInitiatorSecrets },
+  { prefix: keys.gitopsSecrets.prefix, reseal: resealGitopsSecrets },
+  { prefix: keys.gitopsSourceSecrets.prefix, reseal: resealGitopsSourceSecrets },
+];
+
+/**
  * Rotates the sealing key: puts a new key first in the key file (every process re-reads the
- * file on change, so new writes use it at once), re-seals every secret under it by
- * compare-and-swap, and only once none is left under an old key (or in clear) retires the old
- * keys from the file. resealOnly skips the key-file edits: for a key file the operator manages
+ * file on change, so new writes use it at once), has each sealed family's owner module re-seal
+ * its secrets under it by compare-and-swap, and only once none is left under an old key (or in
+ * clear) retires the old keys from the file. resealOnly skips the key-file edits: for a key file the operator manages
  * (a Kubernetes Secret), re-sealing under its first key.
  */
 export async function rotateSealingKey(
@@ -70,15 +87,18 @@ export async function rotateSealingKey(
         `${stale.length} secrets kept changing during ${PASSES} passes; the old keys stay in ${keyFile}. Run the rotation again.`,
       );
     }
-    for (const s of stale) {
-      // Read through the store (opens with any key of the file), write back: sealed under primary.
-      const current = await store.get(s.key, z.unknown());
-      if (!current || current.modRevision !== s.modRevision) continue;
-      // writes keys.remoteSecrets, keys.initiatorSecrets, keys.gitopsSecrets, keys.gitopsSourceSecrets
-      if (await store.casPut(s.key, current.value, current.modRevision)) {
-        resealed++;
-        if (s.kid === null) migrated++;
-      }
+    const unowned = stale.filter((s) => !FAMILIES.some((f) => s.key.startsWith(f.prefix)));
+    if (unowned.length > 0) {
+      throw new VtlError(
+        'internal',
+        `No owner module re-seals ${unowned.map((s) => s.key).join(', ')}; the old keys stay in ${keyFile}.`,
+      );
+    }
+    for (const f of FAMILIES) {
+      if (!stale.some((s) => s.key.startsWith(f.prefix))) continue;
+      const done = await f.reseal(store, primary.kid);
+      resealed += done.resealed;
+      migrated += done.migrated;
     }
   }
   const retired = opts.resealOnly ? [] : old.map((k) => k.kid);

@@ -79,6 +79,7 @@ export {
   createInitiatorRecord,
   deleteInitiatorRecord,
   releaseInitiator,
+  resealInitiatorSecrets,
   updateInitiatorRecord,
   type ChapChange,
 } from './records/initiators.js';
@@ -87,6 +88,7 @@ export {
   createRemoteRecord,
   recordRemoteTest,
   releaseRemote,
+  resealRemoteSecrets,
   removeRemote,
   updateRemoteRecord,
   type RemoteFields,
@@ -98,8 +100,11 @@ export {
   putGitopsSecret,
   removeSourceSecret,
   replaceSourceCredential,
+  resealGitopsSecrets,
+  resealGitopsSourceSecrets,
   type SourceCredentialSecret,
 } from './records/gitops-secrets.js';
+export { type Resealed } from './records/reseal.js';
 export { createStorage, markStorageDeleting, removeStorage, replaceStorage } from './records/storage.js';
 export { listNodeStatus } from './node-status.js';
 export { abandonDrain, requestRestart, startDrain } from './records/restart.js';

@@ -534,11 +534,15 @@ export class Store {
   }
 
   /**
-   * Every record under /vtl/secrets/ with the id of the key that sealed it (null: stored in
-   * clear, from before sealing existed), for the rotation that re-seals them.
+   * Every record under /vtl/secrets/ (or a family's prefix under it) with the id of the key that
+   * sealed it (null: stored in clear, from before sealing existed), for the rotation that
+   * re-seals them.
    */
-  async secretSeals(): Promise<{ key: string; kid: string | null; modRevision: string }[]> {
-    const { kvs } = await this.bounded('listing the secrets', (c) => scan(c, SECRETS_PREFIX));
+  async secretSeals(
+    prefix: string = SECRETS_PREFIX,
+  ): Promise<{ key: string; kid: string | null; modRevision: string }[]> {
+    if (!isSecretKey(prefix)) throw new VtlError('internal', `${prefix} is not under ${SECRETS_PREFIX}.`);
+    const { kvs } = await this.bounded(`listing the secrets under ${prefix}`, (c) => scan(c, prefix));
     return kvs.map((kv) => {
       let parsed: unknown;
       try {

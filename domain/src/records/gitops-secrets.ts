@@ -2,16 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { GitSourceSecret, StoredSecret, conflict, isoNow, keys } from '@vtl/api';
 import type { Store, Txn } from '@vtl/store';
+import { resealUnder, type Resealed } from './reseal.js';
 
 /**
  * The sealed GitOps secrets: those declared objects name by `secretRef` (keys.gitopsSecrets)
  * and each Git source's webhook secret and inline credential (keys.gitopsSourceSecrets). The
  * only module that writes them (the apiserver's GitOps routes; re-sealed by a seal rotation).
- * A source's secret record is written in the transaction of its source record (the caller's,
- * records/gitops-sources.ts): these functions give that transaction its secret part.
+ * A source's secret record is written in the transaction of its source record, which the
+ * source's owner builds: these functions give that transaction its secret part.
  */
 
-/** What this module reads of a Git source record (records/gitops-sources.ts has the rest). */
+/** What this module reads of a Git source record: which secret it fetches with. */
 const SourceRef = z.object({ name: z.string(), secret_ref: z.string().optional() });
 
 /** A source's credential values, as kept in its secret record beside the webhook secret. */
@@ -92,4 +93,28 @@ export async function replaceSourceCredential(
 /** The secret part of a source's delete: its secret record goes with it. */
 export function removeSourceSecret(name: string): (txn: Txn) => void {
   return (txn) => void txn.delete(keys.gitopsSourceSecrets.one(name));
+}
+
+/**
+ * Seals the `secretRef` secrets again under the sealing key kid (appliance/src/seal-rotation.ts),
+ * each by compare-and-swap at the revision read: one changed meanwhile keeps its new value
+ * and is counted as changed (records/reseal.ts).
+ */
+export function resealGitopsSecrets(store: Store, kid: string): Promise<Resealed> {
+  return resealUnder(store, keys.gitopsSecrets.prefix, kid, (key, value, modRevision) =>
+    // writes keys.gitopsSecrets
+    store.casPut(key, value, modRevision),
+  );
+}
+
+/**
+ * Seals the Git sources' secrets again under the sealing key kid (appliance/src/seal-rotation.ts),
+ * each by compare-and-swap at the revision read: one changed meanwhile keeps its new value
+ * and is counted as changed (records/reseal.ts).
+ */
+export function resealGitopsSourceSecrets(store: Store, kid: string): Promise<Resealed> {
+  return resealUnder(store, keys.gitopsSourceSecrets.prefix, kid, (key, value, modRevision) =>
+    // writes keys.gitopsSourceSecrets
+    store.casPut(key, value, modRevision),
+  );
 }

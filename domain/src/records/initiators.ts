@@ -7,6 +7,7 @@ import {
 } from '@vtl/api';
 import type { Store } from '@vtl/store';
 import { releaseThrough, withManagedBy } from './managed-by.js';
+import { resealUnder, type Resealed } from './reseal.js';
 
 /**
  * The initiator records (keys.initiators) and their CHAP secrets (keys.initiatorSecrets): the
@@ -98,5 +99,17 @@ export async function releaseInitiator(store: Store, name: string, source: strin
   return releaseThrough<InitiatorRecord>(
     (mutate) => store.update(keys.initiators.one(name), InitiatorRecord, mutate),
     source,
+  );
+}
+
+/**
+ * Seals the initiators' CHAP secrets again under the sealing key kid (appliance/src/seal-rotation.ts),
+ * each by compare-and-swap at the revision read: one changed meanwhile keeps its new value
+ * and is counted as changed (records/reseal.ts).
+ */
+export function resealInitiatorSecrets(store: Store, kid: string): Promise<Resealed> {
+  return resealUnder(store, keys.initiatorSecrets.prefix, kid, (key, value, modRevision) =>
+    // writes keys.initiatorSecrets
+    store.casPut(key, value, modRevision),
   );
 }

@@ -2,6 +2,7 @@ import { RemoteRecord, RemoteSecret, conflict, isoNow, keys, type ManagedBy } fr
 import type { Store, Txn } from '@vtl/store';
 import { z } from 'zod';
 import { releaseThrough, withManagedBy } from './managed-by.js';
+import { resealUnder, type Resealed } from './reseal.js';
 
 /**
  * The remote records (keys.remotes) and their secrets (keys.remoteSecrets): the only module
@@ -117,5 +118,17 @@ export async function releaseRemote(store: Store, id: number, source: string): P
   return releaseThrough<RemoteRecord>(
     (mutate) => store.update(keys.remotes.one(id), RemoteRecord, mutate),
     source,
+  );
+}
+
+/**
+ * Seals the remotes' secrets again under the sealing key kid (appliance/src/seal-rotation.ts),
+ * each by compare-and-swap at the revision read: one changed meanwhile keeps its new value
+ * and is counted as changed (records/reseal.ts).
+ */
+export function resealRemoteSecrets(store: Store, kid: string): Promise<Resealed> {
+  return resealUnder(store, keys.remoteSecrets.prefix, kid, (key, value, modRevision) =>
+    // writes keys.remoteSecrets
+    store.casPut(key, value, modRevision),
   );
 }
