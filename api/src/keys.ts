@@ -288,12 +288,8 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
   serviceKeys: { process: 'controller', module: 'controller/src/gitops/poller.ts' },
   jobBoot: { process: 'nodeagent', module: 'nodeagent/src/jobs/reboot-interrupt.ts' },
   jobLedgers: {
-    process: 'nodeagent',
-    module: 'nodeagent/src/jobs/job-records.ts',
-    also: {
-      'nodeagent/src/jobs/export-job.ts': 'verified chunks',
-      'domain/src/records/jobs.ts': 'removal on cancel (apiserver)',
-    },
+    process: 'nodeagent (verified chunks, removal on success); apiserver (removal on cancel)',
+    module: 'domain/src/records/jobs.ts',
   },
   events: { process: 'every process, through the event journal', module: 'store/src/event-journal.ts' },
   audit: {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { EventJournal } from '@vtl/store';
-import { Job, keys } from '@vtl/api';
+import { Job, JobLedger, keys } from '@vtl/api';
 import { submitExclusiveOp } from './exclusive-op.js';
-import { admitJob } from './jobs.js';
+import { admitJob, cancelJob, finishExport, recordExportChunk, updateJob } from './jobs.js';
 import { useTestStore } from '@vtl/store/testing/use-test-store';
 
 describe('job admission: ids taken in the job transaction', () => {
@@ -68,5 +68,91 @@ describe('job admission while an exclusive operation runs', () => {
     const job = await admit('EXC001L8', apply);
     expect(job).toMatchObject({ label: 'EXC001L8', state: 'queued' });
     expect((await t.store.get(keys.jobs.one(job.id), Job))?.value.state).toBe('queued');
+  });
+});
+
+describe("an export's ledger: written and removed with its job's row", () => {
+  const t = useTestStore();
+  const journal = () => new EventJournal(t.store);
+
+  let n = 0;
+  /** An export job in `uploading`, as the nodeagent's upload step sees it. */
+  const uploading = async () => {
+    const job = await admitJob(t.store, journal(), {
+      kind: 'export',
+      state: 'detected',
+      label: `LDG${String(++n).padStart(3, '0')}L8`,
+      library: 1,
+      remote_id: 1,
+      generation: '',
+      node: 'n1',
+      detail: '',
+      requested_by: 'test',
+    });
+    await t.store.put(keys.jobs.one(job.id), { ...job, state: 'uploading' } satisfies Job);
+    return job.id;
+  };
+  const entry = (i: number) => ({
+    n: i,
+    key: `c${i}`,
+    raw_offset: 8 * (i - 1),
+    raw_bytes: 8,
+    stored_bytes: 8,
+    sha256: 'ab',
+  });
+  const chunk = (id: number, i: number) =>
+    recordExportChunk(
+      t.store,
+      journal(),
+      id,
+      { chunk_bytes: 8, entries: Array.from({ length: i }, (_, k) => entry(k + 1)) },
+      { bytes_done: 8 * i, chunks_done: i },
+    );
+  const ledger = (id: number) => t.store.get(keys.jobLedgers.one(id), JobLedger);
+  const interrupt = (id: number) =>
+    updateJob(t.store, journal(), id, 'uploading', () => ({ state: 'interrupted', error: 'test' }));
+
+  it('a chunk verified after the job was cancelled does not bring its ledger back', async () => {
+    const id = await uploading();
+    expect((await chunk(id, 1))?.chunks_done).toBe(1);
+    expect((await ledger(id))?.value.entries).toHaveLength(1);
+    // The job is interrupted and cancelled while its upload still runs: the ledger goes...
+    await interrupt(id);
+    await cancelJob(t.store, journal(), id);
+    expect(await ledger(id)).toBeUndefined();
+    // ...and the upload's next verified chunk writes neither the ledger nor the row.
+    expect(await chunk(id, 2)).toBeUndefined();
+    expect(await ledger(id)).toBeUndefined();
+    expect((await t.store.get(keys.jobs.one(id), Job))?.value).toMatchObject({
+      state: 'cancelled',
+      chunks_done: 1,
+    });
+  });
+
+  it('racing a chunk against an interrupt and cancel never leaves a cancelled job a ledger', async () => {
+    for (let round = 0; round < 10; round++) {
+      const id = await uploading();
+      await chunk(id, 1);
+      await Promise.all([
+        chunk(id, 2),
+        (async () => {
+          await interrupt(id);
+          await cancelJob(t.store, journal(), id).catch(() => undefined);
+        })(),
+      ]);
+      const job = (await t.store.get(keys.jobs.one(id), Job))!.value;
+      expect(job.state).toBe('cancelled');
+      expect(await ledger(id)).toBeUndefined();
+    }
+  });
+
+  it('the export succeeds and its ledger goes in one transaction', async () => {
+    const id = await uploading();
+    await chunk(id, 3);
+    const done = await finishExport(t.store, journal(), id, { detail: 'exported', chunks_done: 3 });
+    expect(done?.state).toBe('succeeded');
+    expect(await ledger(id)).toBeUndefined();
+    // Not twice: a job that moved on is left as it is.
+    expect(await finishExport(t.store, journal(), id, { detail: 'again' })).toBeUndefined();
   });
 });

@@ -4,6 +4,7 @@ import {
   RETRYABLE_JOB_STATES,
   type JobState,
   Job,
+  type JobLedger,
   RemoteRecord,
   VtlError,
   badRequest,
@@ -20,11 +21,14 @@ import { z } from 'zod';
 import { exclusiveOpBusy, readExclusiveOp } from './exclusive-op.js';
 
 /**
- * The job records (keys.jobs, keys.jobLabel): the only module that writes them. Its rules: how a
- * new row starts, that every job is admitted with its label's claim and the "no job while an
- * apply or library delete runs" check in one transaction (admitJob: API and policy jobs alike),
- * that every change is a compare-and-swap from an expected state, and that each row written is
- * announced as `job_update` (§6.2).
+ * The job records (keys.jobs, keys.jobLabel) and export ledgers (keys.jobLedgers): the only
+ * module that writes them. Its rules: how a new row starts, that every job is admitted with its
+ * label's claim and the "no job while an apply or library delete runs" check in one transaction
+ * (admitJob: API and policy jobs alike), that every change is a compare-and-swap from an expected
+ * state, and that each row written is announced as `job_update` (§6.2). An export's ledger is
+ * written only in the transaction that moves its job's row: a verified chunk only while the job
+ * is `uploading`, its removal with the move to `succeeded` or `cancelled`, so a cancel racing a
+ * chunk never leaves a ledger behind.
  */
 /** Where job rows are announced. */
 export interface JobJournal {
@@ -84,6 +88,61 @@ export async function updateJob(
   if (!changed || !result) return undefined;
   await publishJob(journal, result.value);
   return result.value;
+}
+
+/** Transaction attempts of a retry, a cancel or an export's ledger; a lost one re-reads the job. */
+const TRANSITION_ATTEMPTS = 8;
+
+/**
+ * Changes an export job still in state `expect` and, in the same transaction, writes its ledger
+ * (or removes it): undefined, and nothing written, once the job moved on (cancelled, say).
+ */
+async function updateJobAndLedger(
+  store: Store,
+  journal: JobJournal,
+  id: number,
+  expect: Job['state'],
+  patch: Partial<Job>,
+  ledger: JobLedger | 'remove',
+): Promise<Job | undefined> {
+  const key = keys.jobs.one(id);
+  for (let attempt = 1; attempt <= TRANSITION_ATTEMPTS; attempt++) {
+    const found = await store.get(key, Job);
+    if (!found || found.value.state !== expect) return undefined;
+    const job: Job = { ...found.value, ...patch, updated_at: isoNow() };
+    const txn = store.transaction().ifModRevision(key, found.modRevision).put(key, job);
+    if (ledger === 'remove') txn.delete(keys.jobLedgers.one(id));
+    else txn.put(keys.jobLedgers.one(id), ledger);
+    if (await txn.commit()) {
+      await publishJob(journal, job);
+      return job;
+    }
+  }
+  throw conflict(`Job ${id} kept changing while recording its export; the next chunk retries.`);
+}
+
+/**
+ * After a verified chunk: the export's ledger (every chunk verified so far) and its job's
+ * progress, while the job is `uploading`; undefined, nothing written, once it is not.
+ */
+export function recordExportChunk(
+  store: Store,
+  journal: JobJournal,
+  id: number,
+  ledger: Omit<JobLedger, 'job'>,
+  progress: Partial<Job>,
+): Promise<Job | undefined> {
+  return updateJobAndLedger(store, journal, id, 'uploading', progress, { job: id, ...ledger });
+}
+
+/** The export's end: its job succeeds (`patch`) and its ledger goes, in one transaction. */
+export function finishExport(
+  store: Store,
+  journal: JobJournal,
+  id: number,
+  patch: Partial<Job>,
+): Promise<Job | undefined> {
+  return updateJobAndLedger(store, journal, id, 'uploading', { ...patch, state: 'succeeded' }, 'remove');
 }
 
 /** The record under keys.jobLabel(label): the last job admitted for the label. */
@@ -248,9 +307,6 @@ function noteRetry(id: number): void {
   lastRetryAt.set(id, now);
 }
 
-/** Transaction attempts of a retry or cancel; a lost one re-reads and re-checks the job. */
-const TRANSITION_ATTEMPTS = 8;
-
 /**
  * Changes a job in one etcd transaction comparing the row as checked, refusing when `allowed`
  * does not hold; announces the result. With `retry`, the transaction also takes the label's
@@ -264,7 +320,7 @@ async function transition(
   allowed: readonly JobState[],
   verb: string,
   next: (job: Job) => Job,
-  opts: { retry?: boolean; sentAt?: number } = {},
+  opts: { retry?: boolean; sentAt?: number; removeLedger?: boolean } = {},
 ): Promise<Job> {
   const key = keys.jobs.one(id);
   let firstAttempt: number | undefined;
@@ -302,6 +358,7 @@ async function transition(
     }
     const job = { ...next(cur), updated_at: isoNow() };
     txn.put(key, job);
+    if (opts.removeLedger) txn.delete(keys.jobLedgers.one(id));
     if (await txn.commit()) {
       if (opts.retry) noteRetry(id);
       await publishJob(journal, job);
@@ -334,12 +391,13 @@ export function retryJob(store: Store, journal: EventJournal, id: number, sentAt
 /** POST /api/jobs/{id}/cancel: before any data moved, or once interrupted (its ledger goes too). */
 export async function cancelJob(store: Store, journal: EventJournal, id: number): Promise<Job> {
   const now = isoNow();
-  const job = await transition(store, journal, id, CANCELLABLE_JOB_STATES, 'cancelled', (j) => ({
-    ...j,
-    state: 'cancelled',
-    detail: 'cancelled by request',
-    finished_at: now,
-  }));
-  await store.delete(keys.jobLedgers.one(id));
-  return job;
+  return transition(
+    store,
+    journal,
+    id,
+    CANCELLABLE_JOB_STATES,
+    'cancelled',
+    (j) => ({ ...j, state: 'cancelled', detail: 'cancelled by request', finished_at: now }),
+    { removeLedger: true },
+  );
 }

@@ -10,8 +10,15 @@ import {
 } from '@vtl/api';
 import { Requeue } from '@vtl/reconcile';
 import type { JobStepContext, StepResult } from './job-context.js';
-import { readLedger, recordChunk } from './job-records.js';
-import { putCatalogEntries, remoteConnection, setLastExportGen, updateJob } from '@vtl/domain';
+import { readLedger } from './job-records.js';
+import {
+  finishExport,
+  putCatalogEntries,
+  recordExportChunk,
+  remoteConnection,
+  setLastExportGen,
+  updateJob,
+} from '@vtl/domain';
 import { DEFAULT_CHUNK_BYTES, type LedgerEntry, type RemoteConnection } from './offsite.js';
 
 const holder = (id: number) => `export job ${id}`;
@@ -120,7 +127,13 @@ export async function upload(ctx: JobStepContext): Promise<StepResult> {
     signal: ctx.signal,
     onChunk: async (entry, progress) => {
       ledger.push(entry);
-      await recordChunk(store, ctx.journal, job.id, { entries: ledger, chunkBytes }, progress);
+      await recordExportChunk(
+        store,
+        ctx.journal,
+        job.id,
+        { chunk_bytes: chunkBytes, entries: ledger },
+        { ...progress, detail: `uploaded ${progress.chunks_done} chunks` },
+      );
     },
   });
   await writeDescriptors(ctx, remote);
@@ -138,16 +151,15 @@ export async function upload(ctx: JobStepContext): Promise<StepResult> {
   };
   await putCatalogEntries(store, [entry]);
   await setLastExportGen(store, job.label, job.generation);
-  await updateJob(store, ctx.journal, job.id, 'uploading', () => ({
-    state: 'succeeded',
+  // The job succeeds and its ledger goes in one transaction: no ledger outlives its export.
+  await finishExport(store, ctx.journal, job.id, {
     detail: `exported ${manifest.chunks.length} chunks, ${manifest.stored_bytes} bytes stored`,
     bytes_done: manifest.tar_bytes,
     chunks_done: manifest.chunks.length,
     logical_bytes: manifest.logical_bytes,
     stored_bytes: manifest.stored_bytes,
     finished_at: isoNow(),
-  }));
-  await store.delete(keys.jobLedgers.one(job.id));
+  });
   await emulator.release({ library: job.library, label: job.label });
   if (job.requested_by === POLICY_REQUESTERS.ieWatcher) await returnHome(ctx);
 }

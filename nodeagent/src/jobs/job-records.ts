@@ -12,25 +12,6 @@ export async function readLedger(
   return { entries: ledger?.entries ?? [], chunkBytes: ledger?.chunk_bytes };
 }
 
-/** Persists the ledger and the job's progress after each verified chunk. */
-export async function recordChunk(
-  store: Store,
-  journal: EventJournal,
-  id: number,
-  ledger: { entries: LedgerEntry[]; chunkBytes: number },
-  progress: { bytes_done: number; chunks_done: number },
-): Promise<void> {
-  await store.put(keys.jobLedgers.one(id), {
-    job: id,
-    chunk_bytes: ledger.chunkBytes,
-    entries: ledger.entries,
-  } satisfies JobLedger);
-  await updateJob(store, journal, id, 'uploading', () => ({
-    ...progress,
-    detail: `uploaded ${progress.chunks_done} chunks`,
-  }));
-}
-
 /** Whether `job` runs on `node` and is in an executing state (its data is moving or about to). */
 export const executesOn = (job: Job, node: string): boolean =>
   job.node === node && EXECUTING_JOB_STATES.includes(job.state);
