@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -72,7 +72,7 @@ export class ImageCluster {
     name: string,
     args: string[],
     env: Record<string, string>,
-    opts: { root?: boolean; log?: RegExp } = {},
+    opts: { root?: boolean; log?: RegExp; mounts?: { source: string; target: string }[] } = {},
   ) {
     let c = new GenericContainer(this.image)
       .withName(`vtl-e2e-${name}-${path.basename(this.dir)}`)
@@ -84,7 +84,7 @@ export class ImageCluster {
       .withNetworkMode('host')
       .withCommand(args)
       .withEnvironment(env)
-      .withBindMounts([{ source: this.dir, target: this.dir }])
+      .withBindMounts([{ source: this.dir, target: this.dir }, ...(opts.mounts ?? [])])
       .withStartupTimeout(120_000)
       .withWaitStrategy(opts.log ? Wait.forLogMessage(opts.log) : Wait.forListeningPorts());
     if (opts.root) c = c.withUser('0');
@@ -111,8 +111,25 @@ export class ImageCluster {
     return m;
   }
 
+  /**
+   * Where the etcd members keep their data: memory (/dev/shm, outliving a container's restart),
+   * as the store's test clusters do (@vtl/store/testing etcd-cluster.ts). On this machine's
+   * loaded disk an fdatasync can take over a second, and etcd's elections then split their votes
+   * for several seconds: a paused leader would measure etcd's disk, not the appliance's client.
+   */
+  private get etcdDataDir(): string {
+    return existsSync('/dev/shm') ? path.join('/dev/shm', path.basename(this.dir)) : this.dir;
+  }
+
   /** Three etcd members with client and peer TLS, admitting only certificates of the test CA. */
   async startEtcd(): Promise<void> {
+    const source = this.etcdDataDir;
+    // Mounted elsewhere than under the container's own /dev/shm (Docker's 64 MiB tmpfs there).
+    const data = source === this.dir ? this.dir : '/var/lib/vtl-etcd';
+    if (source !== this.dir) {
+      await fs.mkdir(source, { recursive: true });
+      await run('chown', ['1000:1000', source]);
+    }
     const ports = await freePorts(6);
     const peers = [0, 1, 2].map((i) => `m${i}=https://127.0.0.1:${ports[i * 2 + 1]}`).join(',');
     // Clients name etcd `localhost` (in its certificate): on Node 26 @grpc/grpc-js's TLS to an
@@ -127,7 +144,7 @@ export class ImageCluster {
           [
             'etcd',
             `--name=m${i}`,
-            `--data-dir=${this.dir}/etcd${i}`,
+            `--data-dir=${data}/etcd${i}`,
             `--listen-client-urls=${listen[i]}`,
             `--advertise-client-urls=${this.etcdEndpoints[i]}`,
             `--listen-peer-urls=https://127.0.0.1:${ports[i * 2 + 1]}`,
@@ -137,7 +154,10 @@ export class ImageCluster {
             ...etcdTlsArgs(tls),
           ],
           {},
-          { log: /ready to serve client requests/ },
+          {
+            log: /ready to serve client requests/,
+            mounts: source !== this.dir ? [{ source, target: data }] : [],
+          },
         ),
       ),
     );
@@ -300,6 +320,7 @@ export class ImageCluster {
     if (ids.length > 0) await run('/usr/bin/docker', ['rm', '-f', ...ids]).catch(() => undefined);
     this.containers.length = 0;
     await fs.rm(this.dir, { recursive: true, force: true });
+    await fs.rm(this.etcdDataDir, { recursive: true, force: true });
   }
 }
 
