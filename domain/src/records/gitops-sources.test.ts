@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isoNow, keys } from '@vtl/api';
 import { z } from 'zod';
-import type { Store, Txn } from '@vtl/store';
-import { startTestStores, type TestStores } from '@vtl/store/testing';
+import type { Txn } from '@vtl/store';
+import { useTestStore } from '@vtl/store/testing/use-test-store';
 import {
   createGitSource,
   deleteGitSource,
@@ -34,69 +34,61 @@ const over =
   (cur: Status | undefined): Status => ({ outcome: 'never', applied_revision: '', ...cur, ...patch });
 
 describe('Git source records (spec, poll outcome, poll requests)', () => {
-  let t: TestStores;
-  let store: Store;
-  beforeAll(async () => {
-    t = await startTestStores();
-    store = t.stores[0]!;
-  });
-  afterAll(async () => {
-    await t?.stop();
-  });
+  const t = useTestStore();
 
-  const status = (name: string) => store.get(keys.gitopsSourceStatus.one(name), Status);
-  const listed = async (name: string) => (await store.get(keys.gitopsSources.one(name), Source))!;
+  const status = (name: string) => t.store.get(keys.gitopsSourceStatus.one(name), Status);
+  const listed = async (name: string) => (await t.store.get(keys.gitopsSources.one(name), Source))!;
   const applied = over({ outcome: 'applied', message: 'Applied.' });
 
   it('records the outcome over the status, also of a source changed during the poll', async () => {
-    expect(await createGitSource(store, source('edited'), noSecret)).toBe(true);
-    expect(await createGitSource(store, source('edited'), noSecret)).toBe(false);
+    expect(await createGitSource(t.store, source('edited'), noSecret)).toBe(true);
+    expect(await createGitSource(t.store, source('edited'), noSecret)).toBe(false);
     const polled = await listed('edited');
-    await updateGitSource(store, 'edited', Source, (s) => ({ ...s, branch: 'release' }));
+    await updateGitSource(t.store, 'edited', Source, (s) => ({ ...s, branch: 'release' }));
     expect((await listed('edited')).value.branch).toBe('release');
-    expect(await recordPollOutcome(store, polled, Status, applied)).toBe(true);
+    expect(await recordPollOutcome(t.store, polled, Status, applied)).toBe(true);
     expect((await status('edited'))?.value).toMatchObject({ outcome: 'applied', applied_revision: '' });
-    expect(await recordPollOutcome(store, polled, Status, over({ applied_revision: 'abc' }))).toBe(true);
+    expect(await recordPollOutcome(t.store, polled, Status, over({ applied_revision: 'abc' }))).toBe(true);
     expect((await status('edited'))?.value).toMatchObject({ outcome: 'applied', applied_revision: 'abc' });
   });
 
   it('a source deleted during its poll gets no status back', async () => {
-    await createGitSource(store, source('gone'), noSecret);
+    await createGitSource(t.store, source('gone'), noSecret);
     const polled = await listed('gone');
-    expect(await recordPollOutcome(store, polled, Status, applied)).toBe(true);
+    expect(await recordPollOutcome(t.store, polled, Status, applied)).toBe(true);
     // The poller fetched and applied; the source was deleted meanwhile, with its status.
-    expect(await deleteGitSource(store, 'gone', noSecret)).toBe(true);
+    expect(await deleteGitSource(t.store, 'gone', noSecret)).toBe(true);
     expect(await status('gone')).toBeUndefined();
-    expect(await recordPollOutcome(store, polled, Status, applied)).toBe(false);
+    expect(await recordPollOutcome(t.store, polled, Status, applied)).toBe(false);
     expect(await status('gone')).toBeUndefined();
-    expect(await deleteGitSource(store, 'gone', noSecret)).toBe(false);
+    expect(await deleteGitSource(t.store, 'gone', noSecret)).toBe(false);
   });
 
   it('nor does a source made again under its name: that poll fetched the old one', async () => {
-    await createGitSource(store, source('again'), noSecret);
+    await createGitSource(t.store, source('again'), noSecret);
     const polled = await listed('again');
-    await deleteGitSource(store, 'again', noSecret);
-    await createGitSource(store, source('again'), noSecret);
-    expect(await recordPollOutcome(store, polled, Status, applied)).toBe(false);
+    await deleteGitSource(t.store, 'again', noSecret);
+    await createGitSource(t.store, source('again'), noSecret);
+    expect(await recordPollOutcome(t.store, polled, Status, applied)).toBe(false);
     expect(await status('again')).toBeUndefined();
-    expect(await recordPollOutcome(store, await listed('again'), Status, applied)).toBe(true);
+    expect(await recordPollOutcome(t.store, await listed('again'), Status, applied)).toBe(true);
   });
 
   it('a poll request is written only for a source that exists, and goes with it', async () => {
-    const poll = (name: string) => store.get(keys.gitopsPollRequests.one(name), PollRequest);
-    expect(await requestPoll(store, 'nosuch')).toBe(false);
+    const poll = (name: string) => t.store.get(keys.gitopsPollRequests.one(name), PollRequest);
+    expect(await requestPoll(t.store, 'nosuch')).toBe(false);
     expect(await poll('nosuch')).toBeUndefined();
-    await createGitSource(store, source('hooked'), noSecret);
-    expect(await requestPoll(store, 'hooked')).toBe(true);
+    await createGitSource(t.store, source('hooked'), noSecret);
+    expect(await requestPoll(t.store, 'hooked')).toBe(true);
     const taken = (await poll('hooked'))!;
     // A newer request arrives while the poller takes the one it saw: the newer one stays.
-    expect(await requestPoll(store, 'hooked')).toBe(true);
-    expect(await takePollRequest(store, 'hooked', taken.modRevision)).toBe(false);
+    expect(await requestPoll(t.store, 'hooked')).toBe(true);
+    expect(await takePollRequest(t.store, 'hooked', taken.modRevision)).toBe(false);
     const newer = (await poll('hooked'))!;
-    expect(await takePollRequest(store, 'hooked', newer.modRevision)).toBe(true);
+    expect(await takePollRequest(t.store, 'hooked', newer.modRevision)).toBe(true);
     expect(await poll('hooked')).toBeUndefined();
-    await requestPoll(store, 'hooked');
-    await deleteGitSource(store, 'hooked', noSecret);
+    await requestPoll(t.store, 'hooked');
+    await deleteGitSource(t.store, 'hooked', noSecret);
     expect(await poll('hooked')).toBeUndefined();
   });
 });
