@@ -299,7 +299,7 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
   },
   users: { process: 'apiserver', module: 'apiserver/src/services/users.ts' },
   sessions: { process: 'apiserver (login, logout, expiry)', module: 'apiserver/src/services/users.ts' },
-  apiKeys: { process: 'apiserver', module: 'apiserver/src/routes/apikeys.ts' },
+  apiKeys: { process: 'apiserver', module: 'apiserver/src/services/api-keys.ts' },
   authBootstrap: { process: 'apiserver', module: 'apiserver/src/services/users.ts' },
   license: { process: 'apiserver', module: 'apiserver/src/services/license.ts' },
   settings: {

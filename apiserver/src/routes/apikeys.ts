@@ -7,14 +7,13 @@ import {
   CreatedApiKey,
   OkResponse,
   conflict,
-  isoNow,
   keys,
   notFound,
 } from '@vtl/api';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { idParam } from '../plugins/validate.js';
-import { newApiKey, sha256 } from '../services/secrets.js';
+import { createApiKey, revokeApiKey } from '../services/api-keys.js';
 
 /** API keys (§5.1, 5.2): created by admins, shown once, stored as a hash, revoked by id. */
 export async function apiKeyRoutes(app: FastifyInstance, ctx: AppContext) {
@@ -50,21 +49,10 @@ export async function apiKeyRoutes(app: FastifyInstance, ctx: AppContext) {
     },
     async (request, reply) => {
       const body = request.body;
-      // The id is taken in the key's own transaction.
-      const created = await store.withNewId('apikeys', 1, async (next) => {
-        const key = newApiKey(next.id);
-        const record: ApiKeyRecord = {
-          id: next.id,
-          name: body.name,
-          role: body.role,
-          key_hash: sha256(key),
-          created_at: isoNow(),
-          created_by: request.principal?.name ?? '',
-        };
-        const txn = store.transaction();
-        next.take(txn);
-        txn.ifAbsent(keys.apiKeys.one(next.id)).put(keys.apiKeys.one(next.id), record);
-        return (await txn.commit()) ? { key, record } : undefined;
+      const created = await createApiKey(store, {
+        name: body.name,
+        role: body.role,
+        createdBy: request.principal?.name ?? '',
       });
       if (!created) throw conflict('API keys kept being created meanwhile; retry.');
       const { key, record } = created;
@@ -86,8 +74,7 @@ export async function apiKeyRoutes(app: FastifyInstance, ctx: AppContext) {
     },
     async (request) => {
       const id = idParam(request.params.id, 'API key');
-      if (!(await store.delete(keys.apiKeys.one(id))))
-        throw notFound(`No API key ${id}; GET /api/apikeys lists them.`);
+      if (!(await revokeApiKey(store, id))) throw notFound(`No API key ${id}; GET /api/apikeys lists them.`);
       return { ok: true as const };
     },
   );
