@@ -18,5 +18,6 @@ export {
   longestGap,
   MAX_FREEZE_GAP_MS,
   MAX_GAP_AFTER_ELECTION_MS,
+  unexcusedRefusals,
   type FreezeOutcome,
 } from './member-freeze.js';

@@ -21,6 +21,8 @@ export interface FreezeOutcome {
   electedAfterMs: number | undefined;
   /** What each refused or failed call said. */
   refused: string[];
+  /** When each call of `refused` started, in the same order. */
+  refusedStartedAt: number[];
   /** Calls started (numbered from 0). */
   calls: number;
   /** Calls answered healthily. */
@@ -53,14 +55,20 @@ export async function freezeUnderLoad(opts: {
   const settleMs = opts.settleMs ?? 1_000;
   const healthy: number[] = [];
   const refused: string[] = [];
+  const refusedStartedAt: number[] = [];
   const calls: Promise<void>[] = [];
   let stop = false;
   const load = (async () => {
     for (let i = 0; !stop; i++) {
+      const startedAt = Date.now();
+      const refuse = (why: string) => {
+        refused.push(why);
+        refusedStartedAt.push(startedAt);
+      };
       calls.push(
         opts.call(i).then(
-          (why) => void (why === undefined ? healthy.push(Date.now()) : refused.push(why)),
-          (err: unknown) => void refused.push(String(err)),
+          (why) => void (why === undefined ? healthy.push(Date.now()) : refuse(why)),
+          (err: unknown) => refuse(String(err)),
         ),
       );
       await sleep(CALL_EVERY_MS);
@@ -96,6 +104,7 @@ export async function freezeUnderLoad(opts: {
     gapMs: longestGap(healthy, frozeAt, thawedAt),
     electedAfterMs: electedAt === undefined ? undefined : electedAt - frozeAt,
     refused,
+    refusedStartedAt,
     calls: calls.length,
     answered: healthy.length,
     frozeAt,
@@ -122,4 +131,21 @@ export const MAX_GAP_AFTER_ELECTION_MS = 1_000;
  */
 export function freezeGapBound(outcome: Pick<FreezeOutcome, 'electedAfterMs'>): number {
   return Math.max(MAX_FREEZE_GAP_MS, (outcome.electedAfterMs ?? 0) + MAX_GAP_AFTER_ELECTION_MS);
+}
+
+/**
+ * The refusals no etcd election excuses: a call that started `deadlineMs` −
+ * MAX_GAP_AFTER_ELECTION_MS or less before a new etcd leader was elected had at least
+ * MAX_GAP_AFTER_ELECTION_MS of its deadline left after the election, enough to be answered.
+ * Earlier ones could only wait for etcd (a slow election on a loaded machine) and may be refused.
+ */
+export function unexcusedRefusals(
+  outcome: Pick<FreezeOutcome, 'refused' | 'refusedStartedAt' | 'electedAfterMs' | 'frozeAt'>,
+  deadlineMs: number,
+): string[] {
+  const electedAt =
+    outcome.electedAfterMs === undefined ? undefined : outcome.frozeAt + outcome.electedAfterMs;
+  const lastExcusedStart =
+    electedAt === undefined ? -Infinity : electedAt - (deadlineMs - MAX_GAP_AFTER_ELECTION_MS);
+  return outcome.refused.filter((_, i) => !((outcome.refusedStartedAt[i] ?? Infinity) < lastExcusedStart));
 }
