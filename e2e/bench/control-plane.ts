@@ -18,6 +18,7 @@ import autocannon from 'autocannon';
 import { waitFor } from '@vtl/reconcile';
 import { declareFullLibrary } from './full-library.js';
 import { Appliance } from '../src/harness/appliance.js';
+import { apiserverPid } from './apiserver-pid.js';
 import { idleRss, type IdleMemory } from './idle-memory.js';
 
 process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
@@ -75,21 +76,6 @@ async function load(url: string, token: string, serverPid: number, gzip: boolean
     errors: r.errors + r.non2xx + r.timeouts,
     cpuUsPerRequest: Math.round((cpu * 1000) / Math.max(1, r.requests.total)),
   };
-}
-
-/** The pid of the appliance's apiserver (a child of its launcher). */
-async function apiserverPid(app: Appliance): Promise<number> {
-  const launcher = (app as unknown as { child: ChildProcess }).child.pid!;
-  for (const pid of (await fs.readdir('/proc')).filter((p) => /^\d+$/.test(p)).map(Number)) {
-    const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-    const cmd = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    if (
-      Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === launcher &&
-      cmd.includes('apiserver/dist/server.js')
-    )
-      return pid;
-  }
-  throw new Error('no apiserver process under the launcher');
 }
 
 async function startReference(

@@ -15,6 +15,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { waitFor } from '@vtl/reconcile';
 import { Appliance } from '../src/harness/appliance.js';
+import { apiserverPid } from './apiserver-pid.js';
 import { declareFullLibrary } from './full-library.js';
 
 process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
@@ -39,20 +40,6 @@ async function procStat(pid: number): Promise<{ cpu: number; system: number; fau
     .split(' ')
     .map(Number);
   return { cpu: ((f[11]! + f[12]!) * 1000) / 100, system: (f[12]! * 1000) / 100, faults: f[7]! };
-}
-
-async function apiserverPid(app: Appliance): Promise<number> {
-  const launcher = (app as unknown as { child: ChildProcess }).child.pid!;
-  for (const pid of (await fs.readdir('/proc')).filter((p) => /^\d+$/.test(p)).map(Number)) {
-    const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-    const cmd = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    if (
-      Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === launcher &&
-      cmd.includes('apiserver/dist/server.js')
-    )
-      return pid;
-  }
-  throw new Error('no apiserver process under the launcher');
 }
 
 /** CPU ms of each thread of a process, by thread name (the main thread's is the process's name). */
