@@ -5,21 +5,23 @@ import { submitExclusiveOp } from './exclusive-op.js';
 import { admitJob, cancelJob, finishExport, recordExportChunk, updateJob } from './jobs.js';
 import { useTestStore } from '@vtl/store/testing/use-test-store';
 
+/** An export of `label` as the I/E watcher detects it, for admitJob. */
+const detectedExport = (label: string) => ({
+  kind: 'export' as const,
+  state: 'detected' as const,
+  label,
+  library: 1,
+  remote_id: 1,
+  generation: '',
+  node: 'n1',
+  detail: '',
+  requested_by: 'test',
+});
+
 describe('job admission: ids taken in the job transaction', () => {
   const t = useTestStore();
 
-  const admit = (label: string) =>
-    admitJob(t.store, new EventJournal(t.store), {
-      kind: 'export',
-      state: 'detected',
-      label,
-      library: 1,
-      remote_id: 1,
-      generation: '',
-      node: 'n1',
-      detail: '',
-      requested_by: 'test',
-    });
+  const admit = (label: string) => admitJob(t.store, new EventJournal(t.store), detectedExport(label));
 
   it('racing admissions of different labels are all admitted, each with its own next id', async () => {
     const labels = Array.from({ length: 20 }, (_, i) => `RAC${String(i).padStart(3, '0')}L8`);
@@ -78,17 +80,7 @@ describe("an export's ledger: written and removed with its job's row", () => {
   let n = 0;
   /** An export job in `uploading`, as the nodeagent's upload step sees it. */
   const uploading = async () => {
-    const job = await admitJob(t.store, journal(), {
-      kind: 'export',
-      state: 'detected',
-      label: `LDG${String(++n).padStart(3, '0')}L8`,
-      library: 1,
-      remote_id: 1,
-      generation: '',
-      node: 'n1',
-      detail: '',
-      requested_by: 'test',
-    });
+    const job = await admitJob(t.store, journal(), detectedExport(`LDG${String(++n).padStart(3, '0')}L8`));
     await t.store.put(keys.jobs.one(job.id), { ...job, state: 'uploading' } satisfies Job);
     return job.id;
   };

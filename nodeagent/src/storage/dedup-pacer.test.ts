@@ -9,7 +9,7 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import * as btrfs from './btrfs.js';
 import { DedupRunner, hashFile, passProcesses } from './dedup-pass.js';
-import { PassPacer } from './dedup-pacer.js';
+import { PassPacer, type PassPacerOptions } from './dedup-pacer.js';
 
 const MiB = 1024 ** 2;
 /** Per cartridge: enough that reading it back takes duperemove well over a pacer's sample. */
@@ -185,19 +185,23 @@ async function stateOf(pid: number): Promise<string> {
   return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
 }
 
+/** A stand-in pass (`sleep`) paced while a drive's counter grows every 20 ms; end() stops all. */
+function pacedUnderStream(opts: Pick<PassPacerOptions, 'quietMs' | 'maxPauseMs' | 'overrideMs'>) {
+  const child = spawn('sleep', ['60'], { stdio: 'ignore' });
+  let bytes = 0;
+  const streaming = setInterval(() => (bytes += 1), 20);
+  const pacer = new PassPacer({ pid: child.pid!, hostBytes: () => bytes, sampleMs: 50, ...opts }).start();
+  const end = () => {
+    clearInterval(streaming);
+    pacer.stop();
+    child.kill();
+  };
+  return { child, pacer, end };
+}
+
 describe('PassPacer bound on a pause', () => {
   it('lets a pass paused its longest run on for a while, then paces it again', async () => {
-    const child = spawn('sleep', ['60'], { stdio: 'ignore' });
-    let bytes = 0;
-    const streaming = setInterval(() => (bytes += 1), 20);
-    const pacer = new PassPacer({
-      pid: child.pid!,
-      hostBytes: () => bytes,
-      sampleMs: 50,
-      quietMs: 300,
-      maxPauseMs: 1_000,
-      overrideMs: 1_500,
-    }).start();
+    const { child, pacer, end } = pacedUnderStream({ quietMs: 300, maxPauseMs: 1_000, overrideMs: 1_500 });
     try {
       await waitFor(async () => (await stateOf(child.pid!)) === 'T', { timeoutMs: 5_000, intervalMs: 20 });
       const pausedAt = Date.now();
@@ -210,31 +214,19 @@ describe('PassPacer bound on a pause', () => {
       await waitFor(async () => (await stateOf(child.pid!)) === 'T', { timeoutMs: 3_000, intervalMs: 20 });
       expect(pacer.paused).toBe(true);
     } finally {
-      clearInterval(streaming);
-      pacer.stop();
-      child.kill();
+      end();
     }
   });
 
   it('keeps a pass paused as long as hosts stream when the bound is 0', async () => {
-    const child = spawn('sleep', ['60'], { stdio: 'ignore' });
-    let bytes = 0;
-    const streaming = setInterval(() => (bytes += 1), 20);
-    const pacer = new PassPacer({
-      pid: child.pid!,
-      hostBytes: () => bytes,
-      sampleMs: 50,
-      maxPauseMs: 0,
-    }).start();
+    const { child, pacer, end } = pacedUnderStream({ maxPauseMs: 0 });
     try {
       await waitFor(async () => (await stateOf(child.pid!)) === 'T', { timeoutMs: 5_000, intervalMs: 20 });
       await new Promise((resolve) => setTimeout(resolve, 1_500));
       expect(await stateOf(child.pid!)).toBe('T');
       expect(pacer.overrides).toBe(0);
     } finally {
-      clearInterval(streaming);
-      pacer.stop();
-      child.kill();
+      end();
     }
   });
 });
