@@ -8,20 +8,8 @@ import { ensureInitialAdmin } from './services/users.js';
 import { VERSION } from './version.js';
 import { setCertificateExpiry } from './services/process-metrics.js';
 
-const configured = () => {
-  const config = loadConfig();
-  return {
-    config,
-    settings: {
-      store: config.store,
-      // VTL_LOG_LEVEL=debug adds a line per successful read (plugins/request-log.ts).
-      logLevel: config.logLevel,
-    },
-  };
-};
-
 /** Entry point: listens on HTTPS and, unless disabled, on the plaintext port. */
-runStoreProcess('apiserver', configured, async ({ config, logger, store, journal }) => {
+runStoreProcess({ name: 'apiserver', loadConfig }, async ({ config, logger, store, journal }) => {
   await ensureIdentity(store);
   await ensureInitialAdmin(store, config.stateDir, logger, config.initialAdminPasswordFile);
   const ctx = { store, journal, config, logger, version: VERSION, startedAt: new Date() };

@@ -19,20 +19,8 @@ import { startGitopsPoller } from './gitops/poller.js';
 /** Lease of the controller's leadership; a standby takes over about this long after a crash. */
 const LEADER_TTL_SEC = 5;
 
-const configured = () => {
-  const config = loadConfig();
-  return {
-    config,
-    settings: {
-      store: config.store,
-      health: config.health, // VTL_HEALTH_PORT: the chart's probes
-      metricsAddr: config.metricsAddr,
-    },
-  };
-};
-
 /** Entry point: campaigns for leadership, then carries out the controller's operations. */
-runStoreProcess('controller', configured, async ({ config, logger, store, journal }) => {
+runStoreProcess({ name: 'controller', loadConfig }, async ({ config, logger, store, journal }) => {
   const restartWatch = await exitOnRestartRequest(store, logger);
   const drainTimeoutMs = config.drainTimeoutMs || DEFAULT_DRAIN_TIMEOUT_MS;
   const candidateId = `${config.node}:${process.pid}`;

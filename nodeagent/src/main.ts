@@ -1,5 +1,11 @@
-import { boundedStep, exitOnRestartRequest, runStoreProcess, startOpRunner } from '@vtl/reconcile';
-import { loadConfig } from './config.js';
+import {
+  boundedStep,
+  exitOnRestartRequest,
+  runStoreProcess,
+  startOpRunner,
+  type StoreProcessSpec,
+} from '@vtl/reconcile';
+import { loadConfig, type NodeagentConfig } from './config.js';
 import { hostPowerFrom } from './host-power.js';
 import { ensureDefaultPool } from './pool/default-pool.js';
 import { startPoolReconciler } from './pool/pool-reconciler.js';
@@ -25,21 +31,15 @@ import { claimNode } from './node-claim.js';
 /** Status records live under this lease: they vanish about this long after the node dies. */
 const STATUS_LEASE_TTL_SEC = 10;
 
-const configured = () => {
-  const config = loadConfig();
-  return {
-    config,
-    settings: {
-      store: config.store,
-      health: config.health, // VTL_HEALTH_PORT: the chart's probes
-      metricsAddr: config.metricsAddr,
-      logBindings: { node: config.node },
-    },
-  };
+/** The nodeagent's configuration; every log line names its node. */
+const nodeagent: StoreProcessSpec<NodeagentConfig> = {
+  name: 'nodeagent',
+  loadConfig,
+  logBindings: (config) => ({ node: config.node }),
 };
 
 /** Entry point: one nodeagent per appliance node. */
-runStoreProcess('nodeagent', configured, async ({ config, logger, store, journal }) => {
+runStoreProcess(nodeagent, async ({ config, logger, store, journal }) => {
   // One nodeagent per node: a second one waits here until the first is gone.
   const claim = await claimNode(store, config.node, logger);
   // Status records vanish with this lease when the node dies. A store stall longer than its TTL

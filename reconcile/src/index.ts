@@ -18,7 +18,13 @@ export {
   type AwaitOpOptions,
   type OpTimeoutMessage,
 } from './op-wait.js';
-export { runProcess, runStoreProcess, type StoreProcess, type StoreProcessSettings } from './process.js';
+export {
+  runProcess,
+  runStoreProcess,
+  type StoreProcess,
+  type StoreProcessConfig,
+  type StoreProcessSpec,
+} from './process.js';
 export { exitOnRestartRequest } from './restart-request.js';
 export { boundedStep, HARD_EXIT_MS, onShutdown, watchSupervisor, type StopReason } from './shutdown.js';
 export { commandLine, identify, stillRuns, type ProcessIdentity } from './process-identity.js';

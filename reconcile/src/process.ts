@@ -24,9 +24,12 @@ export function runProcess(
   );
 }
 
-/** What a control-plane process's start needs from its configuration. */
-export interface StoreProcessSettings {
-  /** etcd: the process configuration's `store` (storeSettingsFromEnv). */
+/**
+ * The part of a control-plane process's configuration runStoreProcess starts from: each
+ * process's loadConfig returns these fields beside its own.
+ */
+export interface StoreProcessConfig {
+  /** etcd: storeSettingsFromEnv. */
   store: StoreSettings;
   /** The probes (serveHealth); none for a process that serves HTTP itself. */
   health?: HealthSettings;
@@ -34,8 +37,14 @@ export interface StoreProcessSettings {
   metricsAddr?: string;
   /** pino's level; info unless set. */
   logLevel?: string;
+}
+
+/** Which control-plane process runStoreProcess starts, and from what configuration. */
+export interface StoreProcessSpec<C extends StoreProcessConfig> {
+  name: string;
+  loadConfig: () => C;
   /** Fields every log line carries (the nodeagent's node). */
-  logBindings?: Record<string, unknown>;
+  logBindings?: (config: C) => Record<string, unknown>;
 }
 
 /** What runStoreProcess hands the process's own start. */
@@ -53,27 +62,27 @@ const CLOSE_BUDGET_MS = 1_000;
  * runProcess for a control-plane process (apiserver, controller, nodeagent): loads its config,
  * connects the store, serves the probes if configured and makes the event journal; then `main`
  * starts the process's own parts and returns how to stop them; then the metrics endpoint, if
- * configured, is served. A stop runs the process's own first, then, in one shared budget of CLOSE_BUDGET_MS (each step bounded, so a store
- * that does not answer never holds the exit), closes the metrics endpoint, records the events
- * the journal still holds and closes the store. Exit codes and signals as runProcess.
+ * configured, is served. A stop runs the process's own first, then, in one shared budget of
+ * CLOSE_BUDGET_MS (each step bounded, so a store that does not answer never holds the exit),
+ * closes the metrics endpoint, records the events the journal still holds and closes the store.
+ * Exit codes and signals as runProcess.
  */
-export function runStoreProcess<C>(
-  name: string,
-  load: () => { config: C; settings: StoreProcessSettings },
+export function runStoreProcess<C extends StoreProcessConfig>(
+  spec: StoreProcessSpec<C>,
   main: (proc: StoreProcess<C>) => Promise<(reason: StopReason) => Promise<void>>,
 ): void {
-  runProcess(name, async (rootLogger) => {
-    const { config, settings } = load();
-    if (settings.logLevel) rootLogger.level = settings.logLevel;
-    const logger = settings.logBindings ? rootLogger.child(settings.logBindings) : rootLogger;
-    const store = await Store.connect({ ...settings.store, logger });
-    if (settings.health) await serveHealth(store, logger, settings.health); // the chart's probes
+  runProcess(spec.name, async (rootLogger) => {
+    const config = spec.loadConfig();
+    if (config.logLevel) rootLogger.level = config.logLevel;
+    const logger = spec.logBindings ? rootLogger.child(spec.logBindings(config)) : rootLogger;
+    const store = await Store.connect({ ...config.store, logger });
+    if (config.health) await serveHealth(store, logger, config.health); // the chart's probes
     const journal = new EventJournal(store);
     const stop = await main({ config, logger, store, journal });
     // Once started: a nodeagent waiting for its node's claim must not take the running one's port.
     let metrics: Awaited<ReturnType<typeof serveMetrics>> | undefined;
     try {
-      metrics = settings.metricsAddr ? await serveMetrics(settings.metricsAddr, logger) : undefined;
+      metrics = config.metricsAddr ? await serveMetrics(config.metricsAddr, logger) : undefined;
     } catch (err) {
       await stop('signal'); // what started is stopped before the failed start exits
       throw err;
