@@ -331,7 +331,7 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
   },
   updateRequest: {
     process: 'apiserver; removal: updater (taking it over, or settling one no updater took)',
-    module: 'apiserver/src/routes/system-update.ts',
+    module: 'apiserver/src/services/system-update.ts',
     also: {
       'updater/src/main.ts': 'updater: removal as it takes the request over into update.pending',
       'updater/src/takeover.ts': 'updater: removal of a request no updater took (the settle run)',

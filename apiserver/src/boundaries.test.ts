@@ -30,7 +30,7 @@ const FS_ALLOWED: Record<string, string> = {
   'services/bundle-redaction.ts': "the support bundle's redaction of its own log files",
   'services/support-bundle.ts': "the processes' log files for the support bundle",
   'plugins/console.ts': "the console's static files",
-  'routes/system-update.ts':
+  'services/system-update.ts':
     'a signed release bundle staged in the state dir for the updater (docs/updates.md)',
   'services/update-upload.ts': 'the uploaded release bundle streamed to the state dir, deleted when refused',
   'test/test-app.ts': 'a test helper (state dir of the test app)',

@@ -78,6 +78,7 @@ export const UpdateAccepted = z.object({
   unit: z.string(),
   detail: z.string(),
 });
+export type UpdateAccepted = z.infer<typeof UpdateAccepted>;
 
 /** 200 of POST /api/system/rollback (§4.3). */
 export const RollbackAnswer = z.object({
@@ -91,3 +92,4 @@ export const RollbackAnswer = z.object({
    */
   orphaned_cartridges: z.array(z.string()).default([]),
 });
+export type RollbackAnswer = z.infer<typeof RollbackAnswer>;
