@@ -5,8 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditEntry, keys, UpdateLastResult, UpdateRecord } from '@vtl/api';
-import type { Store } from '@vtl/store';
-import { startTestStores, type TestStores } from '@vtl/store/testing';
+import { useTestStore } from '@vtl/store/testing/use-test-store';
 // The built entry, as the apiserver takes it: the settle run is updater/dist/main.js.
 import { settleAbandonedUpdate } from '@vtl/updater';
 import { activeRelease, switchRelease } from './releases.js';
@@ -18,13 +17,10 @@ import { START_GRACE_MS, bootId, selfIdentity } from './updater-identity.js';
  * release directories (api/src/keys.ts). docs/updates.md gives the rule it follows.
  */
 describe('the updater settle run (main.js settle)', () => {
-  let t: TestStores;
-  let store: Store;
+  const t = useTestStore();
   let tmp: string;
   let env: NodeJS.ProcessEnv;
   beforeAll(async () => {
-    t = await startTestStores();
-    store = t.stores[0]!;
     tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'vtl-settle-'));
     env = {
       ...process.env,
@@ -32,9 +28,8 @@ describe('the updater settle run (main.js settle)', () => {
       VTL_ETCD_ENDPOINTS: t.etcd.endpoint,
       VTL_SEALING_KEY_FILE: t.etcd.sealingKeyFile,
     };
-  }, 60_000);
+  });
   afterAll(async () => {
-    await t?.stop();
     if (tmp) await fs.rm(tmp, { recursive: true, force: true });
   });
 
@@ -64,7 +59,7 @@ describe('the updater settle run (main.js settle)', () => {
       step: 'switched to the new release',
       updater,
     });
-    await store.put(keys.update.pending, record);
+    await t.store.put(keys.update.pending, record);
     return { releasesDir, factory, release, files };
   }
 
@@ -87,8 +82,8 @@ describe('the updater settle run (main.js settle)', () => {
     expect(settled!.detail).toMatch(
       new RegExp(`updater pid ${dead.pid} is no longer running.*v0\\.2\\.0 was not applied`),
     );
-    expect(await store.get(keys.update.pending, UpdateRecord)).toBeUndefined();
-    expect((await store.get(keys.update.lastResult, UpdateLastResult))?.value).toMatchObject({
+    expect(await t.store.get(keys.update.pending, UpdateRecord)).toBeUndefined();
+    expect((await t.store.get(keys.update.lastResult, UpdateLastResult))?.value).toMatchObject({
       ok: false,
       action: 'update',
       version: 'v0.1.0',
@@ -96,7 +91,7 @@ describe('the updater settle run (main.js settle)', () => {
     });
     expect(await activeRelease(u.releasesDir)).toBe(u.factory);
     for (const gone of [u.release, u.files]) await expect(fs.stat(gone)).rejects.toThrow(/ENOENT/);
-    const audit = (await store.list(keys.audit.prefix, AuditEntry)).items;
+    const audit = (await t.store.list(keys.audit.prefix, AuditEntry)).items;
     expect(audit.at(-1)?.value).toMatchObject({
       action: 'system.update.abandoned',
       actor: { name: 'updater' },
@@ -114,19 +109,19 @@ describe('the updater settle run (main.js settle)', () => {
     expect(await settleAbandonedUpdate({ env, runningVersion: 'v0.1.0', releasesDir: u.releasesDir })).toBe(
       undefined,
     );
-    expect((await store.get(keys.update.pending, UpdateRecord))?.value.id).toBe(id);
+    expect((await t.store.get(keys.update.pending, UpdateRecord))?.value.id).toBe(id);
     expect(await activeRelease(u.releasesDir)).toBe(u.release);
-    await store.delete(keys.update.pending);
+    await t.store.delete(keys.update.pending);
   }, 60_000);
 
   it("removes a request no updater took over within the grace, with the update's files", async () => {
     const id = '0a1b2c3d-0000-4000-8000-000000000003';
     const u = await abandonedUpdate(id, null);
     // Still the apiserver's request: no updater ever took it (switched back to where it ran).
-    const request = (await store.get(keys.update.pending, UpdateRecord))!.value;
-    await store.delete(keys.update.pending);
+    const request = (await t.store.get(keys.update.pending, UpdateRecord))!.value;
+    await t.store.delete(keys.update.pending);
     await switchRelease(u.releasesDir, u.factory);
-    await store.put(keys.updateRequest, {
+    await t.store.put(keys.updateRequest, {
       ...request,
       staged_at: new Date(Date.now() - START_GRACE_MS - 1_000).toISOString(),
     });
@@ -136,8 +131,8 @@ describe('the updater settle run (main.js settle)', () => {
       releasesDir: u.releasesDir,
     });
     expect(settled?.detail).toMatch(/no updater took the update over within 30 s/);
-    expect(await store.get(keys.updateRequest, UpdateRecord)).toBeUndefined();
-    expect(await store.get(keys.update.pending, UpdateRecord)).toBeUndefined();
+    expect(await t.store.get(keys.updateRequest, UpdateRecord)).toBeUndefined();
+    expect(await t.store.get(keys.update.pending, UpdateRecord)).toBeUndefined();
     expect(await activeRelease(u.releasesDir)).toBe(u.factory);
     await expect(fs.stat(u.files)).rejects.toThrow(/ENOENT/);
   }, 60_000);
