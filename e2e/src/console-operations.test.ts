@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BrowserContext, Page } from 'playwright-core';
 import { waitFor } from '@vtl/reconcile';
-import { startTestRgw, type TestRgw } from '@vtl/offsite';
+import { startTestRgw, type TestRgw } from '@vtl/offsite/testing/rgw';
 import { KernelTree } from '@vtl/nodeagent/testing/kernel-tree';
 import { Appliance } from './harness/appliance.js';
 import { consoleLogin, consoleVisit, TestBrowser } from './harness/browser.js';

@@ -1,7 +1,7 @@
 import https from 'node:https';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestRgw, type TestRgw } from '@vtl/offsite';
+import { startTestRgw, type TestRgw } from '@vtl/offsite/testing/rgw';
 import { waitFor } from '@vtl/reconcile';
 import { TestGitRepo } from '@vtl/controller';
 import { Appliance } from './harness/appliance.js';

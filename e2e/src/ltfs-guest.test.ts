@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@vtl/reconcile';
-import { startTestRgw, type TestRgw } from '@vtl/offsite';
+import { startTestRgw, type TestRgw } from '@vtl/offsite/testing/rgw';
 import { Appliance } from './harness/appliance.js';
 import { ensureGuestImage, findQemu } from './guest/guest-image.js';
 import { guestScript } from './guest/guest-script.js';

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@vtl/reconcile';
 import { keys } from '@vtl/api';
 import { Cdb } from '@vtl/emulator';
-import { s3For, startTestRgw, type TestRgw } from '@vtl/offsite';
+import { s3For } from '@vtl/offsite';
+import { startTestRgw, type TestRgw } from '@vtl/offsite/testing/rgw';
 import { Appliance } from './harness/appliance.js';
 import { LibIscsiSession, type CommandResult } from '@vtl/emulator/testing/libiscsi';
 

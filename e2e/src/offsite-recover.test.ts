@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@vtl/reconcile';
 import { Cdb } from '@vtl/emulator';
-import { startTestRgw, type TestRgw } from '@vtl/offsite';
+import { startTestRgw, type TestRgw } from '@vtl/offsite/testing/rgw';
 import { Appliance } from './harness/appliance.js';
 import { LibIscsiSession, type CommandResult } from '@vtl/emulator/testing/libiscsi';
 

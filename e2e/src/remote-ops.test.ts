@@ -1,7 +1,8 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Op, keys, type ErrorCode } from '@vtl/api';
-import { startTestRgw, writeTopology, type TestRgw } from '@vtl/offsite';
+import { writeTopology } from '@vtl/offsite';
+import { startTestRgw, type TestRgw } from '@vtl/offsite/testing/rgw';
 import { waitFor } from '@vtl/reconcile';
 import type { Store } from '@vtl/store';
 import { Appliance } from './harness/appliance.js';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { waitFor } from '@vtl/reconcile';
 import { Cdb, IMAGE_FILES } from '@vtl/emulator';
 import { LibIscsiSession } from '@vtl/emulator/testing/libiscsi';
-import { startTestRgw, type TestRgw } from '@vtl/offsite';
+import { startTestRgw, type TestRgw } from '@vtl/offsite/testing/rgw';
 import { backupLikeData } from '@vtl/offsite/testing/cartridge-fixture';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Appliance } from './harness/appliance.js';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keys, RemoteSecret } from '@vtl/api';
 import { waitFor } from '@vtl/reconcile';
 import { parseKeyFile } from '@vtl/sealing';
-import { startTestRgw, type TestRgw } from '@vtl/offsite';
+import { startTestRgw, type TestRgw } from '@vtl/offsite/testing/rgw';
 import { Appliance } from './harness/appliance.js';
 import { etcdctl, filesUnder, textsInFiles } from './harness/etcdctl.js';
 

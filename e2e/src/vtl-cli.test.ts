@@ -7,7 +7,7 @@ import { Appliance } from './harness/appliance.js';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { waitFor } from '@vtl/reconcile';
-import { startTestRgw } from '@vtl/offsite';
+import { startTestRgw } from '@vtl/offsite/testing/rgw';
 import { vtl, vtlStream, VTL_MAIN, type CliRun } from './harness/vtl-cli.js';
 
 // The `vtl` command-line client, built (cli/dist) and run as a child process against a real

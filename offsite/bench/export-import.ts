@@ -44,10 +44,9 @@ import {
   type ExportStages,
   type ImportStages,
   probeRemote,
-  startTestRgw,
   type GenerationRef,
-  type TestRgw,
 } from '@vtl/offsite';
+import { startTestRgw, type TestRgw } from '@vtl/offsite/testing/rgw';
 import { backupLikeData } from '../src/testing/cartridge-fixture.js';
 import {
   cpuSecondsOf,

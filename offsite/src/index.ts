@@ -13,7 +13,7 @@
  *   threads too (requests signed by the SDK, sent by node:http there), so chunk bytes never
  *   pass through the event loop on import or verify.
  * - Errors: OffsiteError with a stable `code` (see OffsiteErrorCode).
- * - Tests of any package: startTestRgw (a real Ceph RGW on 127.0.0.1).
+ * - Tests of any package: `@vtl/offsite/testing/rgw` (startTestRgw, a real Ceph RGW on 127.0.0.1).
  */
 export { s3For, type RemoteConnection, type S3ClientOptions } from './remote.js';
 export { OffsiteError, type OffsiteErrorCode } from './errors.js';
@@ -48,4 +48,3 @@ export {
 export { verifyGeneration, type VerifyOptions } from './verify.js';
 export { importCartridge, noStages, type ImportOptions, type ImportStages } from './import.js';
 export { CARTRIDGE_BASE_FILES as CARTRIDGE_FILES } from '@vtl/api';
-export { startTestRgw, type TestRgw } from './testing/rgw.js';

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { LibrarySpec, LibraryStatus, Op, PoolSpec, PoolStatus, RemoteRecord, isoNow, keys } from '@vtl/api';
-import { startTestRgw, writeTopology, type TestRgw } from '@vtl/offsite';
+import { writeTopology } from '@vtl/offsite';
+import { startTestRgw, type TestRgw } from '@vtl/offsite/testing/rgw';
 import { startOpRunner, watchOpUntilFinished } from '@vtl/reconcile';
 import { EventJournal, Store } from '@vtl/store';
 import { startTestEtcd, type TestEtcd } from '@vtl/store/testing';

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '@vtl/reconcile';
-import { startTestRgw, type TestRgw } from '@vtl/offsite';
+import { startTestRgw, type TestRgw } from '@vtl/offsite/testing/rgw';
 import { Cdb } from '@vtl/emulator';
 import { ApiClient } from '../harness/api-client.js';
 import { parsePrometheus } from '../harness/prometheus.js';
