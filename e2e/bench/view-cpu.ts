@@ -6,7 +6,8 @@
  * more). Not a target check: `npm run bench:control-plane` is. `vite-node e2e/bench/view-cpu.ts`
  * after `npx tsc -b`; VIEWS=/api/targets,... (default targets and cartridges), RATE=req/s
  * (default 2000), SECONDS per load (default 5), ROUNDS alternated pairs (default 3), GZIP=0 or
- * GZIP=only; PROFILE_DIR=dir also writes a CPU profile of the apiserver over the view loads.
+ * GZIP=only; PROFILE_DIR=dir also writes a CPU profile of the apiserver over the view loads;
+ * LIBRARIES=n full libraries, one pool each (default 1; 16 is the benchmark's large part).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -25,6 +26,7 @@ const SECONDS = Number(process.env.SECONDS) || 5;
 const ROUNDS = Number(process.env.ROUNDS) || 3;
 const GZIP = process.env.GZIP === '0' ? [false] : process.env.GZIP === 'only' ? [true] : [false, true];
 const PROFILE_DIR = process.env.PROFILE_DIR;
+const LIBRARIES = Number(process.env.LIBRARIES) || 1;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
@@ -80,7 +82,7 @@ async function load(url: string, token: string, pid: number, gzip: boolean) {
     .map(([name, ms]) => `${name} ${((ms * 1000) / Math.max(1, r.requests.total)).toFixed(0)}`);
   if (process.env.THREADS)
     console.log(
-      `  ${url}${gzip ? ' gzip' : ''}: ${threads.join(', ')}; system ${(perRequest(statAfter.system - statBefore.system) * 1000).toFixed(0)} µs, ` +
+      `  ${new Date().toISOString().slice(11, 19)} ${url}${gzip ? ' gzip' : ''}: ${threads.join(', ')}; system ${(perRequest(statAfter.system - statBefore.system) * 1000).toFixed(0)} µs, ` +
         `${perRequest(statAfter.faults - statBefore.faults).toFixed(2)} minor faults per request`,
     );
   if (r.non2xx + r.errors) throw new Error(`${url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
@@ -94,13 +96,29 @@ const app = await Appliance.start({
 });
 let ref: ChildProcess | undefined;
 try {
-  const pool = (await app.api.get('/api/pools')).body[0];
-  const library = await declareFullLibrary(app, pool.id, 0);
+  for (let n = 1; n < LIBRARIES; n++) {
+    const res = await app.api.post('/api/pools', {
+      name: `bench-${n}`,
+      path: path.join(app.stateDir, 'pools', `bench-${n}`),
+    });
+    if (res.status !== 201 && res.status !== 200) throw new Error(`pool answered ${res.status}`);
+  }
+  await waitFor(
+    async () =>
+      (await app.api.get('/api/pools')).body.filter((p: { state: string }) => p.state === 'active').length ===
+      LIBRARIES,
+    { timeoutMs: 120_000, intervalMs: 500 },
+  );
+  const pools: { id: number }[] = (await app.api.get('/api/pools')).body;
+  const libraries: number[] = [];
+  for (const [n, pool] of pools.entries()) libraries.push(await declareFullLibrary(app, pool.id, n));
   await app.apply();
-  const minted = await app.api.post('/api/cartridges', { library, count: 400 });
-  if (minted.status !== 200) throw new Error(`mint answered ${minted.status}`);
-  await waitFor(async () => (await app.api.get('/api/cartridges')).body.length === 400, {
-    timeoutMs: 60_000,
+  for (const library of libraries) {
+    const minted = await app.api.post('/api/cartridges', { library, count: 400 });
+    if (minted.status !== 200) throw new Error(`mint answered ${minted.status}`);
+  }
+  await waitFor(async () => (await app.api.get('/api/cartridges')).body.length === 400 * LIBRARIES, {
+    timeoutMs: 120_000,
   });
   const bodyDir = await fs.mkdtemp(path.join(os.tmpdir(), 'vtl-view-cpu-'));
   for (const view of VIEWS)

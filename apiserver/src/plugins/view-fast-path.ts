@@ -10,6 +10,7 @@ import { requestIdOf } from './request-log.js';
 import { observeHttpRequest } from '../services/process-metrics.js';
 import { FAIL_CLOSED_ROLE, type CachedView } from './route-config.js';
 import { securityHeaders } from './security-headers.js';
+import { writeBody } from './view-body.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -132,12 +133,7 @@ export function registerViewFastPath(
     header.lines[header.length] = String(length);
     header.lines[header.id] = requestIdOf(req);
     res.writeHead(200, header.lines);
-    if (Buffer.isBuffer(chunks)) res.end(chunks);
-    else {
-      // Written in one turn: the response corks the socket until the turn ends (one writev).
-      for (let i = 0; i < chunks.length - 1; i++) res.write(chunks[i]);
-      res.end(chunks.at(-1));
-    }
+    writeBody(res, Buffer.isBuffer(chunks) ? [chunks] : chunks);
     markAnswered(app, req.socket);
     observeHttpRequest('GET', req.url, 200, (performance.now() - since) / 1000);
     stats.count++;
