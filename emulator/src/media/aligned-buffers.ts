@@ -36,6 +36,8 @@ interface Slab {
   readonly free: number[];
   /** Lent slots and how many holders each has. */
   readonly lent: Map<number, number>;
+  /** Lent slots and the length of the buffer takeAlignedBuffer gave for each. */
+  readonly taken: Map<number, number>;
 }
 
 const slabOf = new WeakMap<ArrayBufferLike, Slab>();
@@ -63,6 +65,7 @@ function newSlab(slotSize: number): Slab | undefined {
     slotSize,
     free: Array.from({ length: slots }, (_, i) => slots - 1 - i),
     lent: new Map(),
+    taken: new Map(),
   };
   slabOf.set(memory.buffer, slab);
   return slab;
@@ -84,6 +87,7 @@ export function takeAlignedBuffer(n: number): Buffer | undefined {
   }
   const slot = slab.free.pop()!;
   slab.lent.set(slot, 1);
+  slab.taken.set(slot, n);
   return Buffer.from(slab.memory.buffer, slot * size, n);
 }
 
@@ -111,9 +115,27 @@ export function giveAlignedBuffer(buf: Buffer): boolean {
     slab.lent.set(slot, holders - 1);
   } else {
     slab.lent.delete(slot);
+    slab.taken.delete(slot);
     slab.free.push(slot);
   }
   return true;
+}
+
+/**
+ * `buf` followed by zeros up to `n` bytes in the same slot, when `buf` is a whole buffer that
+ * takeAlignedBuffer lent (its first byte and its length) and the slot holds n bytes: the bytes
+ * past it then belong to no view of anyone, and are zeroed here, never left with what an earlier
+ * holder wrote there. Undefined otherwise (a view into a read run or into a transfer of several
+ * blocks: the bytes after it are another block's).
+ */
+export function padAlignedBuffer(buf: Buffer, n: number): Buffer | undefined {
+  const slab = slabOf.get(buf.buffer);
+  if (!slab || n < buf.length || n > slab.slotSize || buf.byteOffset % slab.slotSize !== 0) return undefined;
+  const slot = buf.byteOffset / slab.slotSize;
+  if (slab.taken.get(slot) !== buf.length) return undefined;
+  const padded = Buffer.from(slab.memory.buffer, buf.byteOffset, n);
+  padded.fill(0, buf.length);
+  return padded;
 }
 
 /** Whether a buffer's first byte sits at a DIRECT_IO_ALIGN-aligned address (only known for slots). */

@@ -12,8 +12,12 @@ import { giveAlignedBuffer, takeAlignedBuffer } from './aligned-buffers.js';
  * references the bytes returns it (devices copy what they keep).
  */
 
-/** Smaller blocks come from Node's own slab allocator; pooling them would not pay. */
-export const POOLED_MIN = 64 * 1024;
+/**
+ * Smaller blocks are ordinary allocations; pooling them would not pay. From 32 KiB on, blocks
+ * are written padded to 4 KiB around the page cache (index-file.ts padsBlock), which wants them
+ * in an aligned slot with room after them: a slot of 64 KiB or more.
+ */
+export const POOLED_MIN = 32 * 1024;
 /** Larger blocks are rare (LTO's maximum is 8 MiB); they are allocated each time. */
 const POOLED_MAX = 16 * 1024 * 1024;
 /** Bytes kept idle across all size classes: enough for a few deep command queues. */

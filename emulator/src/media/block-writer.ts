@@ -38,7 +38,7 @@ interface Run {
 export class BlockWriter {
   /** Runs not yet handed to a write, in file order; only the last one takes more blocks. */
   private readonly waiting: Run[] = [];
-  private inFlight = 0;
+  private readonly inFlight = new Set<Run>();
 
   constructor(
     private readonly data: FileHandle,
@@ -52,7 +52,10 @@ export class BlockWriter {
     private readonly cellBytes?: number,
   ) {}
 
-  /** Writes `block` at `offset`; resolves once it is in the file. */
+  /**
+   * Writes `block` at `offset`; resolves once it is in the file. Writes reach the file in call
+   * order where they overlap (a padded block's zeros, then a block written over them).
+   */
   write(block: Buffer, offset: number): Promise<void> {
     const cell = this.cellBytes;
     const cellEnd = cell === undefined ? Infinity : (Math.floor(offset / cell) + 1) * cell;
@@ -85,16 +88,19 @@ export class BlockWriter {
   }
 
   private startWrites(): void {
-    while (this.inFlight < MAX_IN_FLIGHT && this.waiting.length > 0) {
+    while (this.inFlight.size < MAX_IN_FLIGHT && this.waiting.length > 0) {
       const next = this.waiting[0]!;
       const small = next.end - next.offset < SECOND_WRITE_MIN && !this.endsCell(next);
       // The last run keeps gathering while another write is on its way, until it is large
       // (or fills its cell: it cannot grow).
-      if (this.inFlight > 0 && small && this.waiting.length === 1) return;
+      if (this.inFlight.size > 0 && small && this.waiting.length === 1) return;
+      // A block after a padded one starts inside the padding's zeros (index-file.ts paddedEnd):
+      // it waits until they are written, or they could land over it.
+      if ([...this.inFlight].some((r) => r.offset < next.end && next.offset < r.end)) return;
       const run = this.waiting.shift()!;
-      this.inFlight += 1;
+      this.inFlight.add(run);
       void this.writeRun(run).finally(() => {
-        this.inFlight -= 1;
+        this.inFlight.delete(run);
         this.startWrites();
       });
     }

@@ -3,7 +3,14 @@ import { join } from 'node:path';
 import { fsyncDir } from '../util/atomic-file.js';
 import { SerialQueue } from '../util/serial-queue.js';
 import { MediaError, isErrno } from './errors.js';
-import { IndexFile, blockOffset, entryEnd, filemarksThrough, type IndexEntry } from './index-file.js';
+import {
+  IndexFile,
+  blockOffset,
+  entryEnd,
+  filemarksThrough,
+  padsBlock,
+  type IndexEntry,
+} from './index-file.js';
 import {
   earlyWarningAt,
   partitionCapacities,
@@ -18,7 +25,8 @@ import { DirectReader } from './direct-read.js';
 import { BlockWriter } from './block-writer.js';
 import { DirectWriter } from './direct-write.js';
 import { writeCellBytes } from './write-cells.js';
-import { ReadAhead, readBytes, type BlockExtent, type BlockSource } from './read-ahead.js';
+import { paddedWrite } from './padded-blocks.js';
+import { ReadAhead, continuesRun, readBytes, type BlockExtent, type BlockSource } from './read-ahead.js';
 import { blockChecksums } from './checksum-thread.js';
 import { recoverImage } from './recovery.js';
 import { spaceBlocks, spaceFilemarks, type SpaceResult, type TapeView } from './space.js';
@@ -210,7 +218,12 @@ export class Cartridge {
   get writeProtected(): boolean {
     return this.meta.write_protected;
   }
-  /** Bytes the host has written (the logical image size). */
+  /**
+   * Bytes the host has written (the logical image size): where the last record ends, with the
+   * gaps before blocks that start on a 4 KiB boundary (blockOffset) but not the zeros written
+   * after the last padded block (padsBlock), which are not the host's data; capacity and early
+   * warning count the same way.
+   */
   get sizeBytes(): number {
     return this.dataEnd;
   }
@@ -254,7 +267,7 @@ export class Cartridge {
         if (block.length === 0) throw new MediaError('invalid', 'a data block needs at least one byte');
         // Behind other issued blocks the position is end of data, where the next block goes.
         const end = this.unindexed > 0 ? this.dataEnd : await this.writeOffset();
-        const start = blockOffset(end, block.length, this.index.alignsBlocks);
+        const start = blockOffset(end, block.length, this.index.placement);
         if (start + block.length > this.capacityBytes) {
           throw new MediaError('end_of_medium', `${this.label} is full (${this.capacityBytes} bytes)`);
         }
@@ -269,7 +282,11 @@ export class Cartridge {
         // XXH3 (new images) at once; CRC behind the WRITE's status, on the helper thread or once
         // the loop is free (checksum-thread.ts).
         const checksum = blockChecksums(this.index.algorithm, block, [block.length]);
-        const data = this.writer.write(block, start);
+        // A padded block goes out with its zeros; the tape's data still ends at the block's end.
+        const out = padsBlock(block.length, this.index.placement)
+          ? paddedWrite(block)
+          : { bytes: block, release: () => undefined };
+        const data = this.writer.write(out.bytes, start).finally(out.release);
         this.unindexed += 1;
         this.dataEnd = start + block.length;
         this.pos += 1;
@@ -466,20 +483,22 @@ export class Cartridge {
 
   /**
    * Tops the read-ahead window up with the blocks after the position, up to a filemark, in
-   * runs of blocks that lie back to back in the data file (one read each), once a whole run
-   * fits the window.
+   * runs of blocks that lie back to back in the data file, or a padding's gap apart (one read
+   * each, continuesRun), once a whole run fits the window.
    */
   private async fillReadAhead(): Promise<void> {
     while (this.readAhead.roomForRun) {
       const run: BlockExtent[] = [];
-      let bytes = 0;
       for (let object = this.readAhead.nextObject ?? this.pos; object < this.index.count; object++) {
         const e = await this.index.get(object);
-        if (e.kind !== 'block' || !this.readAhead.wants(bytes + e.length, run.length + 1)) break;
+        const block = { object, offset: e.offset, length: e.length };
+        const first = run[0] ?? block;
+        // The run's read spans its gaps too.
+        const span = e.offset + e.length - first.offset;
+        if (e.kind !== 'block' || !this.readAhead.wants(span, run.length + 1)) break;
         const prev = run.at(-1);
-        if (prev && prev.offset + prev.length !== e.offset) break;
-        run.push({ object, offset: e.offset, length: e.length });
-        bytes += e.length;
+        if (prev && !continuesRun(prev, block)) break;
+        run.push(block);
       }
       if (run.length === 0) return;
       this.readAhead.start(run);

@@ -10,7 +10,7 @@ export type ChecksumAlgorithm = 'crc32' | 'crc32c' | 'xxh3';
 
 /**
  * The block checksum of an index format version: version 1 images (the first releases) carry
- * CRC-32, versions 2 and 3 CRC-32C, version 4 CRC-32 again, version 5 XXH3. The checksum runs
+ * CRC-32, versions 2 and 3 CRC-32C, version 4 CRC-32 again, versions 5 and 6 XXH3. The checksum runs
  * over every byte a host writes and reads. With CRC-32C it was a fifth of the emulator's CPU
  * time per streamed GiB (@node-rs/crc32 calls out of line for every 8 bytes, 4 GiB/s on the
  * 2-core VM); CRC-32 folded with carry-less multiplies halved that (15 GiB/s); XXH3 runs at

@@ -17,11 +17,13 @@ import { syncDeferred } from '../util/deferred-sync.js';
  *
  * The version says which checksum the entries carry (checksum.ts): 1 CRC-32, 2 and 3 CRC-32C,
  * 4 CRC-32 (the faster of the two with the library at hand), 5 the low 32 bits of XXH3-64 (a
- * fifth of CRC-32's cost); and where blocks sit in the data file: back to back up to version 2,
- * and from version 3 a large block whose length is a multiple of 4 KiB starts on a 4 KiB
- * boundary even after an odd record (blockOffset), so it can be written around the page cache.
- * New indexes are version 5; older images keep their version, so old cartridges and exports
- * still open and extend as before.
+ * fifth of CRC-32's cost; 6 too); and where blocks sit in the data file (blockOffset): back to
+ * back up to version 2; from version 3 a block of 64 KiB or more whose length is a multiple of
+ * 4 KiB starts on a 4 KiB boundary even after an odd record, so it can be written around the
+ * page cache; from version 6 every block of 32 KiB or more starts on a 4 KiB boundary, whatever
+ * its length, and is written with zeros up to the next one (paddedEnd), so its extents on btrfs
+ * follow from offsets. New indexes are version 6; older images keep their version and their
+ * placement, so old cartridges and exports still open and extend as before.
  *
  * "synced objects" is how many leading entries (and their data) were fsynced at the last sync
  * point; recovery only has to verify the entries after it. All integers little-endian.
@@ -30,12 +32,22 @@ export const HEADER_SIZE = 32;
 export const ENTRY_SIZE = 24;
 const MAGIC = Buffer.from('VTLIDX01', 'latin1');
 /** The version new indexes are created with; every version in READABLE_VERSIONS opens. */
-const VERSION = 5;
-const READABLE_VERSIONS = new Set([1, 2, 3, 4, 5]);
-/** The first version whose large blocks are placed on DIRECT_IO_ALIGN boundaries. */
+const VERSION = 6;
+const READABLE_VERSIONS = new Set([1, 2, 3, 4, 5, 6]);
+/** The first version whose large 4 KiB-multiple blocks are placed on DIRECT_IO_ALIGN boundaries. */
 const ALIGNED_BLOCKS_FROM = 3;
-/** Blocks this long or longer are aligned; shorter ones stay back to back (padding would cost more). */
+/** The first version whose blocks of PADDED_BLOCK_MIN or more are all aligned and padded. */
+const PADDED_BLOCKS_FROM = 6;
+/**
+ * Up to version 5, blocks this long or longer (and 4 KiB multiples) are aligned; shorter ones
+ * stay back to back (the gap would cost more).
+ */
 const ALIGNED_BLOCK_MIN = 64 * 1024;
+/**
+ * From version 6, blocks this long or longer are aligned and padded whatever their length: the
+ * padding (under 4 KiB, zeros) is at most 12 % of such a block, and compresses away.
+ */
+const PADDED_BLOCK_MIN = 32 * 1024;
 const SYNCED_AT = 16;
 const KIND_BLOCK = 1;
 const KIND_FILEMARK = 2;
@@ -88,14 +100,52 @@ export function entryEnd(e: IndexEntry): number {
 }
 
 /**
- * Where a block of `length` bytes goes when the previous record ends at `end`: at `end`, or for
- * an index that aligns blocks, at the next DIRECT_IO_ALIGN boundary when the block is large and a
- * multiple of it (at most 4 KiB - 1 of padding, once per run of such blocks). Writers and
- * recovery both place blocks with it, so recovery knows where each one must start.
+ * How an index's version places blocks in the data file: `packed` back to back (versions 1 and
+ * 2); `aligned` blocks of 64 KiB or more that are 4 KiB multiples on 4 KiB boundaries (3 to 5);
+ * `padded` every block of 32 KiB or more on a 4 KiB boundary, written with zeros up to the next
+ * one (6).
  */
-export function blockOffset(end: number, length: number, alignsBlocks: boolean): number {
-  if (!alignsBlocks || length < ALIGNED_BLOCK_MIN || length % DIRECT_IO_ALIGN !== 0) return end;
-  return Math.ceil(end / DIRECT_IO_ALIGN) * DIRECT_IO_ALIGN;
+export type BlockPlacement = 'packed' | 'aligned' | 'padded';
+
+export function placementOf(version: number): BlockPlacement {
+  if (version >= PADDED_BLOCKS_FROM) return 'padded';
+  return version >= ALIGNED_BLOCKS_FROM ? 'aligned' : 'packed';
+}
+
+const alignUp = (n: number) => Math.ceil(n / DIRECT_IO_ALIGN) * DIRECT_IO_ALIGN;
+
+/** Whether a block of `length` bytes starts on a DIRECT_IO_ALIGN boundary under `placement`. */
+function alignsBlock(length: number, placement: BlockPlacement): boolean {
+  if (placement === 'padded') return length >= PADDED_BLOCK_MIN;
+  return placement === 'aligned' && length >= ALIGNED_BLOCK_MIN && length % DIRECT_IO_ALIGN === 0;
+}
+
+/**
+ * Where a block of `length` bytes goes when the previous record ends at `end`: at `end`, or at
+ * the next DIRECT_IO_ALIGN boundary when the placement aligns it (at most 4 KiB - 1 of gap).
+ * Writers and recovery both place blocks with it, so recovery knows where each one must start.
+ */
+export function blockOffset(end: number, length: number, placement: BlockPlacement): number {
+  return alignsBlock(length, placement) ? alignUp(end) : end;
+}
+
+/**
+ * Whether a block written under `placement` is followed in the file by zeros up to the next
+ * DIRECT_IO_ALIGN boundary (its start is one: blockOffset), so that it can be written around
+ * the page cache and its extents follow from its offset whatever its length.
+ */
+export function padsBlock(length: number, placement: BlockPlacement): boolean {
+  return placement === 'padded' && alignsBlock(length, placement);
+}
+
+/**
+ * Where the bytes written for a record end: past a padded block's zeros (padsBlock), else at
+ * its own end. The padding is not the host's data: the record, and the tape's logical size,
+ * still end at entryEnd, and the next record may start inside the padding (a short block, a
+ * filemark), whose write then waits for the zeros (BlockWriter).
+ */
+export function paddedEnd(e: IndexEntry, placement: BlockPlacement): number {
+  return e.kind === 'block' && padsBlock(e.length, placement) ? alignUp(entryEnd(e)) : entryEnd(e);
 }
 
 /** Filemarks among objects 0..this one inclusive. */
@@ -132,8 +182,8 @@ export class IndexFile {
   /** The checksum this index's entries carry, by name and as a function. */
   readonly algorithm: ChecksumAlgorithm;
   readonly checksum: BlockChecksum;
-  /** Large blocks start on DIRECT_IO_ALIGN boundaries (blockOffset). */
-  readonly alignsBlocks: boolean;
+  /** Where this index's blocks sit in the data file (blockOffset). */
+  readonly placement: BlockPlacement;
 
   private constructor(
     private readonly handle: FileHandle,
@@ -146,7 +196,7 @@ export class IndexFile {
     public tornTail = false,
   ) {
     this.algorithm = checksumAlgorithm(version);
-    this.alignsBlocks = version >= ALIGNED_BLOCKS_FROM;
+    this.placement = placementOf(version);
     this.checksum = blockChecksum(this.algorithm);
   }
 

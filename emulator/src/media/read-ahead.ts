@@ -53,6 +53,16 @@ export interface BlockExtent {
 }
 
 /**
+ * Whether `next` can be read in one read with `prev`: it starts where `prev` ends, or less than
+ * DIRECT_IO_ALIGN after (the zeros after a padded block, index-file.ts padsBlock, or the gap
+ * before an aligned one). Reading those few bytes along costs far less than a request more.
+ */
+export function continuesRun(prev: BlockExtent, next: BlockExtent): boolean {
+  const gap = next.offset - (prev.offset + prev.length);
+  return gap >= 0 && gap < DIRECT_IO_ALIGN;
+}
+
+/**
  * Read-ahead over consecutive blocks, as a drive's buffer does: while the host takes block N,
  * the next few are already being read from the data file on pool threads, so a sequential
  * reader never waits for a read round trip and the disk sees several requests at once.
@@ -75,8 +85,8 @@ export class ReadAhead {
   }
 
   /**
-   * Whether a run of `blocks` blocks of `bytes` in all is within a run's bounds and fits the
-   * window (a single block always fits an empty one, however large).
+   * Whether a run of `blocks` blocks spanning `bytes` of the file (gaps included) is within a
+   * run's bounds and fits the window (a single block always fits an empty one, however large).
    */
   wants(bytes: number, blocks: number): boolean {
     if (this.queue.length === 0 && blocks === 1) return true;
@@ -95,8 +105,9 @@ export class ReadAhead {
 
   /**
    * Starts reading blocks that will probably be asked for after those already queued, in one
-   * read when they lie back to back in the file (the cartridge gathers such runs). Each block is then
-   * a view into the run's buffer, given back on its own.
+   * read when they lie back to back in the file or a gap under 4 KiB apart (continuesRun: the
+   * cartridge gathers such runs). Each block is then a view into the run's buffer, given back on
+   * its own.
    */
   start(blocks: BlockExtent[]): void {
     const first = blocks[0];
@@ -121,33 +132,42 @@ export class ReadAhead {
   private split(run: ReadBytes, blocks: BlockExtent[]): Promise<ReadBytes[]> {
     const first = blocks[0]!;
     for (let i = 1; i < blocks.length; i++) shareAlignedBuffer(run.buf);
-    const views = blocks.map((b): ReadBytes => {
-      const at = b.offset - first.offset;
+    const starts = blocks.map((b) => b.offset - first.offset);
+    const views = blocks.map((b, i): ReadBytes => {
+      const at = starts[i]!;
       return {
         buf: run.buf.subarray(at, at + b.length),
         bytesRead: Math.max(0, Math.min(b.length, run.bytesRead - at)),
       };
     });
-    return this.withChecksums(run, views);
+    return this.withChecksums(run, views, starts);
   }
 
   private async readOne(b: BlockExtent): Promise<ReadBytes> {
     const read = await readBytes(this.source, b.offset, b.length);
-    return (await this.withChecksums(read, [read]))[0]!;
+    return (await this.withChecksums(read, [read], [0]))[0]!;
   }
 
   /**
-   * The views with their checksums, computed off the event loop (checksum-thread.ts) while
-   * earlier blocks go to the host. A short read keeps none: the block is refused anyway.
+   * The views (at `starts` in the whole read) with their checksums, computed off the event
+   * loop (checksum-thread.ts) while earlier blocks go to the host. The helper sums stretches
+   * that follow one another, so a gap between blocks is a stretch of its own, whose sum is
+   * dropped. A short read keeps none: the block is refused anyway.
    */
-  private async withChecksums(whole: ReadBytes, views: ReadBytes[]): Promise<ReadBytes[]> {
+  private async withChecksums(whole: ReadBytes, views: ReadBytes[], starts: number[]): Promise<ReadBytes[]> {
     if (whole.bytesRead !== whole.buf.length) return views;
-    const sums = await blockChecksums(
-      this.checksum,
-      whole.buf,
-      views.map((v) => v.buf.length),
-    );
-    return views.map((v, i) => ({ ...v, checksum: sums[i] }));
+    const lengths: number[] = [];
+    const sumOf: number[] = [];
+    let at = 0;
+    views.forEach((v, i) => {
+      const gap = starts[i]! - at;
+      if (gap > 0) lengths.push(gap);
+      sumOf.push(lengths.length);
+      lengths.push(v.buf.length);
+      at = starts[i]! + v.buf.length;
+    });
+    const sums = await blockChecksums(this.checksum, whole.buf, lengths);
+    return views.map((v, i) => ({ ...v, checksum: sums[sumOf[i]!] }));
   }
 
   /** The prefetched bytes when they are this block's, else undefined (and the window is dropped). */

@@ -154,7 +154,7 @@ describe('index versions', () => {
     expect((await readFile(indexPath)).readUInt32LE(8)).toBe(2);
   });
 
-  it('checksums new images with XXH3 (version 5), and keeps CRC-32 in version 4 and CRC-32C in version 3 images', async () => {
+  it('checksums new images with XXH3 (version 6), and keeps CRC-32 in version 4 and CRC-32C in version 3 images', async () => {
     const dir = await mintCartridge({ mediaDir: tmp.path, label: 'V5X001L8', generation: 8 });
     const indexPath = join(dir, IMAGE_FILES.index);
     const dataPath = join(dir, IMAGE_FILES.data);
@@ -172,10 +172,10 @@ describe('index versions', () => {
         computed: offsets.map((offset) => sum(data.subarray(offset, offset + BLOCK))),
       };
     };
-    expect((await readFile(indexPath)).readUInt32LE(8)).toBe(5);
-    const v5 = await sums(xxh3Low32);
-    expect(v5.stored).toEqual(v5.computed);
-    expect(v5.stored).not.toEqual((await sums((b) => crc32(b) >>> 0)).computed);
+    expect((await readFile(indexPath)).readUInt32LE(8)).toBe(6);
+    const v6 = await sums(xxh3Low32);
+    expect(v6.stored).toEqual(v6.computed);
+    expect(v6.stored).not.toEqual((await sums((b) => crc32(b) >>> 0)).computed);
 
     // The same image as versions 4 and 3 wrote it: CRC-32, then CRC-32C, of every block. It
     // reads back, and a block appended gets that version's checksum; the version stays.
