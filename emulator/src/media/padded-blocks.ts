@@ -23,6 +23,8 @@ export interface PaddedWrite {
  */
 export function paddedWrite(block: Buffer): PaddedWrite {
   const length = Math.ceil(block.length / DIRECT_IO_ALIGN) * DIRECT_IO_ALIGN;
+  // A 4 KiB multiple has no padding: as it is (DirectWriter takes it when it is aligned).
+  if (length === block.length) return { bytes: block, release: () => undefined };
   const inPlace = padAlignedBuffer(block, length);
   if (inPlace) return { bytes: inPlace, release: () => undefined };
   const copy = takeAlignedBuffer(length);
