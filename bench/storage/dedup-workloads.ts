@@ -18,7 +18,7 @@ import { TAPE_BLOCK, type Workload, headerEveryBlock, identicalFulls, tarTwice }
  * chunking would find on the same cartridge images (docs/storage.md, "What dedup finds").
  *
  * Each workload is two host streams of about `--size` bytes, written in 256 KiB blocks (`--block`:
- * another size, e.g. 65000, whose blocks are not 4 KiB multiples and go through the page cache) through
+ * another size, e.g. 65000, whose blocks are not 4 KiB multiples and are written padded to 4 KiB) through
  * the emulator's image writer (Cartridge.writeBlock, the code under the SCSI WRITE command) to
  * two cartridges on a compressing pool on btrfs over loop devices (set up here and torn down
  * after, as by the emulator bench). Then, per workload:
