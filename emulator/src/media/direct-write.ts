@@ -10,8 +10,10 @@ import { isErrno } from './errors.js';
  * data straight from the block buffers: no copy into page-cache pages, no page allocation, no
  * write-back later — that copy was the largest single cost of a streamed write. Data written
  * this way is in the file when the write returns, as with a buffered write, so a killed
- * emulator loses none of it. Anything else (odd sizes, filesystems without O_DIRECT) answers
- * false and the caller writes the ordinary way; the kernel keeps both kinds coherent.
+ * emulator loses none of it. A block of another length comes here padded with zeros to a
+ * multiple (padded-blocks.ts) when its index places it so. Anything else (short odd blocks,
+ * filesystems without O_DIRECT) answers false and the caller writes the ordinary way; the
+ * kernel keeps both kinds coherent.
  */
 export class DirectWriter {
   private constructor(private handle: FileHandle | undefined) {}

@@ -7,6 +7,7 @@ import { giveAlignedBuffer, takeAlignedBuffer } from './aligned-buffers.js';
 import { takeBlockBuffer } from './block-buffers.js';
 import { Cartridge, type IssuedBlock } from './cartridge.js';
 import { DirectReader } from './direct-read.js';
+import { DirectWriter } from './direct-write.js';
 import { ENTRY_SIZE, HEADER_SIZE } from './index-file.js';
 import { IMAGE_FILES } from './layout.js';
 import { mintCartridge } from './mint.js';
@@ -152,6 +153,48 @@ describe('blocks that are not 4 KiB multiples', () => {
     expect(read.length).toBe(first.length + behind.length);
     [...first, ...behind].forEach((b, i) => expect(read[i]!.equals(b), `block ${i}`).toBe(true));
     await again.close();
+  });
+
+  it('writes odd blocks around the page cache, those of a transfer of several included, each with its own bytes', async () => {
+    const dir = await mintCartridge({ mediaDir: tmp.path, label: 'PAD605L8', generation: 8 });
+    const cart = await Cartridge.open(dir);
+    await cart.spaceToEod();
+    // The slots the blocks are copied into held another transfer's bytes.
+    const used = [takeAlignedBuffer(40_000)!, takeAlignedBuffer(40_000)!];
+    for (const slot of used) {
+      Buffer.from(slot.buffer, slot.byteOffset, 64 * KiB).fill(0xee);
+      giveAlignedBuffer(slot);
+    }
+    const directWrites = vi.spyOn(DirectWriter.prototype, 'write');
+    // A fixed-mode WRITE of three 40,000-byte blocks lands them back to back in one slot: the
+    // zeros after the first must not go over the second.
+    const transfer = takeBlockBuffer(3 * 40_000);
+    randomBytes(3 * 40_000).copy(transfer);
+    const expected = Buffer.from(transfer);
+    const issued: IssuedBlock[] = [];
+    for (let i = 0; i < 3; i++)
+      issued.push(await cart.issueBlock(transfer.subarray(i * 40_000, (i + 1) * 40_000)));
+    // A variable-mode WRITE lands its one block in a slot of its own.
+    const single = takeBlockBuffer(40_000);
+    randomBytes(40_000).copy(single);
+    const singleBytes = Buffer.from(single);
+    issued.push(await cart.issueBlock(single));
+    await Promise.all(issued.map((b) => b.written));
+    await cart.close();
+    expect(transfer.equals(expected)).toBe(true);
+    const wentDirect = await Promise.all(directWrites.mock.results.map((r) => r.value as Promise<boolean>));
+    expect(wentDirect.length).toBeGreaterThan(0);
+    expect(wentDirect.every(Boolean)).toBe(true);
+    const data = await readFile(join(dir, IMAGE_FILES.data));
+    const list = await entries(dir);
+    // Zeros between the blocks, not the slots' 0xee.
+    const gaps = list.slice(1).map((e, i) => data.subarray(list[i]!.offset + list[i]!.length, e.offset));
+    expect(gaps.map((g) => g.length)).toEqual([960, 960, 960]);
+    expect(gaps.every((g) => g.every((b) => b === 0))).toBe(true);
+    const again = await Cartridge.open(dir);
+    const read = await readBlocks(again);
+    await again.close();
+    expect(Buffer.concat(read).equals(Buffer.concat([expected, singleBytes]))).toBe(true);
   });
 
   it('recovers a torn padded write and goes on from the last whole block', async () => {
