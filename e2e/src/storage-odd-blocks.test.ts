@@ -104,9 +104,9 @@ describe.skipIf(skip)(`odd-sized blocks on btrfs${skip ? ` (skipped: ${skip})` :
       allocated: after.disk / after.referenced,
     };
     const shown = JSON.stringify(figures);
-    // Before padding (blocks back to back through the page cache): 1.05x against 1.47x, and
-    // 1.35x after the pass.
-    expect(figures.compression, shown).toBeGreaterThanOrEqual(0.9 * figures.compressionRef);
+    // Measured 1.71x against 1.38x. Before padding (blocks back to back through the page
+    // cache) this stream compressed 1.22x here; 1.05x against 1.47x in the 128 MiB bench.
+    expect(figures.compression, shown).toBeGreaterThanOrEqual(0.95 * figures.compressionRef);
     expect(figures.dedup, shown).toBeGreaterThanOrEqual(1.9);
     // Every block reads back byte-identical after the pass.
     const cart = await Cartridge.open(odd[1]!);
