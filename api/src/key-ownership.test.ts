@@ -30,12 +30,12 @@ function ownerTable(): string {
           ? (k as (name: string) => string)('<name>')
           : k.prefix;
     const also = Object.entries(o.also ?? {})
-      .map(([m, why]) => `\`${m}\` (${why})`)
+      .map(([m, why]) => `\`${m}\`: ${why}`)
       .join('; ');
     return `| \`${family}\` | \`${key.replace(/^\/vtl\//, '')}\` | ${o.process} | \`${o.module}\` | ${also} |`;
   });
   return [
-    '| Family (`keys.`) | Key | Process | Owner module | Also written by (to fold into the owner) |',
+    '| Family (`keys.`) | Key | Process | Owner module | Also written by, by design (what, and why) |',
     '|---|---|---|---|---|',
     ...rows,
   ].join('\n');

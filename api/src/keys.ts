@@ -182,14 +182,17 @@ export function nameFromKey(key: string): string {
 
 /**
  * Who writes each key family: the process, and the one module that holds its writes (a
- * put/create/update/delete of its keys) and their rules. `also` lists the other modules that
- * write it today, each with what it does: the places issue 32 still has to fold into the owner
- * module. key-ownership.test.ts fails on any write outside these, and docs/architecture.md's
- * owner table is generated from this one.
+ * put/create/update/delete of its keys) and their rules. key-ownership.test.ts fails on any write
+ * outside these, and docs/architecture.md's owner table is generated from this one.
  */
 export interface KeyOwner {
   process: string;
   module: string;
+  /**
+   * The few other modules that write the family by design, each with what it writes and why that
+   * write cannot sit in the owner module: a removal that must share the transaction of the record
+   * it belongs to, or a process or package that may not load the owner module.
+   */
   also?: Record<string, string>;
 }
 
@@ -218,7 +221,10 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
   libraryStatus: {
     process: 'controller',
     module: 'controller/src/library/library-reconciler.ts',
-    also: { 'domain/src/records/libraries.ts': 'removal with its library, in its transaction' },
+    also: {
+      'domain/src/records/libraries.ts':
+        'removal in the transaction that removes its library, so no status outlives the library',
+    },
   },
   poolStatus: { process: "nodeagent (of the pool's node)", module: 'domain/src/records/pools.ts' },
   storage: {
@@ -228,7 +234,10 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
   storageStatus: {
     process: 'nodeagent',
     module: 'nodeagent/src/storage/storage-reconciler.ts',
-    also: { 'domain/src/records/storage.ts': 'removal with the spec after the teardown, in its transaction' },
+    also: {
+      'domain/src/records/storage.ts':
+        'removal in the transaction that removes the spec after the teardown, so neither outlives the other',
+    },
   },
   nodeStatus: { process: 'nodeagent', module: 'nodeagent/src/dataplane/node-status.ts' },
   nodeHeartbeat: { process: 'nodeagent', module: 'nodeagent/src/dataplane/node-status.ts' },
@@ -241,16 +250,14 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
     process: 'requester; state: the executor',
     module: 'domain/src/records/ops.ts',
     also: {
-      'domain/src/records/exclusive-op.ts': 'apply, data-plane restart, library delete requests',
-      'reconcile/src/op-runner.ts': 'the executor: state, steps, result',
+      'reconcile/src/op-runner.ts':
+        "the executor's claim (running), steps and outcome: the op runner is the reconciler runtime, which the package map keeps below domain",
     },
   },
   opResults: {
-    process: 'controller',
-    module: 'controller/src/ops/remote-ops.ts',
-    also: {
-      'domain/src/records/ops.ts': 'removal: by their reader (apiserver) or the op collector (controller)',
-    },
+    process:
+      'controller (a bucket listing); removal: their reader (apiserver) or the op collector (controller)',
+    module: 'domain/src/records/ops.ts',
   },
   catalog: {
     process: 'controller (scans); nodeagent (export); apiserver (remote delete)',
@@ -295,7 +302,10 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
   audit: {
     process: 'apiserver',
     module: 'apiserver/src/services/audit-log.ts',
-    also: { 'updater/src/update-records.ts': 'updater: the outcome of an update' },
+    also: {
+      'updater/src/update-records.ts':
+        'the outcome of an update or rollback, written by the updater process, which outlives the request and loads no apiserver module',
+    },
   },
   users: { process: 'apiserver', module: 'apiserver/src/services/users.ts' },
   sessions: { process: 'apiserver (login, logout, expiry)', module: 'apiserver/src/services/users.ts' },
@@ -308,9 +318,8 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
   },
   identity: { process: 'apiserver', module: 'apiserver/src/services/identity.ts' },
   dataplane: {
-    process: 'controller',
-    module: 'controller/src/library/apply.ts',
-    also: { 'controller/src/library/delete-library.ts': 'library delete' },
+    process: 'controller (apply, data-plane restart, library delete)',
+    module: 'domain/src/records/dataplane.ts',
   },
   drain: {
     process: 'apiserver (request); controller (drain reconciler)',
@@ -319,22 +328,27 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
   restartRequest: {
     process: 'apiserver; controller (end of a drain); updater',
     module: 'domain/src/records/restart.ts',
-    also: { 'updater/src/main.ts': 'updater: restart into a new release (the updater does not use domain)' },
+    also: {
+      'updater/src/main.ts':
+        'the restart into a new release or back: the updater depends on api, reconcile and store only (package map), not domain',
+    },
   },
   update: {
     process: 'updater',
     module: 'updater/src/main.ts',
     also: {
       'updater/src/takeover.ts':
-        "updater: the settle run (`main.js settle`) of an update whose updater is gone, the apiserver's child",
+        "the settle run (`main.js settle`, the apiserver's child) ending an update whose updater is gone: the updater's second entry, in its own process",
     },
   },
   updateRequest: {
     process: 'apiserver; removal: updater (taking it over, or settling one no updater took)',
     module: 'apiserver/src/services/system-update.ts',
     also: {
-      'updater/src/main.ts': 'updater: removal as it takes the request over into update.pending',
-      'updater/src/takeover.ts': 'updater: removal of a request no updater took (the settle run)',
+      'updater/src/main.ts':
+        'removal in the transaction that takes the request over as update.pending, so the two never both exist',
+      'updater/src/takeover.ts':
+        'removal of a request no updater took, by the settle run (the apiserver writes nothing the updater owns)',
     },
   },
   counter: {

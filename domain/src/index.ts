@@ -47,11 +47,12 @@ export {
 } from './records/exclusive-op.js';
 export {
   appendOpSteps,
-  newOpRecord,
   opProgressWrite,
+  recordNewOp,
   removeOp,
   removeOpResults,
   submitOp,
+  writeOpResultParts,
   type SubmitOp,
 } from './records/ops.js';
 export {
@@ -110,6 +111,7 @@ export { type Resealed } from './records/reseal.js';
 export { createStorage, markStorageDeleting, removeStorage, replaceStorage } from './records/storage.js';
 export { listNodeStatus } from './node-status.js';
 export { abandonDrain, requestRestart, startDrain } from './records/restart.js';
+export { dropFromDataplane, requestDataplane } from './records/dataplane.js';
 export {
   markCartridgeDeleting,
   mintCartridges,

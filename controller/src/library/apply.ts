@@ -1,14 +1,6 @@
-import {
-  DataplaneSpec,
-  LibraryStatus,
-  NodeRecord,
-  VtlError,
-  isoNow,
-  keys,
-  type ApplyResponse,
-} from '@vtl/api';
+import { LibraryStatus, NodeRecord, VtlError, keys, type ApplyResponse } from '@vtl/api';
 import type { Store } from '@vtl/store';
-import { refuseWithActiveJobs, refuseWithLoadedDrives, loadSnapshot } from '@vtl/domain';
+import { refuseWithActiveJobs, refuseWithLoadedDrives, loadSnapshot, requestDataplane } from '@vtl/domain';
 import type { OpContext } from '@vtl/reconcile';
 import { DATAPLANE_RESTART_TIMEOUT_MS, LIBRARY_UP_TIMEOUT_MS } from './library-status.js';
 import { waitOnRecords } from './record-wait.js';
@@ -96,12 +88,7 @@ export async function activate(
       ...before.pools.filter((p) => before.libraries.some((l) => l.home_pool === p.id)).map((p) => p.node),
     ]),
   ];
-  const spec = await store.update(keys.dataplane, DataplaneSpec, (cur) => ({
-    generation: (cur?.generation ?? 0) + 1,
-    libraries,
-    requested_at: isoNow(),
-  }));
-  const generation = spec?.value.generation ?? 0;
+  const { generation } = await requestDataplane(store, libraries);
   await step(
     `Restarting the tape emulator on ${nodes.join(', ') || 'no node'} with ${libraries.length} libraries`,
   );

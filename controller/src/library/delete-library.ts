@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import {
   CartridgeSpec,
-  DataplaneSpec,
   LibrarySpec,
   LibraryStatus,
   PoolSpec,
@@ -11,7 +10,7 @@ import {
 } from '@vtl/api';
 import type { OpHandler } from '@vtl/reconcile';
 import type { EventJournal, Store } from '@vtl/store';
-import { markLibraryDeleting, removeLibrary, removeLibraryCartridge } from '@vtl/domain';
+import { dropFromDataplane, markLibraryDeleting, removeLibrary, removeLibraryCartridge } from '@vtl/domain';
 import { runNodeOp } from './node-op.js';
 
 /** How long the node may take to erase a library's cartridges and directory. */
@@ -66,11 +65,7 @@ export function deleteLibraryOp(deps: { store: Store; journal: EventJournal }): 
     }
     await ctx.step(`Erased ${carts.length} cartridges`);
 
-    await store.update(keys.dataplane, DataplaneSpec, (cur) =>
-      cur && cur.libraries.includes(id)
-        ? { ...cur, libraries: cur.libraries.filter((l) => l !== id) }
-        : undefined,
-    );
+    await dropFromDataplane(store, id);
     await removeLibrary(store, lib);
     await ctx.step(`Library ${id} (${lib.name}) removed; pool ${pool?.name ?? lib.home_pool} is free`);
 

@@ -1,11 +1,11 @@
-import { keys, type Op } from '@vtl/api';
+import type { Op } from '@vtl/api';
 import type { RemoteObject } from '@vtl/offsite';
 import type { OpHandler } from '@vtl/reconcile';
 import type { Store } from '@vtl/store';
 import { catalogEntries } from './catalog-rows.js';
 import { deadlineOf, remoteCall } from './remote-call.js';
 import { loadOffsite } from './offsite-module.js';
-import { recordRemoteTest, remoteConnection, replaceRemoteCatalog } from '@vtl/domain';
+import { recordRemoteTest, remoteConnection, replaceRemoteCatalog, writeOpResultParts } from '@vtl/domain';
 
 /** Objects per result part of a listing: a part stays far below etcd's 1.5 MB request limit. */
 export const LIST_PART_OBJECTS = 5_000;
@@ -45,14 +45,9 @@ export function remoteObjectsListOp(store: Store, partObjects = LIST_PART_OBJECT
     const objects = await remoteCall('Listing the remote', conn, deadlineOf(op), (signal) =>
       listObjects(conn, signal),
     );
-    await store.deletePrefix(keys.opResults.of(op.id));
-    let parts = 0;
-    for (let i = 0; i < objects.length; i += partObjects, parts++)
-      await store.put(
-        keys.opResults.part(op.id, parts),
-        objects.slice(i, i + partObjects) satisfies RemoteObject[],
-      );
-    return { parts, count: objects.length };
+    const parts: RemoteObject[][] = [];
+    for (let i = 0; i < objects.length; i += partObjects) parts.push(objects.slice(i, i + partObjects));
+    return { parts: await writeOpResultParts(store, op.id, parts), count: objects.length };
   };
 }
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Store, Txn } from '@vtl/store';
 import { loadSnapshot } from '../load-snapshot.js';
 import { refuseWithActiveJobs, type Snapshot } from '../snapshot.js';
-import { newOpRecord, type SubmitOp } from './ops.js';
+import { recordNewOp, type SubmitOp } from './ops.js';
 
 /**
  * The record under keys.exclusiveOp: the last apply, data-plane restart or library delete
@@ -90,10 +90,7 @@ export async function submitExclusiveOp(
     claim.guard(txn);
     next.take(txn);
     more(txn);
-    txn
-      .ifAbsent(keys.ops.one(id))
-      .put(keys.ops.one(id), newOpRecord(id, req))
-      .put(keys.exclusiveOp, ExclusiveOpClaim.parse({ op: id }));
+    recordNewOp(txn, id, req).put(keys.exclusiveOp, ExclusiveOpClaim.parse({ op: id }));
     return (await txn.commit()) ? id : undefined;
   });
   if (submitted !== undefined) return submitted;

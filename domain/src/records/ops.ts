@@ -13,7 +13,7 @@ export interface SubmitOp {
 }
 
 /** A new operation's record, pending for its executor. */
-export function newOpRecord(id: number, req: SubmitOp): Op {
+function newOpRecord(id: number, req: SubmitOp): Op {
   return {
     id,
     kind: req.kind,
@@ -26,12 +26,20 @@ export function newOpRecord(id: number, req: SubmitOp): Op {
   };
 }
 
+/**
+ * The part of a transaction that records a new operation `id`, pending for its executor: alone
+ * (submitOp) or with the exclusive claim it takes (exclusive-op.ts), in that claim's transaction.
+ */
+export function recordNewOp(txn: Txn, id: number, req: SubmitOp): Txn {
+  return txn.ifAbsent(keys.ops.one(id)).put(keys.ops.one(id), newOpRecord(id, req));
+}
+
 /** Records an operation for its executor to carry out; returns its id at once. */
 export async function submitOp(store: Store, req: SubmitOp): Promise<number> {
   const id = await store.withNewId('ops', 1, async (next) => {
     const txn = store.transaction();
     next.take(txn);
-    txn.ifAbsent(keys.ops.one(next.id)).put(keys.ops.one(next.id), newOpRecord(next.id, req));
+    recordNewOp(txn, next.id, req);
     return (await txn.commit()) ? next.id : undefined;
   });
   if (id === undefined) throw conflict('Operations kept being submitted meanwhile; retry.');
@@ -67,6 +75,16 @@ export async function opProgressWrite(
 /** Removes an operation's record if it is still at modRevision (the collector's old ops). */
 export async function removeOp(store: Store, id: number, modRevision?: string): Promise<boolean> {
   return store.delete(keys.ops.one(id), { modRevision });
+}
+
+/**
+ * Writes a result too big for its op record (a bucket listing) as numbered parts, in place of any
+ * a crashed earlier run of the op left; returns how many. Their reader removes them.
+ */
+export async function writeOpResultParts(store: Store, id: number, parts: unknown[][]): Promise<number> {
+  await store.deletePrefix(keys.opResults.of(id));
+  for (const [n, part] of parts.entries()) await store.put(keys.opResults.part(id, n), part);
+  return parts.length;
 }
 
 /** Removes the result parts an operation left (their reader took them, or nobody will). */
