@@ -16,6 +16,7 @@ export {
   libraryStateUnknown,
   refuseWhileLivenessUnknown,
   requireLive,
+  soleLiveLibrary,
   type Liveness,
 } from './liveness.js';
 export {

@@ -1,5 +1,5 @@
 import { VtlError, badRequest, type LibrarySpec, type ObservedLibrary } from '@vtl/api';
-import { libraryState, nodeOfLibrary, observedLibrary, type Snapshot } from './snapshot.js';
+import { libraryState, liveLibraryIds, nodeOfLibrary, observedLibrary, type Snapshot } from './snapshot.js';
 
 /** Seconds to wait before asking again about a library whose node has not reported. */
 const UNKNOWN_RETRY_SEC = 5;
@@ -83,6 +83,22 @@ export function requireLive(s: Snapshot, lib: LibrarySpec, notLive: string): Obs
  */
 export function refuseWhileLivenessUnknown(s: Snapshot): void {
   for (const lib of s.libraries) if (!lib.deleting) refuseTemporarily(s, lib, libraryLiveness(s, lib));
+}
+
+/**
+ * The only live library, for a request that may leave out which (`field`): 400 with `noneLive`
+ * when none is, or naming them when several are; 503 while any is unknown.
+ */
+export function soleLiveLibrary(s: Snapshot, field: string, noneLive: string): number {
+  refuseWhileLivenessUnknown(s);
+  const live = liveLibraryIds(s);
+  if (live.length !== 1)
+    throw badRequest(
+      live.length === 0
+        ? noneLive
+        : `${field} is required: ${live.length} libraries are live (${live.join(', ')}).`,
+    );
+  return live[0] as number;
 }
 
 function refuseTemporarily(s: Snapshot, lib: LibrarySpec, l: Liveness): void {

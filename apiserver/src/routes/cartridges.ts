@@ -24,10 +24,9 @@ import {
 import { waitFor } from '@vtl/reconcile';
 import type { AppContext } from '../context.js';
 import {
-  liveLibraryIds,
   observedCartridges,
   observedLibrary,
-  refuseWhileLivenessUnknown,
+  soleLiveLibrary,
   requireLive,
   type Snapshot,
   loadSnapshot,
@@ -47,17 +46,15 @@ const REALISE_WAIT_MS = 30_000;
 
 /** `library` 0 means the only live library. */
 function mintTarget(s: Snapshot, library: number): LibrarySpec {
-  if (library === 0) {
-    refuseWhileLivenessUnknown(s);
-    const live = liveLibraryIds(s);
-    if (live.length !== 1)
-      throw badRequest(
-        live.length === 0
-          ? 'No library is live; apply a declared library first (POST /api/libraries/apply).'
-          : `library is required: ${live.length} libraries are live (${live.join(', ')}).`,
-      );
-    return findLibrary(s, live[0] as number);
-  }
+  if (library === 0)
+    return findLibrary(
+      s,
+      soleLiveLibrary(
+        s,
+        'library',
+        'No library is live; apply a declared library first (POST /api/libraries/apply).',
+      ),
+    );
   const lib = s.libraries.find((l) => l.id === library && !l.deleting);
   if (!lib) throw badRequest(`library ${library} does not exist; GET /api/libraries lists them.`);
   requireLive(s, lib, `Library ${lib.id} is not live; apply it first (POST /api/libraries/apply).`);

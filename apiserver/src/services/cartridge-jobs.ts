@@ -12,11 +12,10 @@ import {
   notFound,
 } from '@vtl/api';
 import {
-  liveLibraryIds,
   nodeOfLibrary,
   observedCartridges,
-  refuseWhileLivenessUnknown,
   requireLive,
+  soleLiveLibrary,
   type Snapshot,
   admitJob,
   loadSnapshot,
@@ -174,7 +173,13 @@ export async function requestImport({
       throw badRequest(
         `${label} is not here: give system_name (the exporting appliance's name) and target_library to import it into a library.`,
       );
-    const target = body.target_library ?? soleLiveLibrary(s);
+    const target =
+      body.target_library ??
+      soleLiveLibrary(
+        s,
+        'target_library',
+        'No library is live; apply one first, then give it as target_library.',
+      );
     const lib = s.libraries.find((l) => l.id === target && !l.deleting);
     const notLive = `target_library ${target} is not live; apply it first or pick a live library.`;
     if (!lib) throw badRequest(notLive);
@@ -237,17 +242,4 @@ function libraryOf(s: Snapshot, spec: CartridgeSpec) {
   const lib = s.libraries.find((l) => l.id === spec.library && !l.deleting);
   if (!lib) throw notFound(`Cartridge ${spec.label} belongs to no library here.`);
   return lib;
-}
-
-/** `target_library` may be omitted when exactly one library is live (§4.5 rule 6). */
-function soleLiveLibrary(s: Snapshot): number {
-  refuseWhileLivenessUnknown(s);
-  const live = liveLibraryIds(s);
-  if (live.length !== 1)
-    throw badRequest(
-      live.length === 0
-        ? 'No library is live; apply one first, then give it as target_library.'
-        : `target_library is required: ${live.length} libraries are live (${live.join(', ')}).`,
-    );
-  return live[0] as number;
 }
