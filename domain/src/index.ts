@@ -1,5 +1,6 @@
 export {
   activeJobs,
+  findLibrary,
   libraryState,
   liveLibraryIds,
   nodeOfLibrary,

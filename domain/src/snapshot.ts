@@ -1,6 +1,7 @@
 import {
   isJobActive,
   badRequest,
+  notFound,
   type CartridgeSpec,
   type DataplaneSpec,
   type Job,
@@ -52,6 +53,13 @@ export const libraryState = (s: Snapshot, id: number) => s.libraryStatus.get(id)
 /** The node that owns a library's pool, i.e. the nodeagent that carries out work on it. */
 export function nodeOfLibrary(s: Snapshot, lib: LibrarySpec): string | undefined {
   return s.pools.find((p) => p.id === lib.home_pool)?.node;
+}
+
+/** A library by id, a deleting one included: 404 when there is none. */
+export function findLibrary(s: Snapshot, id: number): LibrarySpec {
+  const lib = s.libraries.find((l) => l.id === id);
+  if (!lib) throw notFound(`No library ${id}; GET /api/libraries lists them.`);
+  return lib;
 }
 
 /** Ids of libraries the data plane serves now. */

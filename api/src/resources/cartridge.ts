@@ -45,6 +45,8 @@ export const MintResponse = z.object({
   size_gb: z.number().int(),
   created: z.array(z.object({ label: z.string(), slot: z.number().int() })),
 });
+export type MintResponse = z.infer<typeof MintResponse>;
 
 export const DeleteCartridgeRequest = z.strictObject({ confirm: z.string() });
 export const DeleteCartridgeResponse = z.object({ ok: z.literal(true), label: z.string() });
+export type DeleteCartridgeResponse = z.infer<typeof DeleteCartridgeResponse>;

@@ -4,10 +4,9 @@ import { z } from 'zod';
 import { LoadRequest, LoadResponse, UnloadResponse, badRequest } from '@vtl/api';
 import type { AppContext } from '../context.js';
 import { idParam, indexParam } from '../plugins/validate.js';
-import { nodeOfLibrary, requireLive, loadSnapshot } from '@vtl/domain';
+import { findLibrary, nodeOfLibrary, requireLive, loadSnapshot } from '@vtl/domain';
 import { runOp } from '../services/ops.js';
 import { withLock } from '../services/lock.js';
-import { findLibrary } from './libraries.js';
 
 type DriveParams = { Params: { lib: string; index: string } };
 

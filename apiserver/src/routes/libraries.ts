@@ -14,7 +14,6 @@ import {
   findDriveModel,
   findLibraryVariant,
   isoNow,
-  notFound,
   randomDriveSerial,
   randomSerial,
   type LibrarySpec,
@@ -23,6 +22,7 @@ import type { AppContext } from '../context.js';
 import { idParam, validInput } from '../plugins/validate.js';
 import {
   declareLibrary,
+  findLibrary,
   libraryState,
   nodeOfLibrary,
   refuseWithLoadedDrives,
@@ -41,12 +41,6 @@ import { libraryStatusRoutes } from './library-status.js';
 
 const DEFAULT_SLOTS = 100;
 const DEFAULT_IE = 4;
-
-export function findLibrary(s: Snapshot, id: number): LibrarySpec {
-  const lib = s.libraries.find((l) => l.id === id);
-  if (!lib) throw notFound(`No library ${id}; GET /api/libraries lists them.`);
-  return lib;
-}
 
 const row = (s: Snapshot, l: LibrarySpec) =>
   LibraryRow.parse({ ...l, state: libraryState(s, l.id), ...libraryLifecycle(s, l.id) });
