@@ -10,7 +10,7 @@ import { secretRedactor } from './bundle-redaction.js';
 import { settingsView } from './settings.js';
 import { statusView } from './status-view.js';
 import { systemInfo } from './system-info.js';
-import { poolRow } from '../routes/pools.js';
+import { poolRow } from './pools.js';
 import { libraryRow } from '../routes/libraries.js';
 
 const RECENT_EVENTS = 200;
