@@ -59,6 +59,24 @@ function exposeGc(): Gc | undefined {
   }
 }
 
+/** How long the event loop must stay quiet right before a collection. */
+const CONFIRM_MS = 100;
+
+/**
+ * Runs `collect` after CONFIRM_MS if the event loop was at most `limit` busy over them. The
+ * interval that looked quiet may have ended with the start of a burst (consoles polling, a
+ * benchmark's load; a burst's first second also grows the resident set past
+ * LARGE_GROWTH_BYTES): a collection then, 0.1-1 s of marking the whole heap several times,
+ * held up its first requests (measured 2026-12-02 in the apiserver: 436 ms at the start of a
+ * 5 s load of the 16-library status view).
+ */
+export function whenStillQuiet(limit: number, collect: () => void): void {
+  const mark = performance.eventLoopUtilization();
+  setTimeout(() => {
+    if (performance.eventLoopUtilization(mark).utilization <= limit) collect();
+  }, CONFIRM_MS).unref();
+}
+
 export function startIdleGc(): void {
   const gc = exposeGc();
   if (!gc) return;
@@ -73,15 +91,17 @@ export function startIdleGc(): void {
     const growth = process.memoryUsage().heapTotal - heapAfterGc;
     const grownResident = process.memoryUsage.rss() - rssAfterGc > LARGE_GROWTH_BYTES;
     if (utilization >= BUSY || growth > GROWTH_BYTES || grownResident) busySince = true;
-    const quietEnough = utilization <= IDLE || (grownResident && utilization <= QUIET);
-    if (!busySince || !quietEnough) return;
-    // A full collection; the pages it empties go back to the system, and so do the free pages
-    // of the malloc arenas (the native memory the burst used: buffers, requests).
-    collectAll(gc);
-    trimMalloc();
-    busySince = false;
-    heapAfterGc = process.memoryUsage().heapTotal;
-    rssAfterGc = process.memoryUsage.rss();
+    const limit = utilization <= IDLE ? IDLE : grownResident ? QUIET : -1;
+    if (!busySince || limit < 0) return;
+    whenStillQuiet(limit, () => {
+      // A full collection; the pages it empties go back to the system, and so do the free pages
+      // of the malloc arenas (the native memory the burst used: buffers, requests).
+      collectAll(gc);
+      trimMalloc();
+      busySince = false;
+      heapAfterGc = process.memoryUsage().heapTotal;
+      rssAfterGc = process.memoryUsage.rss();
+    });
   }, CHECK_MS);
   timer.unref();
 }
