@@ -8,6 +8,7 @@
  * (default 2000), SECONDS per load (default 5), ROUNDS alternated pairs (default 3), GZIP=0 or
  * GZIP=only; PROFILE_DIR=dir also writes a CPU profile of the apiserver over the view loads;
  * LIBRARIES=n full libraries, one pool each (default 1; 16 is the benchmark's large part).
+ * First prints the apiserver's CPU with no request for 10 s and how often the status view changed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
@@ -136,6 +137,22 @@ try {
     await fs.mkdir(PROFILE_DIR, { recursive: true });
     await fs.writeFile(`${PROFILE_DIR}/start`, '');
   }
+  // What the apiserver spends with no request at all: at a fixed rate, part of every request's figure.
+  const idleFrom = await cpuMs(pid);
+  await new Promise((r) => setTimeout(r, 10_000));
+  const idleMs = ((await cpuMs(pid)) - idleFrom) / 10;
+  // And how often the status view's content changes (each change rebuilds the kept views).
+  let changes = 0;
+  let previous = '';
+  for (let i = 0; i < 10; i++) {
+    const now = (await app.api.get('/api/status')).text.replace(/"updated_at":"[^"]+"/, '');
+    if (previous && now !== previous) changes++;
+    previous = now;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  console.log(
+    `apiserver idle: ${idleMs.toFixed(0)} ms CPU per second; status view changed ${changes} times in 10 s`,
+  );
   console.log(`apiserver µs CPU per request at ${RATE} req/s offered, ${SECONDS} s × ${ROUNDS} pairs`);
   for (const view of VIEWS)
     for (const gzip of GZIP) {
