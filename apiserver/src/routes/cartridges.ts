@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { Cartridge, DeleteCartridgeRequest, MintRequest, MintResponse, notFound } from '@vtl/api';
 import type { AppContext } from '../context.js';
 import { cartridgeView } from '../services/status-view.js';
-import { asBytes, cartridgesJson } from '../services/status-body.js';
+import { cartridgesBytes } from '../services/status-body.js';
 import { cachedViewHandler } from '../plugins/view-fast-path.js';
 import { viewsOf } from '../services/views.js';
 import { deleteRequested, mintRequested } from '../services/cartridges.js';
@@ -21,7 +21,7 @@ export async function cartridgeRoutes(app: FastifyInstance, ctx: AppContext) {
       config: {
         role: 'read-only',
         doc: { summary: 'Every cartridge (§2.7)', response: z.array(Cartridge) },
-        view: (cache) => asBytes(cache, 'cartridges-json', () => cartridgesJson(cache)),
+        view: cartridgesBytes,
       },
     },
     cachedViewHandler(() => views),

@@ -64,6 +64,18 @@ export function statusBytes(views: ViewCache): [Buffer, Buffer] {
   return [Buffer.from(`{"updated_at":${JSON.stringify(isoNow())},`), rest];
 }
 
+/**
+ * GET /api/cartridges as bytes, kept while the list's inputs are (cartridgesFingerprint), not
+ * only until the next change of any record: with 16 libraries each pool's figures change every
+ * 5 s, and every such change encoded the 1.3 MB list again (and deflated it for the next gzip
+ * reader). The same buffer, so its gzip copy is kept with it too (gzip-view.ts).
+ */
+export function cartridgesBytes(views: ViewCache): Buffer {
+  return views.part('cartridges-bytes', views.cartridgesFingerprint(), () =>
+    Buffer.from(cartridgesJson(views)),
+  );
+}
+
 /** A memoised serialized view as bytes: encoded once per change, not once per request. */
 export function asBytes(views: ViewCache, name: string, json: () => string): Buffer {
   return views.memo(`${name}-bytes`, () => Buffer.from(json()));

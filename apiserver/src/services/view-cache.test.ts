@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CartridgeSpec, ROOT, keys } from '@vtl/api';
 import { Store } from '@vtl/store';
-import { asBytes, cartridgesJson } from './status-body.js';
+import { asBytes, cartridgesBytes, cartridgesJson } from './status-body.js';
 import { ViewCache } from './view-cache.js';
 import { useTestStore } from '@vtl/store/testing/use-test-store';
 
@@ -78,6 +78,39 @@ describe('ViewCache', () => {
     expect(BigInt(views.revision)).toBeGreaterThanOrEqual(BigInt(unrelated));
     expect(bytes()).toBe(second);
   });
+  it("keeps the cartridge list's bytes through changes of records the list does not show", async () => {
+    const node = (detail: string) => ({
+      node: 'n-carts',
+      updated_at: '2026-01-01T00:00:00Z',
+      dataplane: {
+        state: 'running',
+        generation: 1,
+        pid: 1,
+        detail,
+        started_at: '',
+        iscsi_portal: '',
+        iscsi_sessions: 0,
+      },
+    });
+    let computed = 0;
+    const changes = () => views.memo('test-carts-changes', () => ++computed);
+    await writer.put(keys.nodeStatus.one('n-carts'), node('serving 1 library'));
+    await views.fresh();
+    const first = cartridgesBytes(views);
+    const before = changes();
+    await writer.put(keys.nodeStatus.one('n-carts'), node('serving 2 libraries'));
+    await views.fresh();
+    expect(changes()).toBe(before + 1); // the records changed...
+    expect(cartridgesBytes(views)).toBe(first); // ...the list's bytes did not
+    await writer.put(keys.cartridges.one('NEW002L8'), cartridge('NEW002L8'));
+    await views.fresh();
+    const second = cartridgesBytes(views);
+    expect(second).not.toBe(first);
+    expect(second.toString()).toContain('NEW002L8');
+    expect(second.equals(Buffer.from(cartridgesJson(views)))).toBe(true);
+    await writer.delete(keys.nodeStatus.one('n-carts'));
+  });
+
   it('keeps the views when a node record is rewritten with only a new updated_at, not when it changes', async () => {
     const node = (updatedAt: string, detail: string) => ({
       node: 'n-memo',
