@@ -53,7 +53,7 @@ describe('one owner per key family (KEY_OWNERS)', () => {
     // keys.jobs.one(id) straight in the call; `key` through a const; a family through a parameter.
     expect(at('jobs', 'domain/src/records/jobs.ts')).toBe(true);
     expect(at('ops', 'domain/src/records/ops.ts')).toBe(true);
-    expect(at('update', 'updater/src/main.ts')).toBe(true);
+    expect(at('update', 'updater/src/update-writes.ts')).toBe(true);
     expect(writes.length).toBeGreaterThan(100);
   });
 

@@ -303,7 +303,7 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
     process: 'apiserver',
     module: 'apiserver/src/services/audit-log.ts',
     also: {
-      'updater/src/update-records.ts':
+      'updater/src/update-writes.ts':
         'the outcome of an update or rollback, written by the updater process, which outlives the request and loads no apiserver module',
     },
   },
@@ -329,26 +329,20 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
     process: 'apiserver; controller (end of a drain); updater',
     module: 'domain/src/records/restart.ts',
     also: {
-      'updater/src/main.ts':
+      'updater/src/update-writes.ts':
         'the restart into a new release or back: the updater depends on api, reconcile and store only (package map), not domain',
     },
   },
   update: {
-    process: 'updater',
-    module: 'updater/src/main.ts',
-    also: {
-      'updater/src/takeover.ts':
-        "the settle run (`main.js settle`, the apiserver's child) ending an update whose updater is gone: the updater's second entry, in its own process",
-    },
+    process: "updater (its run, and the settle run `main.js settle`, the apiserver's child)",
+    module: 'updater/src/update-writes.ts',
   },
   updateRequest: {
     process: 'apiserver; removal: updater (taking it over, or settling one no updater took)',
     module: 'apiserver/src/services/system-update.ts',
     also: {
-      'updater/src/main.ts':
-        'removal in the transaction that takes the request over as update.pending, so the two never both exist',
-      'updater/src/takeover.ts':
-        'removal of a request no updater took, by the settle run (the apiserver writes nothing the updater owns)',
+      'updater/src/update-writes.ts':
+        'removal in the transaction that takes the request over as update.pending (so the two never both exist), or that settles a request no updater took: the apiserver writes nothing the updater owns',
     },
   },
   counter: {

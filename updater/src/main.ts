@@ -1,8 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { pino, type Logger } from 'pino';
-import { isoNow, keys, UpdateRecord, type OrphanImage, type RestartRequest } from '@vtl/api';
+import { UpdateRecord, type OrphanImage } from '@vtl/api';
 import { EventJournal, Store } from '@vtl/store';
 import { loadUpdaterConfig, type UpdaterConfig } from './updater-config.js';
 import { waitForVersion } from './health-probe.js';
@@ -15,11 +14,18 @@ import {
   SNAPSHOT_EXCLUDES,
   UPDATE_DONE,
   UPDATE_ORPHAN_IMAGES,
-  audit,
   lastResult,
   step,
   updateDir,
 } from './update-records.js';
+import {
+  audit,
+  endPending,
+  patchPending,
+  requestControlPlaneRestart,
+  takeOverRequest,
+  type UpdateEnd,
+} from './update-writes.js';
 
 interface Run {
   config: UpdaterConfig;
@@ -41,46 +47,16 @@ const owns = (run: Run, cur: UpdateRecord | undefined): cur is UpdateRecord =>
  * write must not bring it back. Throws TakenOver then.
  */
 async function guardedWrite(run: Run, patch: (cur: UpdateRecord) => UpdateRecord) {
-  let wrote = false;
-  await run.store.update(keys.update.pending, UpdateRecord, (cur) => {
-    if (!owns(run, cur)) return undefined;
-    wrote = true;
-    return (run.record = patch(cur));
-  });
+  const wrote = await patchPending(run.store, (cur) => owns(run, cur), patch);
   if (!wrote) throw new TakenOver('the pending record was settled as abandoned');
+  run.record = wrote;
 }
 
-/** A transaction that commits only while the pending record is still this updater's. */
-async function guardedTxn(run: Run) {
-  const cur = await run.store.get(keys.update.pending, UpdateRecord);
-  if (!owns(run, cur?.value)) throw new TakenOver('the pending record was settled as abandoned');
-  return run.store.transaction().ifModRevision(keys.update.pending, cur!.modRevision);
-}
-
-async function commitGuarded(run: Run, build: (txn: Awaited<ReturnType<typeof guardedTxn>>) => unknown) {
-  const txn = await guardedTxn(run);
-  build(txn);
-  if (!(await txn.commit())) throw new TakenOver('the pending record changed under the updater');
-}
-
-/**
- * Takes the apiserver's request over as this updater's pending record, in one transaction that
- * removes the request: from then on the updater is the record's only writer. Its pid, boot and
- * start time let the apiserver see at once if this process dies. Undefined when the request is
- * not this one's (taken, or settled as never taken).
- */
-async function takeRequest(store: Store, id: string): Promise<UpdateRecord | undefined> {
-  const request = await store.get(keys.updateRequest, UpdateRecord);
-  if (!request || request.value.id !== id) return undefined;
-  const record = { ...request.value, unit: unitName(id, process.pid), updater: await selfIdentity() };
-  const taken = await store
-    .transaction()
-    .ifModRevision(keys.updateRequest, request.modRevision)
-    .ifAbsent(keys.update.pending)
-    .delete(keys.updateRequest)
-    .put(keys.update.pending, record)
-    .commit();
-  return taken ? record : undefined;
+/** Ends the pending record with `end` while it is still this updater's; throws TakenOver if not. */
+async function endGuarded(run: Run, end: UpdateEnd) {
+  const outcome = await endPending(run.store, (cur) => owns(run, cur), end);
+  if (outcome === 'not_ours') throw new TakenOver('the pending record was settled as abandoned');
+  if (outcome === 'changed') throw new TakenOver('the pending record changed under the updater');
 }
 
 /**
@@ -93,7 +69,12 @@ async function main() {
   const logger = pino({ name: 'updater' });
   const store = await Store.connect({ ...config.store, logger });
   const journal = new EventJournal(store);
-  const record = await takeRequest(store, config.updateId);
+  // Its pid, boot and start time let the apiserver see at once if this process dies.
+  const record = await takeOverRequest(store, config.updateId, async (request) => ({
+    ...request,
+    unit: unitName(request.id, process.pid),
+    updater: await selfIdentity(),
+  }));
   if (!record) {
     logger.error(
       { id: config.updateId },
@@ -129,22 +110,6 @@ async function progress(run: Run, label: string, patch: Partial<UpdateRecord> = 
 }
 
 /**
- * Asks every control-plane process to exit; the launcher starts them from `current` (§4.2 rule 1).
- * Unlike POST /api/system/restart, running jobs are resumed by the restarted nodeagent rather than
- * interrupted: an update must not need the operator to retry exports (docs/updates.md).
- */
-async function restartControlPlane(run: Run) {
-  const request: RestartRequest = {
-    id: randomUUID(),
-    requested_at: isoNow(),
-    mode: 'immediate',
-    resume_jobs: true,
-    reason: `the ${run.record.action} to ${run.record.to_version}`,
-  };
-  await run.store.put(keys.restartRequest, request);
-}
-
-/**
  * Up to attempt_limit restarts, each given an equal share of the time left before the deadline,
  * until /healthz reports `version`.
  */
@@ -156,7 +121,7 @@ async function restartUntilHealthy(run: Run, version: string, deadline: number):
     await progress(run, `restarting the control plane (attempt ${attempt} of ${limit})`, {
       attempts: attempt,
     });
-    await restartControlPlane(run);
+    await requestControlPlaneRestart(run.store, `the ${run.record.action} to ${run.record.to_version}`);
     // Let the old processes see the request and exit before a probe could reach one of them.
     await new Promise((r) => setTimeout(r, 1_000));
     const until = Date.now() + Math.max(1_000, (deadline - Date.now()) / (limit - attempt + 1));
@@ -191,15 +156,10 @@ async function applyUpdate(run: Run) {
     return;
   }
   if (await restartUntilHealthy(run, run.record.to_version, Date.parse(run.record.deadline))) {
-    await commitGuarded(run, (txn) =>
-      txn
-        .delete(keys.update.pending)
-        .put(keys.update.lastGood, { ...run.record, step: 'healthy' })
-        .put(
-          keys.update.lastResult,
-          lastResult(true, run.record, run.record.to_version, `Running ${run.record.to_version}.`),
-        ),
-    );
+    await endGuarded(run, {
+      lastResult: lastResult(true, run.record, run.record.to_version, `Running ${run.record.to_version}.`),
+      lastGood: { ...run.record, step: 'healthy' },
+    });
     await done(run, true, `${run.record.to_version} is healthy`);
     await audit(store, 'system.update.applied', run.record.to_version, true, 'updater');
     const removed = await pruneReleases({
@@ -252,15 +212,10 @@ async function manualRollback(run: Run) {
   await progress(run, `switched to ${r.binary}`);
   const ok = await restartUntilHealthy(run, r.to_version, Date.parse(r.deadline));
   if (ok) {
-    await commitGuarded(run, (txn) =>
-      txn
-        .delete(keys.update.pending)
-        .delete(keys.update.lastGood)
-        .put(
-          keys.update.lastResult,
-          lastResult(true, r, r.to_version, `Rolled back to ${r.to_version}.`, orphans),
-        ),
-    );
+    await endGuarded(run, {
+      lastResult: lastResult(true, r, r.to_version, `Rolled back to ${r.to_version}.`, orphans),
+      lastGood: null,
+    });
     await done(run, true, `rolled back to ${r.to_version}`);
   } else
     await finish(
@@ -297,11 +252,7 @@ async function reportOrphans(run: Run): Promise<OrphanImage[]> {
 
 /** Ends an update that did not succeed: pending cleared, the result recorded. */
 async function finish(run: Run, ok: boolean, version: string, detail: string, orphans: OrphanImage[] = []) {
-  await commitGuarded(run, (txn) =>
-    txn
-      .delete(keys.update.pending)
-      .put(keys.update.lastResult, lastResult(ok, run.record, version, detail, orphans)),
-  );
+  await endGuarded(run, { lastResult: lastResult(ok, run.record, version, detail, orphans) });
   await done(run, ok, detail);
 }
 

@@ -1,10 +1,11 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pino } from 'pino';
-import { keys, UpdateRecord } from '@vtl/api';
+import type { UpdateRecord } from '@vtl/api';
 import { EventJournal, Store } from '@vtl/store';
 import { activeRelease, switchRelease } from './releases.js';
-import { UPDATE_TAKEN_OVER, audit, lastResult } from './update-records.js';
+import { UPDATE_TAKEN_OVER, lastResult } from './update-records.js';
+import { audit, findInFlight, settleInFlight } from './update-writes.js';
 import { loadSettleConfig } from './updater-config.js';
 import { bootId, updaterGone } from './updater-identity.js';
 
@@ -64,30 +65,21 @@ export async function settleAbandoned(opts: {
 }): Promise<Settled | undefined> {
   const { store } = opts;
   // The updater's record, else a request no updater took over (this one is then past its grace).
-  const pending = await store.get(keys.update.pending, UpdateRecord);
-  const found = pending ?? (await store.get(keys.updateRequest, UpdateRecord));
+  const found = await findInFlight(store);
   if (!found) return undefined;
-  const key = pending ? keys.update.pending : keys.updateRequest;
-  const r = found.value;
+  const r = found.record;
   const why = await updaterGone(r);
   if (!why) return undefined;
   const current = opts.releasesDir ? await activeRelease(opts.releasesDir).catch(() => '') : '';
   const targetRuns =
     opts.runningVersion === r.to_version && current !== '' && current === (await realpath(r.binary));
   const detail = describe(r, why, targetRuns);
-  const txn = store
-    .transaction()
-    .ifModRevision(key, found.modRevision)
-    .delete(key)
-    .put(
-      keys.update.lastResult,
-      lastResult(targetRuns, r, targetRuns ? r.to_version : r.from_version, detail),
-    );
-  if (targetRuns) {
-    if (r.action === 'update') txn.put(keys.update.lastGood, { ...r, step: 'healthy' });
-    else txn.delete(keys.update.lastGood);
-  }
-  if (!(await txn.commit())) return undefined; // another settle run settled it, or the updater wrote
+  const settled = await settleInFlight(store, found, {
+    lastResult: lastResult(targetRuns, r, targetRuns ? r.to_version : r.from_version, detail),
+    // The target runs: an update is the new last good, a rollback leaves none to go back to.
+    ...(targetRuns ? { lastGood: r.action === 'update' ? { ...r, step: 'healthy' } : null } : {}),
+  });
+  if (!settled) return undefined; // another settle run settled it, or the updater wrote
   await stopLeftovers(r);
   if (!targetRuns && opts.releasesDir) await putBack(opts.releasesDir, r, current);
   await opts.journal

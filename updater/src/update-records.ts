@@ -1,13 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import {
-  AUDIT_LOG_BOUND,
-  AuditEntry,
-  keys,
-  UpdateRecord,
-  type OrphanImage,
-  type UpdateLastResult,
-} from '@vtl/api';
+import { keys, UpdateRecord, type OrphanImage, type UpdateLastResult } from '@vtl/api';
 import type { EventJournal, Store } from '@vtl/store';
 
 /**
@@ -51,29 +43,6 @@ export async function step(
       data: { id: record.id, from: record.from_version, to: record.to_version, ...data },
     })
     .catch(() => undefined);
-}
-
-/**
- * An audit entry written by the updater itself (not through an HTTP request): the apply and the
- * rollback outlive the request that started them. Same bounded scheme as the apiserver's log.
- */
-export async function audit(store: Store, action: string, subject: string, ok: boolean, actor: string) {
-  const id = await store.nextId('audit');
-  const record = AuditEntry.parse({
-    id,
-    ts: new Date().toISOString(),
-    actor: { kind: 'user', name: actor },
-    action,
-    subject,
-    outcome: ok ? 'ok' : 'failed',
-    status: ok ? 200 : 500,
-    method: '-',
-    route: 'updater',
-    request_id: randomUUID(),
-  });
-  const txn = store.transaction().put(keys.audit.one(id), record);
-  if (id > AUDIT_LOG_BOUND) txn.deleteRange(keys.audit.one(0), keys.audit.one(id - AUDIT_LOG_BOUND + 1));
-  await txn.commit();
 }
 
 export function lastResult(
