@@ -300,12 +300,8 @@ export const KEY_OWNERS: Record<keyof typeof keys, KeyOwner> = {
   },
   events: { process: 'every process, through the event journal', module: 'store/src/event-journal.ts' },
   audit: {
-    process: 'apiserver',
-    module: 'apiserver/src/services/audit-log.ts',
-    also: {
-      'updater/src/update-writes.ts':
-        'the outcome of an update or rollback, written by the updater process, which outlives the request and loads no apiserver module',
-    },
+    process: 'apiserver (each request); updater (the outcome of an update or rollback)',
+    module: 'store/src/audit-log.ts',
   },
   users: { process: 'apiserver', module: 'apiserver/src/services/users.ts' },
   sessions: { process: 'apiserver (login, logout, expiry)', module: 'apiserver/src/services/users.ts' },

@@ -44,7 +44,7 @@ import { throughputRoutes } from './routes/throughput.js';
 import { gitopsRoutes } from './routes/gitops.js';
 import { createMetrics } from './services/metrics.js';
 import { setBuildInfo } from './services/process-metrics.js';
-import { AuditLog } from './services/audit-log.js';
+import { AuditLog } from '@vtl/store';
 
 async function metricsRoute(app: FastifyInstance, ctx: AppContext) {
   const metrics = createMetrics(ctx.store);

@@ -1,6 +1,7 @@
 export type { Versioned } from './codec.js';
 export type { Leadership } from './election.js';
 export { EventJournal } from './event-journal.js';
+export { AuditLog, type NewAuditEntry } from './audit-log.js';
 export type { Informer, InformerHandler } from './informer.js';
 export type { Lease } from './lease.js';
 export type { RenewingLease } from './renewing-lease.js';

@@ -1,31 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import {
-  AUDIT_LOG_BOUND,
-  AuditEntry,
-  isoNow,
-  keys,
-  UpdateRecord,
-  type RestartRequest,
-  type UpdateLastResult,
-} from '@vtl/api';
-import type { Store, Txn } from '@vtl/store';
+import { isoNow, keys, UpdateRecord, type RestartRequest, type UpdateLastResult } from '@vtl/api';
+import { AuditLog, type Store, type Txn } from '@vtl/store';
 
 /*
  * Every write the updater process makes (api/src/keys.ts): the update records, the removal of the
- * apiserver's request, its audit entries and restart requests. Loaded only by the updater's
- * entries (main.ts and the settle run, takeover.ts), never by the apiserver, which reads these
- * records through update-records.ts and writes none of them.
+ * apiserver's request, its restart requests, and its audit entries through AuditLog. Loaded only
+ * by the updater's entries (main.ts and the settle run, takeover.ts), never by the apiserver,
+ * which reads these records through update-records.ts and writes none of them.
  */
 
 /**
  * An audit entry written by the updater itself (not through an HTTP request): the apply and the
- * rollback outlive the request that started them. Same bounded scheme as the apiserver's log.
+ * rollback outlive the request that started them. The same bounded log as the apiserver's.
  */
 export async function audit(store: Store, action: string, subject: string, ok: boolean, actor: string) {
-  const id = await store.nextId('audit');
-  const record = AuditEntry.parse({
-    id,
-    ts: new Date().toISOString(),
+  await new AuditLog(store).append({
     actor: { kind: 'user', name: actor },
     action,
     subject,
@@ -35,9 +24,6 @@ export async function audit(store: Store, action: string, subject: string, ok: b
     route: 'updater',
     request_id: randomUUID(),
   });
-  const txn = store.transaction().put(keys.audit.one(id), record);
-  if (id > AUDIT_LOG_BOUND) txn.deleteRange(keys.audit.one(0), keys.audit.one(id - AUDIT_LOG_BOUND + 1));
-  await txn.commit();
 }
 
 /**

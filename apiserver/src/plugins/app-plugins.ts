@@ -1,7 +1,7 @@
 import type { ServerOptions } from 'node:https';
 import fp from 'fastify-plugin';
 import type { AppContext } from '../context.js';
-import { AuditLog } from '../services/audit-log.js';
+import { AuditLog } from '@vtl/store';
 import { ViewCache } from '../services/view-cache.js';
 import { registerArrival } from './arrival.js';
 import { registerAudit, registerAuth } from './auth.js';

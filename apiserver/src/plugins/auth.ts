@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { VtlError, roleAllows } from '@vtl/api';
 import type { Store } from '@vtl/store';
 import { bearerToken, resolvePrincipal } from '../services/principal.js';
-import type { AuditLog } from '../services/audit-log.js';
+import type { AuditLog } from '@vtl/store';
 import type { ViewCache } from '../services/view-cache.js';
 import { FAIL_CLOSED_ROLE } from './route-config.js';
 

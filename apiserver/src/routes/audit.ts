@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from '../plugins/zod-provider.js';
 import { AuditPage, AuditQuery } from '@vtl/api';
 import type { AppContext } from '../context.js';
-import type { AuditLog } from '../services/audit-log.js';
+import type { AuditLog } from '@vtl/store';
 
 /** The audit log (§6: who asked for what), newest first, paged by id. */
 export async function auditRoutes(app: FastifyInstance, _ctx: AppContext, audit: AuditLog) {

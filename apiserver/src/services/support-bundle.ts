@@ -5,7 +5,7 @@ import { gzip } from 'node:zlib';
 import { listNodeStatus, loadSnapshot } from '@vtl/domain';
 import { pack } from 'tar-stream';
 import type { AppContext } from '../context.js';
-import { AuditLog } from './audit-log.js';
+import { AuditLog } from '@vtl/store';
 import { secretRedactor } from './bundle-redaction.js';
 import { settingsView } from './settings.js';
 import { statusView } from './status-view.js';

@@ -1,11 +1,12 @@
 import { AUDIT_LOG_BOUND, AuditEntry, keys } from '@vtl/api';
-import type { Store } from '@vtl/store';
+import type { Store } from './store.js';
 
 export type NewAuditEntry = Omit<AuditEntry, 'id' | 'ts'>;
 
 /**
  * The bounded audit log under keys.audit: ids from a counter, the oldest trimmed in the same
  * transaction as each append (the event journal's scheme), so the log never outgrows its bound.
+ * The apiserver appends one entry per request, the updater the outcome of an update.
  */
 export class AuditLog {
   constructor(
