@@ -2,8 +2,7 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Cartridge, cartridgeDir, mintCartridge } from '@vtl/emulator';
-import { giveAlignedBuffer, takeAlignedBuffer } from '@vtl/emulator/media/aligned-buffers';
+import { writeStreamImage } from '@vtl/emulator/testing/stream-image';
 import { extentBytes } from '@vtl/nodeagent/storage/btrfs';
 import { btrfsPool } from '../../emulator/bench/dist/btrfs-pool.js';
 import { freshHashFile, startPass } from '../../emulator/bench/dist/dedup-pass.js';
@@ -37,35 +36,6 @@ import { TAPE_BLOCK, type Workload, headerEveryBlock, identicalFulls, tarTwice }
  */
 const ratio = (d: ChunkDedup) => d.bytes / d.uniqueBytes;
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
-
-/**
- * Writes a stream in tape blocks to a new cartridge, from BOT, with a closing filemark. Each
- * block goes from an aligned slot, as the iSCSI transport lands WRITE data, so the image writer
- * takes the same O_DIRECT path as a host's writes (extents are laid out as in production).
- */
-async function writeImage(
-  mediaDir: string,
-  label: string,
-  stream: Buffer,
-  blockBytes: number,
-): Promise<string> {
-  await mintCartridge({ mediaDir, label, generation: 8 });
-  const dir = cartridgeDir(mediaDir, label);
-  const cart = await Cartridge.open(dir);
-  try {
-    for (let at = 0; at < stream.length; at += blockBytes) {
-      const bytes = stream.subarray(at, Math.min(at + blockBytes, stream.length));
-      const block = takeAlignedBuffer(bytes.length) ?? Buffer.allocUnsafe(bytes.length);
-      bytes.copy(block);
-      await cart.writeBlock(block);
-      giveAlignedBuffer(block);
-    }
-    await cart.writeFilemarks(1);
-  } finally {
-    await cart.close();
-  }
-  return dir;
-}
 
 /** A dedup ratio over the first stream alone (last week's backup), and over both streams. */
 interface Pair {
@@ -102,8 +72,8 @@ async function measure(
 ): Promise<Row> {
   const mediaDir = join(pool.dir, `w${index}`, 'lib');
   const dirs = [
-    await writeImage(mediaDir, `W${index}A00L8`, w.streams[0], blockBytes),
-    await writeImage(mediaDir, `W${index}B00L8`, w.streams[1], blockBytes),
+    await writeStreamImage(mediaDir, `W${index}A00L8`, w.streams[0], blockBytes),
+    await writeStreamImage(mediaDir, `W${index}B00L8`, w.streams[1], blockBytes),
   ];
   const filesOf = async (dir: string) => (await readdir(dir)).map((f) => join(dir, f));
   // Last week's backup is deduped on its own first, then this week's joins it (the hash file

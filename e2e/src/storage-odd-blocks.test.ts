@@ -2,8 +2,8 @@ import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { Cartridge, cartridgeDir, mintCartridge } from '@vtl/emulator';
-import { giveAlignedBuffer, takeAlignedBuffer } from '@vtl/emulator/media/aligned-buffers';
+import { Cartridge } from '@vtl/emulator';
+import { writeStreamImage } from '@vtl/emulator/testing/stream-image';
 import * as btrfs from '@vtl/nodeagent/storage/btrfs';
 import { duperemoveArgs, hashFile } from '@vtl/nodeagent/storage/dedup-pass';
 import { backupLikeData } from '@vtl/offsite/testing/cartridge-fixture';
@@ -53,27 +53,9 @@ describe.skipIf(skip)(`odd-sized blocks on btrfs${skip ? ` (skipped: ${skip})` :
 
   afterAll(() => loops.release());
 
-  /** Writes the stream in `blockBytes` blocks from BOT, then a filemark; the image directory. */
-  async function writeCartridge(label: string, blockBytes: number): Promise<string> {
-    const mediaDir = path.join(pool, 'lib');
-    await mintCartridge({ mediaDir, label, generation: 8 });
-    const dir = cartridgeDir(mediaDir, label);
-    const cart = await Cartridge.open(dir);
-    try {
-      await cart.spaceToEod();
-      for (let at = 0; at < stream.length; at += blockBytes) {
-        const bytes = stream.subarray(at, Math.min(at + blockBytes, stream.length));
-        const block = takeAlignedBuffer(bytes.length)!;
-        bytes.copy(block);
-        await cart.writeBlock(block);
-        giveAlignedBuffer(block);
-      }
-      await cart.writeFilemarks(1);
-    } finally {
-      await cart.close();
-    }
-    return dir;
-  }
+  /** Writes the stream in `blockBytes` blocks after the label, then a filemark; the image directory. */
+  const writeCartridge = (label: string, blockBytes: number) =>
+    writeStreamImage(path.join(pool, 'lib'), label, stream, blockBytes);
 
   /** The nodeagent's dedup pass (its duperemove arguments) over the given images. */
   async function dedupPass(dirs: string[]): Promise<void> {

@@ -24,6 +24,20 @@ describe('ViewCache', () => {
   });
 
   let slot = 0;
+  /** A node's status record as its nodeagent writes it. */
+  const nodeRecord = (name: string, updatedAt: string, detail: string) => ({
+    node: name,
+    updated_at: updatedAt,
+    dataplane: {
+      state: 'running',
+      generation: 1,
+      pid: 1,
+      detail,
+      started_at: '',
+      iscsi_portal: '',
+      iscsi_sessions: 0,
+    },
+  });
   const cartridge = (label: string): CartridgeSpec => ({
     label,
     library: 1,
@@ -79,26 +93,19 @@ describe('ViewCache', () => {
     expect(bytes()).toBe(second);
   });
   it("keeps the cartridge list's bytes through changes of records the list does not show", async () => {
-    const node = (detail: string) => ({
-      node: 'n-carts',
-      updated_at: '2026-01-01T00:00:00Z',
-      dataplane: {
-        state: 'running',
-        generation: 1,
-        pid: 1,
-        detail,
-        started_at: '',
-        iscsi_portal: '',
-        iscsi_sessions: 0,
-      },
-    });
     let computed = 0;
     const changes = () => views.memo('test-carts-changes', () => ++computed);
-    await writer.put(keys.nodeStatus.one('n-carts'), node('serving 1 library'));
+    await writer.put(
+      keys.nodeStatus.one('n-carts'),
+      nodeRecord('n-carts', '2026-01-01T00:00:00Z', 'serving 1 library'),
+    );
     await views.fresh();
     const first = cartridgesBytes(views);
     const before = changes();
-    await writer.put(keys.nodeStatus.one('n-carts'), node('serving 2 libraries'));
+    await writer.put(
+      keys.nodeStatus.one('n-carts'),
+      nodeRecord('n-carts', '2026-01-01T00:00:00Z', 'serving 2 libraries'),
+    );
     await views.fresh();
     expect(changes()).toBe(before + 1); // the records changed...
     expect(cartridgesBytes(views)).toBe(first); // ...the list's bytes did not
@@ -112,26 +119,22 @@ describe('ViewCache', () => {
   });
 
   it('keeps the views when a node record is rewritten with only a new updated_at, not when it changes', async () => {
-    const node = (updatedAt: string, detail: string) => ({
-      node: 'n-memo',
-      updated_at: updatedAt,
-      dataplane: {
-        state: 'running',
-        generation: 1,
-        pid: 1,
-        detail,
-        started_at: '',
-        iscsi_portal: '',
-        iscsi_sessions: 0,
-      },
-    });
     let computed = 0;
     const read = async () => (await views.fresh()).memo('test-node-memo', () => ++computed);
-    await writer.put(keys.nodeStatus.one('n-memo'), node('2026-01-01T00:00:00Z', 'serving 1 library'));
+    await writer.put(
+      keys.nodeStatus.one('n-memo'),
+      nodeRecord('n-memo', '2026-01-01T00:00:00Z', 'serving 1 library'),
+    );
     const first = await read();
-    await writer.put(keys.nodeStatus.one('n-memo'), node('2026-01-01T00:00:01Z', 'serving 1 library'));
+    await writer.put(
+      keys.nodeStatus.one('n-memo'),
+      nodeRecord('n-memo', '2026-01-01T00:00:01Z', 'serving 1 library'),
+    );
     expect(await read()).toBe(first);
-    await writer.put(keys.nodeStatus.one('n-memo'), node('2026-01-01T00:00:02Z', 'serving 2 libraries'));
+    await writer.put(
+      keys.nodeStatus.one('n-memo'),
+      nodeRecord('n-memo', '2026-01-01T00:00:02Z', 'serving 2 libraries'),
+    );
     expect(await read()).toBe(first + 1);
     await writer.delete(keys.nodeStatus.one('n-memo'));
     expect(await read()).toBe(first + 2);
