@@ -16,16 +16,6 @@ PATH="$(bash scripts/node-lts.sh):$PATH"
 if ! node scripts/deps-current.mjs; then
   npm ci --no-audit --no-fund
 fi
-# The whole suite with a Docker engine up (.ci/run starts one): the image tests' slow cached
-# steps (deploy/image/build.sh --cache-only: the Debian base rootfs, minutes when cold, and the
-# production dependencies) run beside lint, build and the first tests; the image tests wait for
-# them (flock) instead of making them again. Its own process group, ended with this script.
-prebuild=
-if [ $# -eq 0 ] && [ "$(id -u)" = 0 ] && docker info >/dev/null 2>&1; then
-  setsid bash deploy/image/build.sh --cache-only >"${TMPDIR:-/tmp}/vtl-image-cache.log" 2>&1 &
-  prebuild=$!
-fi
-trap '[ -z "$prebuild" ] || kill -- "-$prebuild" 2>/dev/null || true' EXIT
 npm run lint
 npm run build
-npx vitest run "$@"
+exec npx vitest run "$@"
