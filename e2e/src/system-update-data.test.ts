@@ -288,7 +288,15 @@ describe('signed updates and data: a running export, host I/O and cartridge byte
     const before = await imagesOf();
     expect(Object.keys(before).sort()).toEqual(['UPD001L8', 'UPD002L8', late].sort());
 
-    const res = await api().post('/api/system/rollback', { confirm: 'rollback' });
+    // A 503 `unavailable` says the data plane is between states and to retry shortly, as a
+    // client told so does (seen once under CI load right after the drive's move).
+    const res = await waitFor(
+      async () => {
+        const r = await api().post('/api/system/rollback', { confirm: 'rollback' });
+        return r.status === 503 && r.body?.error?.code === 'unavailable' ? undefined : r;
+      },
+      { timeoutMs: 60_000, intervalMs: 1_000 },
+    );
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body).toMatchObject({ from: 'v0.2.0', to: 'v0.1.0', orphaned_cartridges: [late] });
     expect(res.body.detail).toContain(late);
