@@ -50,6 +50,49 @@ describe('BlockWriter cells (write-cells.ts)', () => {
       );
   });
 
+  it('never starts a write beside one on its way, and still keeps several on their way', async () => {
+    const path = join(tmp.path, 'data');
+    const handle = await open(path, 'w+');
+    const cell = 512 * KiB;
+    const onTheirWay: Array<[number, number]> = [];
+    let most = 0;
+    const touching: string[] = [];
+    const spy = Object.create(handle) as FileHandle;
+    spy.writev = async (buffers, position) => {
+      const start = position as number;
+      const end = start + buffers.reduce((n, b) => n + b.byteLength, 0);
+      const page = (n: number) => Math.floor(n / 4096);
+      for (const [s, e] of onTheirWay)
+        if (page(s) <= page(end + 4095) && page(start) <= page(e + 4095))
+          touching.push(`${start} beside ${s}`);
+      const me: [number, number] = [start, end];
+      onTheirWay.push(me);
+      most = Math.max(most, onTheirWay.length);
+      try {
+        // Slow writes, so the blocks behind them queue up as they do on a busy pool.
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return await handle.writev(buffers, position);
+      } finally {
+        onTheirWay.splice(onTheirWay.indexOf(me), 1);
+      }
+    };
+    const writer = new BlockWriter(spy, await DirectWriter.open(path, false), () => undefined, cell);
+    const data = blocks([...Array.from({ length: 24 }, () => 1024 * KiB), 100_000, 300 * KiB, 5, 777 * KiB]);
+    let at = 0;
+    await Promise.all(
+      data.map((b) => {
+        const w = writer.write(b, at);
+        at += b.length;
+        return w;
+      }),
+    );
+    await writer.close();
+    await handle.close();
+    expect(Buffer.concat(data).equals(await readFile(path))).toBe(true);
+    expect(touching).toEqual([]);
+    expect(most).toBeGreaterThan(1);
+  });
+
   it('coalesces across any offset without cells', async () => {
     const path = join(tmp.path, 'data');
     const { handle, spy, writes } = await recordedFile(path);

@@ -12,6 +12,25 @@ const MAX_RUN_BYTES = 16 * 1024 * 1024;
  */
 const MAX_IN_FLIGHT = 2;
 /**
+ * With write cells (btrfs), how far down the waiting runs a write may start. A compressing
+ * btrfs file turns each write into a buffered write flushed at once, and that flush takes
+ * every dirty page contiguous with its range: had the next cell's write already copied part of
+ * its pages, the first flush would take them too, and the extents would depend on timing (two
+ * cartridges of one stream no longer identical, so a dedup pass shares less). So no run starts
+ * while a run it touches is on its way: the writer skips to a later one, and the skipped run
+ * starts once its neighbours are written.
+ */
+const CELL_LOOKAHEAD = 4;
+const PAGE = 4096;
+
+/** Whether two runs share a page or meet end to start. */
+function touches(a: { offset: number; end: number }, b: { offset: number; end: number }): boolean {
+  const lo = (n: number) => Math.floor(n / PAGE);
+  const hi = (n: number) => Math.ceil(n / PAGE);
+  return lo(a.offset) <= hi(b.end) && lo(b.offset) <= hi(a.end);
+}
+
+/**
  * A run joins another write already on its way only once it carries this much: smaller ones
  * wait and gather, since every write is a libuv round trip and a disk request (a 256 KiB
  * stream would otherwise go out a block at a time).
@@ -31,7 +50,8 @@ interface Run {
  * that follow gather into one run that goes out as a single pwritev when it ends, or as a
  * second write beside it once the run is SECOND_WRITE_MIN long. Runs grow with the disk's
  * latency, so the disk gets large sequential writes and a request queued behind the one it is
- * working on; on btrfs they stay inside fixed cells of the file (write-cells.ts). Each run
+ * working on; on btrfs they stay inside fixed cells of the file (write-cells.ts) and two on
+ * their way are never neighbours (CELL_LOOKAHEAD). Each run
  * settles on its own (the cartridge indexes blocks in tape order whatever order their writes
  * end in). Runs go around the page cache when they can (DirectWriter).
  */
@@ -89,21 +109,37 @@ export class BlockWriter {
 
   private startWrites(): void {
     while (this.inFlight.size < MAX_IN_FLIGHT && this.waiting.length > 0) {
-      const next = this.waiting[0]!;
-      const small = next.end - next.offset < SECOND_WRITE_MIN && !this.endsCell(next);
-      // The last run keeps gathering while another write is on its way, until it is large
-      // (or fills its cell: it cannot grow).
-      if (this.inFlight.size > 0 && small && this.waiting.length === 1) return;
-      // A block after a padded one starts inside the padding's zeros (index-file.ts paddedEnd):
-      // it waits until they are written, or they could land over it.
-      if ([...this.inFlight].some((r) => r.offset < next.end && next.offset < r.end)) return;
-      const run = this.waiting.shift()!;
+      const at = this.nextToStart();
+      if (at < 0) return;
+      const [run] = this.waiting.splice(at, 1) as [Run];
       this.inFlight.add(run);
       void this.writeRun(run).finally(() => {
         this.inFlight.delete(run);
         this.startWrites();
       });
     }
+  }
+
+  /** Index in `waiting` of the run to start now, or -1 for none. */
+  private nextToStart(): number {
+    const cells = this.cellBytes !== undefined;
+    const look = cells ? Math.min(this.waiting.length, CELL_LOOKAHEAD) : 1;
+    for (let i = 0; i < look; i++) {
+      const next = this.waiting[i]!;
+      const small = next.end - next.offset < SECOND_WRITE_MIN && !this.endsCell(next);
+      // The last run keeps gathering while another write is on its way, until it is large
+      // (or fills its cell: it cannot grow).
+      if (this.inFlight.size > 0 && small && i === this.waiting.length - 1) continue;
+      // A block after a padded one starts inside the padding's zeros (index-file.ts paddedEnd):
+      // it waits until they are written, or they could land over it; likewise it never passes
+      // a run it overlaps.
+      if ([...this.inFlight].some((r) => r.offset < next.end && next.offset < r.end)) continue;
+      if (this.waiting.slice(0, i).some((r) => r.offset < next.end && next.offset < r.end)) continue;
+      // On btrfs no run starts beside one on its way, even sharing a page (see CELL_LOOKAHEAD).
+      if (cells && [...this.inFlight].some((r) => touches(r, next))) continue;
+      return i;
+    }
+    return -1;
   }
 
   private endsCell(run: Run): boolean {
