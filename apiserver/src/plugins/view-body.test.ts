@@ -1,6 +1,8 @@
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { gunzipSync } from 'node:zlib';
+import { gzipView, keptPart } from '../services/gzip-view.js';
 import { OWN_WRITE_BYTES, writeBody } from './view-body.js';
 
 /** What each of the socket's writes carried: its buffers, in order (a writev is one write). */
@@ -90,5 +92,29 @@ describe('writeBody', () => {
     const { body } = await get();
     expect(body.toString()).toBe(`${head}${kept}`);
     expect(answer.writes.filter((w) => w.some((b) => b.length > 0))).toHaveLength(1);
+  });
+
+  it('sends each large part of a view in parts alone, and a gzipped one whole with its length', async () => {
+    const head = Buffer.from('{"updated_at":"2026-12-02T13:00:00.000Z",');
+    const libraries = keptPart(Buffer.from(`"libraries":[${'{"a":1},'.repeat(OWN_WRITE_BYTES / 4)}{}],`));
+    const middle = keptPart(Buffer.from('"pools":[],"fc":{},"cartridges":'));
+    const cartridges = keptPart(Buffer.from(`[${'{"label":"AAA001L8"},'.repeat(OWN_WRITE_BYTES / 8)}{}]`));
+    const tail = keptPart(Buffer.from(',"fabrics":{},"gitops":[]}'));
+    const chunks = [head, libraries, middle, cartridges, tail];
+    const whole = Buffer.concat(chunks);
+    answer = { chunks, writes: [] };
+    const plain = await get();
+    expect(plain.body.equals(whole)).toBe(true);
+    expect(plain.headers['content-length']).toBe(String(whole.length));
+    for (const large of [libraries, cartridges])
+      expect(answer.writes.some((w) => w.length === 1 && w[0] === large)).toBe(true);
+    // No write gathers a large part with anything else (a TLS socket would copy them together).
+    for (const w of answer.writes)
+      if (w.length > 1) expect(w.every((b) => b.length < OWN_WRITE_BYTES)).toBe(true);
+    // The gzip form: one member, its length what is sent, decoding to the same bytes.
+    answer = { chunks: gzipView(chunks), writes: [] };
+    const gz = await get();
+    expect(gz.headers['content-length']).toBe(String(gz.body.length));
+    expect(gunzipSync(gz.body).equals(whole)).toBe(true);
   });
 });
