@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { LegacyLibraryView, StatusView } from '@vtl/api';
 import type { AppContext } from '../context.js';
 import { cachedViewHandler } from '../plugins/view-fast-path.js';
-import { asBytes, legacyLibraryBody, statusBytes } from '../services/status-body.js';
+import { legacyLibraryBytes, statusBytes } from '../services/status-body.js';
 import { viewsOf } from '../services/views.js';
 
 export async function statusRoutes(app: FastifyInstance, ctx: AppContext) {
@@ -26,7 +26,7 @@ export async function statusRoutes(app: FastifyInstance, ctx: AppContext) {
       config: {
         role: 'read-only',
         doc: { summary: 'Older library view', response: LegacyLibraryView },
-        view: (views) => asBytes(views, 'legacy-library', () => legacyLibraryBody(views)),
+        view: legacyLibraryBytes,
       },
     },
     handler,

@@ -1,11 +1,11 @@
 import { gunzipSync } from 'node:zlib';
-import { PoolFigures, StatusView } from '@vtl/api';
+import { LegacyLibraryView, PoolFigures, StatusView } from '@vtl/api';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { StatusFixture } from '../test/status-fixture.js';
 import * as gzip from './gzip-view.js';
 import { libraryLifecycle } from './library-lifecycle.js';
-import { cartridgesBytes, statusBytes } from './status-body.js';
+import { cartridgesBytes, legacyLibraryBytes, statusBytes } from './status-body.js';
 import {
   cartridgeView,
   fcFabric,
@@ -140,5 +140,36 @@ describe('GET /api/status in parts', () => {
       expect(Buffer.concat(gz)).toHaveLength(gzLength);
       expect(gunzipSync(Buffer.concat(gz)).equals(whole)).toBe(true);
     }
+  });
+
+  it('keeps GET /api/library through pool figures, its bytes those the string view made', () => {
+    const f = new StatusFixture(3, 30);
+    const previous = (): string => {
+      const s = f.snapshot();
+      const entries = s.libraries
+        .filter((l) => !l.deleting)
+        .map((lib) => {
+          const { library, drives, slots } = liveLibrary(s, lib);
+          const { name: _name, ...rest } = library;
+          return JSON.stringify(
+            LegacyLibraryView.shape.libraries.element.parse({ library: rest, drives, slots }),
+          );
+        });
+      return `{"libraries":[${entries.join(',')}]}`;
+    };
+    const first = legacyLibraryBytes(f.views);
+    expect(first.toString()).toBe(previous());
+    f.poolFigures(2, 5);
+    expect(legacyLibraryBytes(f.views)).toBe(first);
+    f.change(
+      (s) => {
+        s.libraries[2] = { ...s.libraries[2]!, serial: 'NEWSERIAL' };
+      },
+      ['library-3'],
+    );
+    const second = legacyLibraryBytes(f.views);
+    expect(second).not.toBe(first);
+    expect(second.toString()).toBe(previous());
+    expect(second.toString()).toContain('NEWSERIAL');
   });
 });

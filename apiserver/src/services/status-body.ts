@@ -29,7 +29,7 @@ function libraryEntryBytes(views: ViewCache, lib: LibrarySpec): Buffer {
   );
 }
 
-/** The libraries part of a view cache's status view, and each library's entry within it. */
+/** A view's libraries, kept as one buffer, and each library's entry within it. */
 interface LibrariesPart {
   /** The libraries shown and each one's fingerprint: equal keys, equal bytes. */
   key: string;
@@ -37,45 +37,61 @@ interface LibrariesPart {
   /** Each library's entry as a view into `bytes`, by id, with the fingerprint it was made for. */
   entries: Map<number, { fingerprint: string; bytes: Buffer }>;
 }
-const librariesParts = new WeakMap<ViewCache, LibrariesPart>();
+const librariesParts = new WeakMap<ViewCache, Map<string, LibrariesPart>>();
 
-const LIBRARIES_OPEN = Buffer.from('"libraries":[');
 const COMMA = Buffer.from(',');
-const LIBRARIES_CLOSE = Buffer.from('],');
 
 /**
- * `"libraries":[...],` of GET /api/status as one kept buffer: rebuilt only when a library's
- * fingerprint changes (or the set of libraries), and then only that library's entry is
- * serialized again, the others copied from the buffer before. Each entry is kept as a view into
- * the one buffer, not beside it.
+ * `open`, each library's entry joined by commas, `close`, as one kept buffer: rebuilt only when
+ * a library's fingerprint changes (or the set of libraries), and then only that library's entry
+ * is serialized again, the others copied from the buffer before. Each entry is kept as a view
+ * into the one buffer, not beside it (as a string).
  */
-function librariesBytes(views: ViewCache): Buffer {
-  return views.memo('status-libraries', () => {
+function librariesJoined(
+  views: ViewCache,
+  name: string,
+  open: Buffer,
+  close: Buffer,
+  entry: (lib: LibrarySpec) => Buffer,
+): Buffer {
+  return views.memo(name, () => {
     const libs = views.snapshot().libraries.filter((l) => !l.deleting);
     const prints = libs.map((lib) => views.libraryFingerprint(lib));
     const key = libs.map((lib, i) => `${lib.id}:${prints[i]}`).join('\n');
-    const before = librariesParts.get(views);
+    let kept = librariesParts.get(views);
+    if (!kept) librariesParts.set(views, (kept = new Map()));
+    const before = kept.get(name);
     if (before?.key === key) return before.bytes;
-    const pieces: Buffer[] = [LIBRARIES_OPEN];
+    const pieces: Buffer[] = [open];
     const entries = libs.map((lib, i) => {
-      const kept = before?.entries.get(lib.id);
-      const bytes = kept && kept.fingerprint === prints[i] ? kept.bytes : libraryEntryBytes(views, lib);
+      const had = before?.entries.get(lib.id);
+      const bytes = had && had.fingerprint === prints[i] ? had.bytes : entry(lib);
       if (i > 0) pieces.push(COMMA);
       pieces.push(bytes);
       return bytes;
     });
-    pieces.push(LIBRARIES_CLOSE);
+    pieces.push(close);
     const bytes = keptPart(Buffer.concat(pieces));
     const part: LibrariesPart = { key, bytes, entries: new Map() };
-    let at = LIBRARIES_OPEN.length;
+    let at = open.length;
     libs.forEach((lib, i) => {
       const length = entries[i]!.length;
       part.entries.set(lib.id, { fingerprint: prints[i]!, bytes: bytes.subarray(at, at + length) });
       at += length + COMMA.length;
     });
-    librariesParts.set(views, part);
+    kept.set(name, part);
     return bytes;
   });
+}
+
+const STATUS_OPEN = Buffer.from('"libraries":[');
+const STATUS_CLOSE = Buffer.from('],');
+
+/** `"libraries":[...],` of GET /api/status (librariesJoined). */
+function librariesBytes(views: ViewCache): Buffer {
+  return librariesJoined(views, 'status-libraries', STATUS_OPEN, STATUS_CLOSE, (lib) =>
+    libraryEntryBytes(views, lib),
+  );
 }
 
 /**
@@ -142,20 +158,17 @@ export function asBytes(views: ViewCache, name: string, json: () => string): Buf
   return views.memo(`${name}-bytes`, () => Buffer.from(json()));
 }
 
+const LEGACY_OPEN = Buffer.from('{"libraries":[');
+const LEGACY_CLOSE = Buffer.from(']}');
+
 /**
- * GET /api/library (the older, smaller shape), serialized: each library's part is kept between
- * changes; the whole is built for asBytes, which keeps it encoded.
+ * GET /api/library (the older, smaller shape) as bytes: kept while every library's fingerprint
+ * is (librariesJoined), so a pool's figures no longer encode it, nor deflate it, again.
  */
-export function legacyLibraryBody(views: ViewCache): string {
-  const s = views.snapshot();
-  const libraries = s.libraries
-    .filter((l) => !l.deleting)
-    .map((lib) =>
-      views.part(`legacy-library-${lib.id}`, views.libraryFingerprint(lib), () => {
-        const { library, drives, slots } = liveLibrary(s, lib);
-        const { name: _name, ...rest } = library;
-        return JSON.stringify(LegacyEntry.parse({ library: rest, drives, slots }));
-      }),
-    );
-  return `{"libraries":[${libraries.join(',')}]}`;
+export function legacyLibraryBytes(views: ViewCache): Buffer {
+  return librariesJoined(views, 'legacy-libraries', LEGACY_OPEN, LEGACY_CLOSE, (lib) => {
+    const { library, drives, slots } = liveLibrary(views.snapshot(), lib);
+    const { name: _name, ...rest } = library;
+    return Buffer.from(JSON.stringify(LegacyEntry.parse({ library: rest, drives, slots })));
+  });
 }
