@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CartridgeSpec, ROOT, keys } from '@vtl/api';
 import { Store } from '@vtl/store';
-import { asBytes, cartridgesBytes, cartridgesJson } from './status-body.js';
+import { asBytes, cartridgesBytes, cartridgesJson, legacyLibraryBytes, statusBytes } from './status-body.js';
+import { StatusFixture } from '../test/status-fixture.js';
 import { ViewCache } from './view-cache.js';
 import { useTestStore } from '@vtl/store/testing/use-test-store';
 
@@ -138,5 +139,33 @@ describe('ViewCache', () => {
     expect(await read()).toBe(first + 1);
     await writer.delete(keys.nodeStatus.one('n-memo'));
     expect(await read()).toBe(first + 2);
+  });
+
+  it("keeps the status view's large parts through a pool's figures, not through its library", async () => {
+    // A library and its pool as the apiserver writes them, and the pool's figures as its nodeagent does.
+    const fixture = new StatusFixture(1, 3);
+    const lib = { ...fixture.s.libraries[0]!, id: 7, home_pool: 7 };
+    await writer.put(keys.pools.one(7), { ...fixture.s.pools[0]!, id: 7 });
+    await writer.put(keys.libraries.one(7), lib);
+    await writer.put(keys.poolStatus.one(7), { ...fixture.poolStatus(7, 1), id: 7 });
+    await views.fresh();
+    const first = statusBytes(views);
+    const legacy = legacyLibraryBytes(views);
+    await writer.put(keys.poolStatus.one(7), { ...fixture.poolStatus(7, 2), id: 7 });
+    await views.fresh();
+    const second = statusBytes(views);
+    expect(second[1]).toBe(first[1]); // the libraries
+    expect(second[3]).toBe(first[3]); // the cartridge list
+    expect(second[2]!.toString()).toContain('"fs_used_bytes":2');
+    expect(legacyLibraryBytes(views)).toBe(legacy);
+    await writer.put(keys.libraries.one(7), { ...lib, serial: 'CHANGED7' });
+    await views.fresh();
+    const third = statusBytes(views);
+    expect(third[1]).not.toBe(first[1]);
+    expect(third[1]!.toString()).toContain('CHANGED7');
+    expect(legacyLibraryBytes(views).toString()).toContain('CHANGED7');
+    await writer.delete(keys.libraries.one(7));
+    await writer.delete(keys.poolStatus.one(7));
+    await writer.delete(keys.pools.one(7));
   });
 });
