@@ -21,6 +21,14 @@ describe('childTuning', () => {
     expect(childTuning('nodeagent', undefined).env.NODE_OPTIONS).toMatch(/^--import=file:/);
   });
 
+  it('bounds the malloc arenas of every child, the nodeagent included (its emulator drops the thresholds)', () => {
+    for (const name of ['apiserver', 'controller', 'nodeagent'] as const)
+      expect(childTuning(name, undefined).env).toMatchObject({
+        MALLOC_ARENA_MAX: '2',
+        MALLOC_MMAP_THRESHOLD_: '131072',
+      });
+  });
+
   it("the idle collection gives a burst's garbage back once the process is quiet", async () => {
     // A child that allocates 80 MB, drops it, idles, and reports its heap before and after.
     const script = `

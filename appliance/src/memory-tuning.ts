@@ -10,9 +10,10 @@
  * - glibc's malloc raises its mmap threshold after the first large free, so a big buffer freed
  *   in a worker thread (scrypt's 16 MB at a login) then stays in that thread's arena for good.
  *   A fixed threshold hands such buffers back to the kernel; two arenas bound the per-thread
- *   ones. Not for the emulator: its data path allocates 1 MiB buffers per command, which would
- *   then be mapped and zeroed by the kernel each time (it is started by the nodeagent with its
- *   own flags, and the nodeagent's own environment is left alone for that reason).
+ *   ones (the nodeagent, which had none, kept 6 MB in thread arenas idle with 16 libraries; 2
+ *   MB with them). The thresholds are not for the emulator: its data path allocates 1 MiB
+ *   buffers per command, which would then be mapped and zeroed by the kernel each time; the
+ *   nodeagent starts it without them (nodeagent/src/dataplane/emulator-env.ts), two arenas kept.
  * - V8 keeps the heap a burst grew to; idle-gc.ts, loaded before the entry script, collects
  *   once after a busy spell goes quiet (the launcher imports it itself).
  */
@@ -46,7 +47,7 @@ export function childTuning(
   if (name === 'nodeagent')
     return {
       execArgv: SMALL_YOUNG_GENERATION,
-      env: { NODE_OPTIONS: [inherited, IDLE_GC].filter(Boolean).join(' ') },
+      env: { ...MALLOC_RETURNS_MEMORY, NODE_OPTIONS: [inherited, IDLE_GC].filter(Boolean).join(' ') },
     };
   return { execArgv: [...SMALL_YOUNG_GENERATION, IDLE_GC], env: MALLOC_RETURNS_MEMORY };
 }

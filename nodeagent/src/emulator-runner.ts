@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
 import { EmulatorClient } from '@vtl/emulator';
 import { emulatorSocket } from './dataplane/emulator-config.js';
+import { emulatorEnv } from './dataplane/emulator-env.js';
 import { loadEmulatorRunnerConfig } from './emulator-runner-config.js';
 import { TcmuHandlerSupervisor, handlerEndpoint } from './fabric/tcmu-handler.js';
 
@@ -55,6 +56,7 @@ export async function runEmulator(opts: RunnerOptions): Promise<void> {
       startedOn = mtime!;
       crashedAt = -Infinity;
       child = spawn(process.execPath, [...EMULATOR_NODE_FLAGS, opts.entry, '--config', opts.configFile], {
+        env: emulatorEnv(),
         stdio: ['ignore', 'inherit', 'inherit'],
       });
       opts.logger.info({ emulatorPid: child.pid, config: opts.configFile }, 'emulator started');

@@ -7,6 +7,7 @@ import { isoNow, type NodeStatus } from '@vtl/api';
 import { EmulatorClient, type EmulatorConfig, type EmuEvent, type HelloResult } from '@vtl/emulator';
 import { waitFor } from '@vtl/reconcile';
 import type { Logger } from 'pino';
+import { emulatorEnv } from './emulator-env.js';
 
 /**
  * V8 starts with a small heap and, under streaming tape I/O, collects it every few MB; a 64 MB
@@ -222,6 +223,7 @@ export class EmulatorSupervisor {
     fchmodSync(log, 0o600);
     const child = spawn(process.execPath, [...EMULATOR_NODE_FLAGS, this.opts.entry, '--config', configFile], {
       detached: true,
+      env: emulatorEnv(),
       stdio: ['ignore', log, log],
     });
     child.unref();

@@ -64,20 +64,30 @@ function observe(lib: EmuLibrary): { library: ObservedLibrary; cartridges: Obser
   };
 }
 
-interface LibraryRecord {
+export interface LibraryRecord {
   value: unknown;
   text: string;
 }
 
 /**
  * The records of the emulator's libraries by key (as splitNodeStatus makes them), each with
- * the JSON it is compared by.
+ * the JSON it is compared by. A library whose JSON is what `previous` holds keeps that record:
+ * the publisher remembers the text it wrote, and a new, equal copy of it (some 95 KB for a full
+ * 400-slot library) and of its record beside the old ones doubled what an idle nodeagent kept
+ * for every library a change elsewhere had left alone.
  */
-function libraryRecords(node: string, seen: EmuLibrary[]): Map<string, LibraryRecord> {
+export function libraryRecords(
+  node: string,
+  seen: EmuLibrary[],
+  previous: ReadonlyMap<string, LibraryRecord> = new Map(),
+): Map<string, LibraryRecord> {
   return new Map(
     seen.map(observe).map(({ library, cartridges }) => {
+      const key = keys.nodeLibraryStatus.one(node, library.id);
       const record: NodeLibraryStatus = { node, id: library.id, library, cartridges };
-      return [keys.nodeLibraryStatus.one(node, library.id), { value: record, text: JSON.stringify(record) }];
+      const text = JSON.stringify(record);
+      const kept = previous.get(key);
+      return [key, kept?.text === text ? kept : { value: record, text }];
     }),
   );
 }
@@ -160,7 +170,7 @@ export class NodeStatusPublisher {
       : { libraries: [], iscsi_sessions: 0, fresh: true };
     if (seen.fresh) {
       this.libraries = seen.libraries;
-      this.libraryRecords = libraryRecords(this.opts.node, seen.libraries);
+      this.libraryRecords = libraryRecords(this.opts.node, seen.libraries, this.libraryRecords);
     }
     const want = this.libraryRecords;
     const { node } = splitNodeStatus({
