@@ -8,6 +8,7 @@ describe('controller config', () => {
       node: os.hostname(),
       store: { endpoints: ['http://127.0.0.1:2379'], tls: undefined, deadlineMs: 5_000 },
       drainTimeoutMs: 0,
+      evictPolicyPeriodMs: 0,
     });
   });
 
@@ -19,11 +20,13 @@ describe('controller config', () => {
         VTL_ETCD_ENDPOINTS: 'http://a:2379',
         VTL_DRAIN_TIMEOUT_MS: '2500',
         VTL_STORE_DEADLINE_MS: '900',
+        VTL_EVICT_POLICY_PERIOD_MS: '2000',
       }),
     ).toMatchObject({
       node: 'n7',
       store: { endpoints: ['http://a:2379'], sealingKeyFile: '/srv/vtl/pki/sealing.key', deadlineMs: 900 },
       drainTimeoutMs: 2500,
+      evictPolicyPeriodMs: 2000,
     });
     expect(() => loadConfig({ VTL_ETCD_CA_FILE: '/ca.crt' })).toThrow(/go together/);
   });

@@ -10,6 +10,8 @@ export interface ControllerConfig {
   store: StoreSettings;
   /** 0 keeps the drain reconciler's default. */
   drainTimeoutMs: number;
+  /** How often the eviction policy runs besides on settings changes; 0 keeps its 30 s. */
+  evictPolicyPeriodMs: number;
   /** host:port of the reconcile metrics endpoint (GET /metrics); '' serves none. */
   metricsAddr: string;
   /** Where the probes listen (VTL_HEALTH_PORT, VTL_HEALTH_BIND); port 0: nowhere. */
@@ -24,6 +26,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ControllerConf
     node: env.VTL_NODE ?? os.hostname(),
     store: storeSettingsFromEnv(env, stateDir),
     drainTimeoutMs: Number(env.VTL_DRAIN_TIMEOUT_MS) || 0,
+    evictPolicyPeriodMs: Number(env.VTL_EVICT_POLICY_PERIOD_MS) || 0,
     metricsAddr: env.VTL_CONTROLLER_METRICS_ADDR ?? '',
     health: healthSettingsFromEnv(env),
     gitops: {

@@ -48,7 +48,12 @@ runStoreProcess({ name: 'controller', loadConfig }, async ({ config, logger, sto
       const remoteOps = await startRemoteOps({ store, journal, logger });
       const drain = await startDrainReconciler({ store, journal, logger, timeoutMs: drainTimeoutMs });
       const jobs = await startJobReconciler({ store, journal, logger });
-      const evictPolicy = await startEvictPolicy({ store, journal, logger });
+      const evictPolicy = await startEvictPolicy({
+        store,
+        journal,
+        logger,
+        everyMs: config.evictPolicyPeriodMs || undefined,
+      });
       const ieWatcher = await startIeWatcher({ store, journal, logger });
       const gitops = await startGitopsPoller({ store, journal, logger, ...config.gitops });
       await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));

@@ -23,6 +23,8 @@ const BLOCK = 256 * 1024;
 const STREAM = Number(process.env.VTL_E2E_DEDUP_MIB ?? 64) * MiB;
 const SMALL = 32 * MiB;
 const JOB_DONE = ['succeeded', 'failed', 'cancelled', 'interrupted'];
+/** The eviction policy's period here (VTL_EVICT_POLICY_PERIOD_MS; 30 s in production). */
+const EVICT_PERIOD_MS = 2_000;
 
 /**
  * Backup data through iSCSI onto a pool on btrfs (docs/storage.md): the engine's compression
@@ -152,7 +154,15 @@ describe.skipIf(skip)(
       const devs = [loops.attach(4 * GiB), loops.attach(4 * GiB)];
       mount = await fs.mkdtemp(path.join(os.tmpdir(), 'vtl-storage-'));
       loops.unmountAtRelease(mount);
-      app = await Appliance.start({ env: { VTL_STORAGE_MOUNT: mount } });
+      // A 1 s operator-unload quiet window (15 s in production): the unloads after each write
+      // and read would otherwise wait 15 s apiece, nearly 2 of this file's minutes.
+      app = await Appliance.start({
+        env: {
+          VTL_STORAGE_MOUNT: mount,
+          VTL_EVICT_POLICY_PERIOD_MS: String(EVICT_PERIOD_MS),
+          VTL_UNLOAD_GUARD_MS: '1000',
+        },
+      });
       // A week between scheduled passes: only the passes this test asks for run.
       const set = await app.api.post('/api/storage', {
         devices: devs,
@@ -366,8 +376,9 @@ describe.skipIf(skip)(
         console.log(
           `storage-dedup: host filesystem ${hostFill.toFixed(1)}% full: it cannot tell the fills apart`,
         );
-      // The policy runs on every settings change and every 30 s: two chances to go wrong.
-      await new Promise((r) => setTimeout(r, 35_000));
+      // The policy runs on every settings change and every period (2 s here): the change's pass
+      // and at least two periodic ones, chances to go wrong.
+      await new Promise((r) => setTimeout(r, 2.5 * EVICT_PERIOD_MS));
       expect(await policyEvictions(), `storage ${fill.toFixed(1)}%, host ${hostFill.toFixed(1)}%`).toEqual(
         [],
       );

@@ -105,8 +105,9 @@ export async function evictionPass(store: Store, journal: EventJournal): Promise
 }
 
 /**
- * Runs the eviction policy every 30 s and whenever the settings change (pool figures refresh
- * every few seconds: polling them is enough; a settings change acts at once).
+ * Runs the eviction policy every 30 s (VTL_EVICT_POLICY_PERIOD_MS, passed as `everyMs`) and
+ * whenever the settings change (pool figures refresh every few seconds: polling them is enough;
+ * a settings change acts at once).
  */
 export const startEvictPolicy = policyLoop({
   name: 'evict-policy',

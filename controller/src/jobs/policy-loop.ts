@@ -34,6 +34,8 @@ export interface PolicyDeps {
   store: Store;
   journal: EventJournal;
   logger: Logger;
+  /** Overrides the policy's `everyMs` (the controller's config: tests shorten a period). */
+  everyMs?: number;
 }
 
 /**
@@ -47,14 +49,14 @@ export function policyLoop(policy: {
   pass: (store: Store, journal: EventJournal) => Promise<number[]>;
   made: string;
 }): (deps: PolicyDeps) => Promise<{ stop(): Promise<void> }> {
-  return async ({ store, journal, logger }) => {
+  return async ({ store, journal, logger, everyMs = policy.everyMs }) => {
     const controller = startController<string>({
       name: policy.name,
       logger,
       reconcile: async (_key, { log }) => {
         const jobs = await policy.pass(store, journal);
         if (jobs.length > 0) log.info({ jobs }, policy.made);
-        return { requeueAfterMs: policy.everyMs };
+        return { requeueAfterMs: everyMs };
       },
     });
     const watch = await watchInto(store, keys.settings, Settings, controller.queue, () => policy.name);
