@@ -155,12 +155,14 @@ describe.skipIf(skip)(
       mount = await fs.mkdtemp(path.join(os.tmpdir(), 'vtl-storage-'));
       loops.unmountAtRelease(mount);
       // A 1 s operator-unload quiet window (15 s in production): the unloads after each write
-      // and read would otherwise wait 15 s apiece, nearly 2 of this file's minutes.
+      // and read would otherwise wait 15 s apiece, nearly 2 of this file's minutes. Pool figures
+      // at most 5 s old (a btrfs walk can put the next one a minute away).
       app = await Appliance.start({
         env: {
           VTL_STORAGE_MOUNT: mount,
           VTL_EVICT_POLICY_PERIOD_MS: String(EVICT_PERIOD_MS),
           VTL_UNLOAD_GUARD_MS: '1000',
+          VTL_POOL_REFRESH_MAX_MS: '5000',
         },
       });
       // A week between scheduled passes: only the passes this test asks for run.
@@ -250,7 +252,7 @@ describe.skipIf(skip)(
       const figures = await waitFor(
         async () => {
           const f = (await poolRow()).figures;
-          // Collected after the pass ended (figures are read every 5 s to 1 min).
+          // Collected after the pass ended (figures are read every 5 s here).
           return f.collected_at > done.last_finished_at ? f : undefined;
         },
         { timeoutMs: 120_000, intervalMs: 1_000 },

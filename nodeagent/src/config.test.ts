@@ -14,6 +14,7 @@ describe('nodeagent config', () => {
     const d = loadConfig({});
     expect(d).toMatchObject({
       exportChunkBytes: undefined,
+      poolRefreshMaxMs: undefined,
       codecNice: 5,
       zstdLevel: 3,
       version: 'v0.0.0',
@@ -22,6 +23,7 @@ describe('nodeagent config', () => {
     expect(
       loadConfig({
         VTL_EXPORT_CHUNK_BYTES: '131072',
+        VTL_POOL_REFRESH_MAX_MS: '5000',
         VTL_CODEC_NICE: '0',
         VTL_ZSTD_LEVEL: '1',
         VTL_VERSION: 'v1.2.3',
@@ -29,6 +31,7 @@ describe('nodeagent config', () => {
       }),
     ).toMatchObject({
       exportChunkBytes: 131072,
+      poolRefreshMaxMs: 5000,
       codecNice: 0,
       zstdLevel: 1,
       version: 'v1.2.3',

@@ -57,6 +57,8 @@ export interface NodeagentConfig {
   sysfsRoot: string;
   /** Export chunk size in bytes (VTL_EXPORT_CHUNK_BYTES); undefined: the offsite engine's default. Small in tests. */
   exportChunkBytes: number | undefined;
+  /** Longest pause between a pool's figure walks (VTL_POOL_REFRESH_MAX_MS, default 60 s); short in tests. */
+  poolRefreshMaxMs: number | undefined;
   /** Nice value of the zstd/SHA-256 codec threads (VTL_CODEC_NICE, default 5); 0: normal priority. */
   codecNice: number;
   /** zstd level of exports (VTL_ZSTD_LEVEL, default 3, 1–19): CPU against stored bytes. */
@@ -97,6 +99,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): NodeagentConfi
     emulatorEntry: env.VTL_EMULATOR_ENTRY ?? path.resolve(import.meta.dirname, '../../emulator/dist/main.js'),
     emulatorUnit: env.VTL_EMULATOR_UNIT ?? '',
     exportChunkBytes: Number(env.VTL_EXPORT_CHUNK_BYTES) || undefined,
+    poolRefreshMaxMs: Number(env.VTL_POOL_REFRESH_MAX_MS) || undefined,
     codecNice: Number(env.VTL_CODEC_NICE ?? DEFAULT_CODEC_NICE),
     zstdLevel: zstdLevel(env.VTL_ZSTD_LEVEL),
     version: env.VTL_VERSION ?? 'v0.0.0',

@@ -75,6 +75,7 @@ runStoreProcess(nodeagent, async ({ config, logger, store, journal }) => {
     node: config.node,
     storageMount: config.storageMount,
     dedup: () => dedup.status,
+    refreshMaxMs: config.poolRefreshMaxMs,
     logger,
   });
 

@@ -15,10 +15,11 @@ import { btrfsPoolFigures, ensurePoolSubvolume, removeOrphanSubvolumes } from '.
  * figures change.
  */
 const POOL_REFRESH_MS = Requeue.poll;
-const POOL_REFRESH_MAX_MS = 60_000;
+/** The longest pause between walks unless VTL_POOL_REFRESH_MAX_MS says otherwise (tests shorten it). */
+export const POOL_REFRESH_MAX_MS = 60_000;
 const WALK_SHARE = 100;
-export const refreshAfter = (walkMs: number, pools: number) =>
-  Math.min(POOL_REFRESH_MAX_MS, Math.max(POOL_REFRESH_MS, Math.round(walkMs * WALK_SHARE * pools)));
+export const refreshAfter = (walkMs: number, pools: number, maxMs = POOL_REFRESH_MAX_MS) =>
+  Math.min(maxMs, Math.max(POOL_REFRESH_MS, Math.round(walkMs * WALK_SHARE * pools)));
 /** pool_stats events (§6.2) at most this often per pool, and only when the figures changed. */
 const POOL_STATS_EVERY_MS = 60_000;
 
@@ -34,6 +35,8 @@ export async function startPoolReconciler(opts: {
   storageMount: string;
   /** The node's dedup pass, shown in its btrfs pools' figures. */
   dedup?: () => DedupStatus | undefined;
+  /** The longest pause between a pool's walks (VTL_POOL_REFRESH_MAX_MS); default a minute. */
+  refreshMaxMs?: number;
   logger: Logger;
 }) {
   const { store, lease, node, storageMount } = opts;
@@ -123,7 +126,7 @@ export async function startPoolReconciler(opts: {
     await emitStats(pool, status.figures).catch((err) =>
       opts.logger.warn({ err }, 'pool_stats not recorded'),
     );
-    return { requeueAfterMs: refreshAfter(performance.now() - walkStarted, walked.size) };
+    return { requeueAfterMs: refreshAfter(performance.now() - walkStarted, walked.size, opts.refreshMaxMs) };
   }
 
   /** The disk part of a pool delete: subvolumes no pool names any more go. */

@@ -8,4 +8,9 @@ describe('how often a pool is walked for its figures', () => {
     expect(refreshAfter(30, 16)).toBe(48_000);
     expect(refreshAfter(5_000, 1)).toBe(60_000);
   });
+
+  it('at most every VTL_POOL_REFRESH_MAX_MS when that is set (tests)', () => {
+    expect(refreshAfter(5_000, 1, 5_000)).toBe(5_000);
+    expect(refreshAfter(3, 1, 5_000)).toBe(5_000);
+  });
 });
