@@ -10,7 +10,7 @@ import { hostPowerFrom } from './host-power.js';
 import { ensureDefaultPool } from './pool/default-pool.js';
 import { startPoolReconciler } from './pool/pool-reconciler.js';
 import { EmulatorSupervisor } from './dataplane/emulator-supervisor.js';
-import { startDataplaneReconciler } from './dataplane/dataplane-reconciler.js';
+import { adoptRunningEmulator, startDataplaneReconciler } from './dataplane/dataplane-reconciler.js';
 import { NODE_HEARTBEAT_INTERVAL_MS, NodeStatusPublisher } from './dataplane/node-status.js';
 import { startCartridgeReconciler } from './cartridges/cartridge-reconciler.js';
 import { driveOps } from './ops/drive-ops.js';
@@ -106,6 +106,11 @@ runStoreProcess(nodeagent, async ({ config, logger, store, journal }) => {
     new Set(publisher.libraries.flatMap((l) => l.drives.map((d) => d.loaded).filter(Boolean)));
   // Their drives' host I/O pauses a dedup pass, for the libraries on the storage (PassPacer).
   loaded.libraries = () => publisher.libraries;
+  // The emulator outlives a control-plane restart: look at it before the first record, which
+  // would otherwise say "stopped (not started)" while it serves (adoptRunningEmulator).
+  await adoptRunningEmulator({ store, config, supervisor }).catch((err: Error) =>
+    logger.warn({ err }, 'no first look at the emulator; the data-plane reconciler looks next'),
+  );
   await publisher.start();
   lease.onRenewed(() => {
     logger.warn('status lease renewed after a store stall; publishing node and pool status again');

@@ -98,6 +98,35 @@ export class EmulatorSupervisor {
     return client;
   }
 
+  /**
+   * The first look of a starting nodeagent, before its first status record: adopts an emulator
+   * that answers on `config.socket` for `config.generation` (true), as ensure() would. One of
+   * another generation is reported as being restarted, which ensure() does next, and nothing
+   * answering leaves the status as it is ("stopped (not started)", now true). One attempt,
+   * bounded like a start's (HELLO_ATTEMPT_MS): a hung emulator is ensure()'s to deal with.
+   */
+  async lookFirst(config: EmulatorConfig): Promise<boolean> {
+    const found = await this.greet(config.socket);
+    if (!found) return false;
+    const { client, hello } = found;
+    if (hello.generation !== config.generation) {
+      client.close();
+      this.setStatus({
+        state: 'starting',
+        generation: hello.generation,
+        pid: hello.pid,
+        detail: `generation ${hello.generation} runs; restarting it for generation ${config.generation}`,
+      });
+      return false;
+    }
+    this.attach(client, hello, config);
+    this.opts.logger.info(
+      { emulatorPid: hello.pid, generation: hello.generation },
+      'adopted the running emulator before publishing the node status',
+    );
+    return true;
+  }
+
   private async adopt(config: EmulatorConfig): Promise<boolean> {
     const client = await this.connect(config.socket, 500).catch(() => undefined);
     if (!client) return false;

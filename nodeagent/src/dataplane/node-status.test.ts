@@ -10,6 +10,7 @@ import { freePort } from '@vtl/store/testing';
 import { loadConfig } from '../config.js';
 import { emulatorConfig } from './emulator-config.js';
 import { EmulatorSupervisor } from './emulator-supervisor.js';
+import { adoptRunningEmulator } from './dataplane-reconciler.js';
 import { NODE_HEARTBEAT_INTERVAL_MS, NodeStatusPublisher } from './node-status.js';
 import { useTestStore } from '@vtl/store/testing/use-test-store';
 
@@ -43,6 +44,7 @@ describe('the node status publisher', () => {
   let publisher: NodeStatusPublisher;
   let lease: RenewingLease;
   let want: (generation: number, libraries: number[]) => ReturnType<typeof emulatorConfig>;
+  let config: ReturnType<typeof loadConfig>;
 
   const revisions = async () => {
     const store = t.store;
@@ -57,7 +59,7 @@ describe('the node status publisher', () => {
   beforeAll(async () => {
     const store = t.store;
     stateDir = await fs.mkdtemp(path.join(os.tmpdir(), 'vtl-node-status-'));
-    const config = loadConfig({
+    config = loadConfig({
       VTL_STATE_DIR: stateDir,
       VTL_NODE: 'node1',
       VTL_ISCSI_PORT: String(await freePort()),
@@ -199,5 +201,64 @@ describe('the node status publisher', () => {
     expect(await listNodeStatus(t.store)).toEqual([]);
     expect(await t.store.count(keys.nodeLibraryStatus.prefix)).toBe(0);
     expect(await t.store.count(keys.nodeHeartbeat.prefix)).toBe(0);
+  });
+
+  /**
+   * A control-plane restart (an update, a rollback) starts a new nodeagent beside the emulator
+   * the last one left serving. Its first record once said "stopped (not started)" with no
+   * libraries until the data-plane reconciler's first pass, and the API answered 503 for them
+   * meanwhile (CI: a mint right after a rollback).
+   */
+  it('starts a nodeagent beside a running emulator with a first record that says it runs', async () => {
+    const store = t.store;
+    const generation = supervisor.status.generation;
+    const pid = supervisor.status.pid;
+    const desired = (g: number) =>
+      store.put(keys.dataplane, { generation: g, libraries: [1], requested_at: isoNow() });
+    const next = new EmulatorSupervisor({
+      stateDir,
+      entry: config.emulatorEntry,
+      logger: pino({ level: 'silent' }),
+      onEvent: () => undefined,
+      onChange: () => undefined,
+    });
+    const nextLease = await store.renewingLease(10);
+    const nextPublisher = new NodeStatusPublisher({
+      store,
+      lease: nextLease,
+      node: 'node1',
+      supervisor: next,
+      logger: pino({ level: 'silent' }),
+    });
+    try {
+      // As nodeagent/src/main.ts starts: the first look, then the first record.
+      await desired(generation);
+      expect(await adoptRunningEmulator({ store, config, supervisor: next })).toBe(true);
+      await nextPublisher.start();
+      const [status] = await listNodeStatus(store);
+      expect(status!.dataplane).toMatchObject({ state: 'running', generation, pid });
+      expect(status!.libraries.map((l) => l.id)).toEqual([1]);
+      expect(next.emulator).toBeDefined();
+
+      // Another generation wanted: not adopted, and not "stopped" either; ensure() restarts it.
+      const other = new EmulatorSupervisor({
+        stateDir,
+        entry: config.emulatorEntry,
+        logger: pino({ level: 'silent' }),
+        onEvent: () => undefined,
+        onChange: () => undefined,
+      });
+      await desired(generation + 1);
+      expect(await adoptRunningEmulator({ store, config, supervisor: other })).toBe(false);
+      expect(other.status).toMatchObject({ state: 'starting', generation, pid });
+      expect(other.emulator).toBeUndefined();
+      expect(supervisor.emulator).toBeDefined();
+      expect(await supervisor.emulator!.hello()).toMatchObject({ pid, generation });
+    } finally {
+      nextPublisher.stop();
+      next.detach();
+      await nextLease.revoke().catch(() => undefined);
+      await store.delete(keys.dataplane).catch(() => undefined);
+    }
   });
 });
