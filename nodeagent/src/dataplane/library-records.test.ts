@@ -26,7 +26,8 @@ describe('the node status publisher keeps one copy of an unchanged library recor
     const [k1, k2] = [...first.keys()];
     expect(second.get(k1!)).toBe(first.get(k1!));
     expect(second.get(k2!)).not.toBe(first.get(k2!));
-    expect(second.get(k2!)!.text).toContain('"C"');
+    expect(JSON.stringify(second.get(k2!)!.value)).toContain('"C"');
+    expect(second.get(k2!)!.digest).not.toBe(first.get(k2!)!.digest);
   });
 });
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   isoNow,
   keys,
@@ -66,15 +67,18 @@ function observe(lib: EmuLibrary): { library: ObservedLibrary; cartridges: Obser
 
 export interface LibraryRecord {
   value: unknown;
-  text: string;
+  /** SHA-256 of its JSON: what it is compared by, instead of keeping the JSON (95 KB a full library). */
+  digest: string;
+  /** Length of its JSON, for sizing transactions. */
+  bytes: number;
 }
 
 /**
  * The records of the emulator's libraries by key (as splitNodeStatus makes them), each with
- * the JSON it is compared by. A library whose JSON is what `previous` holds keeps that record:
- * the publisher remembers the text it wrote, and a new, equal copy of it (some 95 KB for a full
- * 400-slot library) and of its record beside the old ones doubled what an idle nodeagent kept
- * for every library a change elsewhere had left alone.
+ * the digest of its JSON it is compared by. A library whose JSON is unchanged keeps its
+ * record from `previous`: a new, equal copy beside the one the publisher holds doubled what an
+ * idle nodeagent kept for every library a change elsewhere had left alone; and only the digest
+ * is kept of the JSON (some 95 KB for a full 400-slot library; 1.5 MB for 16).
  */
 export function libraryRecords(
   node: string,
@@ -86,8 +90,9 @@ export function libraryRecords(
       const key = keys.nodeLibraryStatus.one(node, library.id);
       const record: NodeLibraryStatus = { node, id: library.id, library, cartridges };
       const text = JSON.stringify(record);
+      const digest = createHash('sha256').update(text).digest('base64');
       const kept = previous.get(key);
-      return [key, kept?.text === text ? kept : { value: record, text }];
+      return [key, kept?.digest === digest ? kept : { value: record, digest, bytes: text.length }];
     }),
   );
 }
@@ -98,7 +103,10 @@ export function libraryRecords(
  * rewrites that library's record alone.
  */
 export class NodeStatusPublisher {
-  /** What each record key last held (JSON without updated_at), as written. */
+  /**
+   * What each record key last held, as written: the node record's JSON (without updated_at), a
+   * library record's digest.
+   */
   private written = new Map<string, string>();
   /** False until this process has seen which library records a previous run left behind. */
   private primed = false;
@@ -184,7 +192,7 @@ export class NodeStatusPublisher {
     const nodeText = JSON.stringify(node);
     const nodeKey = keys.nodeStatus.one(this.opts.node);
     const stale = [...this.written.keys()].filter((k) => k !== nodeKey && !want.has(k));
-    const changed = [...want].filter(([k, w]) => this.written.get(k) !== w.text);
+    const changed = [...want].filter(([k, w]) => this.written.get(k) !== w.digest);
     const beat = Date.now() - this.heartbeatAt >= NODE_HEARTBEAT_INTERVAL_MS;
     const unchanged = changed.length === 0 && stale.length === 0 && this.written.get(nodeKey) === nodeText;
     if (unchanged && !beat) return;
@@ -194,12 +202,12 @@ export class NodeStatusPublisher {
     const batches: { put: [string, unknown][]; del: string[] }[] = [{ put: [], del: stale }];
     let bytes = 0;
     for (const [k, w] of changed) {
-      if (bytes + w.text.length > TXN_BYTES && batches.at(-1)!.put.length > 0) {
+      if (bytes + w.bytes > TXN_BYTES && batches.at(-1)!.put.length > 0) {
         batches.push({ put: [], del: [] });
         bytes = 0;
       }
       batches.at(-1)!.put.push([k, w.value]);
-      bytes += w.text.length;
+      bytes += w.bytes;
     }
     if (this.written.get(nodeKey) !== nodeText)
       batches.at(-1)!.put.push([nodeKey, { ...node, updated_at: isoNow() }]);
@@ -221,7 +229,7 @@ export class NodeStatusPublisher {
     }
     this.heartbeatAt = Date.now();
     for (const k of stale) this.written.delete(k);
-    for (const [k, w] of changed) this.written.set(k, w.text);
+    for (const [k, w] of changed) this.written.set(k, w.digest);
     this.written.set(nodeKey, nodeText);
   }
 
