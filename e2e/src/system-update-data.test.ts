@@ -124,15 +124,20 @@ describe('signed updates and data: a running export, host I/O and cartridge byte
     const trusted = path.join(tmp, 'trusted.pem');
     await fs.writeFile(trusted, key.publicKey.export({ type: 'spki', format: 'pem' }));
     bundle = path.join(tmp, 'good.tar.gz');
-    await buildBundle({ from: root, out: bundle, key: key.privateKey, version: 'v0.2.0' });
-    rgw = await startTestRgw();
-    app = await Appliance.start({
-      env: {
-        VTL_UPDATE_TRUSTED_KEYS_FILE: trusted,
-        VTL_UPDATE_DEADLINE_SEC: '120',
-        VTL_EXPORT_CHUNK_BYTES: String(CHUNK_BYTES),
-      },
-    });
+    // The three are independent: at once. All settled before a failure is thrown, so afterAll
+    // stops whatever did start.
+    const started = await Promise.allSettled([
+      buildBundle({ from: root, out: bundle, key: key.privateKey, version: 'v0.2.0' }),
+      startTestRgw().then((r) => (rgw = r)),
+      Appliance.start({
+        env: {
+          VTL_UPDATE_TRUSTED_KEYS_FILE: trusted,
+          VTL_UPDATE_DEADLINE_SEC: '120',
+          VTL_EXPORT_CHUNK_BYTES: String(CHUNK_BYTES),
+        },
+      }).then((a) => (app = a)),
+    ]);
+    for (const s of started) if (s.status === 'rejected') throw s.reason;
     const pool = (await api().get('/api/pools')).body[0];
     const lib = await api().post('/api/libraries', {
       name: 'update-data',
