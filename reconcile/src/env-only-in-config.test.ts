@@ -15,6 +15,8 @@ const ALLOWED: Record<string, string> = {
     'a build tool, not a process of the appliance: hands its environment (PATH, HOME) on to `go build`',
   'controller/src/gitops/git-credentials.ts':
     'hands PATH alone on to the git child it runs with an otherwise empty environment; not a setting',
+  'nodeagent/src/dataplane/emulator-env.ts':
+    "hands the nodeagent's environment on to its emulator, less two malloc thresholds; not a setting",
 };
 
 /** e2e is the test harness (it starts the processes with the environment it sets). */
