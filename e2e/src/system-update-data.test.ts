@@ -298,6 +298,10 @@ describe('signed updates and data: a running export, host I/O and cartridge byte
     expect(res.body).toMatchObject({ from: 'v0.2.0', to: 'v0.1.0', orphaned_cartridges: [late] });
     expect(res.body.detail).toContain(late);
     const s = await settled(240_000);
+    // On a miss, say what the updaters did (a CI run once saw the update's result here).
+    const updateEvents = async () =>
+      JSON.stringify({ status: s, events: (await api().get('/api/events/search?limit=40')).body });
+    if (s.last_result?.action !== 'rollback') expect.fail(await updateEvents());
     expect(s.last_result).toMatchObject({ ok: true, action: 'rollback', version: 'v0.1.0' });
     expect(s.last_result.orphan_images).toEqual([
       { label: late, library: library.id, path: path.join(library.media_dir, late) },

@@ -317,6 +317,10 @@ describe('signed updates: upload, detached apply, automatic and manual rollback 
       unit: expect.stringMatching(/^vtl-updater-/),
     });
     const s = await settled(120_000);
+    // On a miss, say what the updaters did (a CI run once saw the update's result here).
+    const updateEvents = async () =>
+      JSON.stringify({ status: s, events: (await app.api.get('/api/events/search?limit=40')).body });
+    if (s.last_result?.action !== 'rollback') expect.fail(await updateEvents());
     expect(s.last_result).toMatchObject({ ok: true, action: 'rollback', version: 'v0.1.0' });
     expect(s).toMatchObject({ version: 'v0.1.0', last_good: null });
     expect(await healthVersion()).toBe('v0.1.0');
