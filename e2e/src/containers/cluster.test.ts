@@ -434,12 +434,14 @@ describe('the vtl image as a cluster of containers', () => {
     /** What the apiservers logged of the store calls that failed since `since`: why a call was refused. */
     const storeFailures = async (since: number) =>
       JSON.stringify(
-        (await logsSince(['api0', 'api1'], since, 'store call failed')).map(({ n, time, during, err }: any) => ({
-          n,
-          ms: time - since,
-          during,
-          err,
-        })),
+        (await logsSince(['api0', 'api1'], since, 'store call failed')).map(
+          ({ n, time, during, err }: any) => ({
+            n,
+            ms: time - since,
+            during,
+            err,
+          }),
+        ),
       );
     const exported = async (label: string) => {
       const created = await admin.post(`/api/cartridges/${label}/export`, { remote_id: remoteId });
