@@ -9,9 +9,10 @@ import { contentMatches, fioContent } from './fio-content.js';
 import { fio } from './fio.js';
 import { type RunResult, dropCaches, machineBusySeconds, onPath } from './processes.js';
 import { formatSize, median, mibPerSecond } from './stats.js';
+import { BLOCKS } from './summary.js';
+import { compareShapes, extentShape } from './extent-shape.js';
 
 const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MiB`;
-import { BLOCKS } from './summary.js';
 
 /** Issue 31's bars: the emulator's writes and a host stream during a dedup pass, each at 0.9 x. */
 const TARGET = 0.9;
@@ -218,12 +219,17 @@ export async function poolBench(o: PoolBenchOptions): Promise<void> {
     const block = BLOCKS[BLOCKS.length - 1]!;
     await target.on([0, 1]).write({ block, bytes: o.bytes, depth: 1 });
     const pair = await imageFiles(target.cartridgeDirs.slice(0, 2));
+    // Written at once by two drives: their extents must not depend on which got the CPU when.
+    const [shapeA, shapeB] = await Promise.all(
+      target.cartridgeDirs.slice(0, 2).map((dir) => extentShape(join(dir, 'data'))),
+    );
+    console.log(`\nThe two cartridges' data files before the pass: ${compareShapes(shapeA!, shapeB!)}`);
     await freshHashFile(pool.mountpoint);
     await dropCaches();
     const first = await startPass(pool.mountpoint, pair.files).done;
     const shared = await extentBytes(target.cartridgeDirs.slice(0, 2));
     console.log(
-      `\nDedup pass over two cartridges with the same ${formatSize(o.bytes)} stream (${mib(pair.bytes)} of image files): ` +
+      `Dedup pass over two cartridges with the same ${formatSize(o.bytes)} stream (${mib(pair.bytes)} of image files): ` +
         `${first.toFixed(1)} s, ${(pair.bytes / 2 ** 30 / (first / 60)).toFixed(2)} GiB scanned per minute; ` +
         `dedup ratio ${(shared.referenced / shared.uncompressed).toFixed(2)}, ` +
         `${mib(shared.disk)} on disk for ${mib(shared.referenced)} referenced`,
