@@ -1,5 +1,6 @@
 import { X509Certificate } from 'node:crypto';
-import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { RequestDurations } from './request-durations.js';
 
 /**
  * The apiserver process's own series, shared by its listeners: Node's default process_* and
@@ -29,13 +30,9 @@ export function setBuildInfo(version: string): void {
   buildInfo.set({ version, node_version: process.version }, 1);
 }
 
-const httpDuration = new Histogram({
-  name: 'http_request_duration_seconds',
-  help: 'Time to answer an HTTP request of the control API, by method, route template and status',
-  labelNames: ['method', 'route', 'status_code'],
-  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-  registers: [processRegistry],
-});
+/** http_request_duration_seconds (request-durations.ts: without prom-client's per-call label hashing). */
+export const requestDurations = new RequestDurations();
+processRegistry.registerMetric(requestDurations.asMetric());
 
 /**
  * Records one answered request. `route` is the route's template (`/api/libraries/:id`), never
@@ -46,8 +43,8 @@ export function observeHttpRequest(
   route: string | undefined,
   status: number,
   seconds: number,
-) {
-  httpDuration.observe({ method, route: route ?? 'unmatched', status_code: String(status) }, seconds);
+): void {
+  requestDurations.observe(method, route ?? 'unmatched', status, seconds);
 }
 
 const certificateExpiry = new Gauge({

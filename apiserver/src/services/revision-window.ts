@@ -35,6 +35,10 @@ export class RevisionWindow {
   private last: { startedAt: number; revision: string } | undefined;
   /** Durations of the latest reads, newest last. */
   private readonly durations: number[] = [];
+  /** When the newest read was sent. */
+  private newestStart = -Infinity;
+  /** When readAhead sends the next read (newestStart + readAheadAfter(), kept per read, not per request). */
+  private nextReadAt = -Infinity;
 
   constructor(
     private readonly read: () => Promise<string>,
@@ -46,7 +50,7 @@ export class RevisionWindow {
     const cutoff = strict ? since : since - this.windowMs;
     const last = this.last;
     if (last && last.startedAt >= cutoff) {
-      this.readAhead(last.startedAt);
+      this.readAhead();
       return Promise.resolve(last.revision);
     }
     return this.readAfter(cutoff);
@@ -59,7 +63,7 @@ export class RevisionWindow {
   peek(since: number): string | undefined {
     const last = this.last;
     if (!last || last.startedAt < since - this.windowMs) return undefined;
-    this.readAhead(last.startedAt);
+    this.readAhead();
     return last.revision;
   }
 
@@ -88,9 +92,8 @@ export class RevisionWindow {
    * taking tens of milliseconds) every quarter window, so the newest answered read stays inside
    * the window as long as etcd answers within three quarters of it.
    */
-  private readAhead(newestDone: number): void {
-    const newest = Math.max(newestDone, ...this.inFlight.map((r) => r.startedAt));
-    if (this.inFlight.length >= MAX_IN_FLIGHT || this.now() - newest < this.readAheadAfter()) return;
+  private readAhead(): void {
+    if (this.inFlight.length >= MAX_IN_FLIGHT || this.now() < this.nextReadAt) return;
     // Nobody waits for it; a failure shows up in the next request that has to.
     this.start().revision.catch(() => undefined);
   }
@@ -103,12 +106,15 @@ export class RevisionWindow {
 
   private start(): RevisionRead {
     const startedAt = this.now();
+    this.newestStart = startedAt;
+    this.nextReadAt = startedAt + this.readAheadAfter();
     const read: RevisionRead = {
       startedAt,
       revision: this.read()
         .then((revision) => {
           this.durations.push(this.now() - startedAt);
           if (this.durations.length > RECENT_READS) this.durations.shift();
+          this.nextReadAt = this.newestStart + this.readAheadAfter();
           if (!this.last || this.last.startedAt < startedAt) this.last = { startedAt, revision };
           return revision;
         })
