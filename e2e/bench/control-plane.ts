@@ -8,7 +8,6 @@
  * targets read on the median of the per-pair ratios; BENCH_PARTS=one to stop after the
  * one-library figures, idle memory and SSE; BENCH_GZIP=0 to leave out the gzip reads).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +19,7 @@ import { declareFullLibrary } from './full-library.js';
 import { Appliance } from '../src/harness/appliance.js';
 import { apiserverPid } from './apiserver-pid.js';
 import { idleRss, type IdleMemory } from './idle-memory.js';
+import { cpuMs, median, startReference } from './measure.js';
 
 process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
 const SECONDS = Number(process.env.BENCH_SECONDS) || 5;
@@ -32,29 +32,12 @@ const GZIP = process.env.BENCH_GZIP !== '0';
 /** Alternated pairs (reference, view) per view; the targets are read on their medians. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS) || 3;
 
-const median = (values: number[]): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-
 interface Load {
   rps: number;
   p99: number;
   errors: number;
   /** The server's CPU time per answered request, µs. */
   cpuUsPerRequest: number;
-}
-
-/** CPU time (user + system) a process has used, in ms. */
-async function cpuMs(pid: number): Promise<number> {
-  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
-  const [utime, stime] = stat
-    .slice(stat.lastIndexOf(')') + 2)
-    .split(' ')
-    .slice(11, 13)
-    .map(Number);
-  return ((utime! + stime!) * 1000) / 100; // USER_HZ is 100 on Linux
 }
 
 /**
@@ -76,24 +59,6 @@ async function load(url: string, token: string, serverPid: number, gzip: boolean
     errors: r.errors + r.non2xx + r.timeouts,
     cpuUsPerRequest: Math.round((cpu * 1000) / Math.max(1, r.requests.total)),
   };
-}
-
-async function startReference(
-  tlsDir: string,
-  bodyDir: string,
-): Promise<{ port: number; child: ChildProcess }> {
-  const child = spawn(
-    process.execPath,
-    [path.join(import.meta.dirname, 'reference-server.mjs'), tlsDir, bodyDir],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
-    child.once('exit', (code) => reject(new Error(`reference server exited with ${code}`)));
-  });
-  return { port, child };
 }
 
 const rows: string[] = [];

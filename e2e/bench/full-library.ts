@@ -1,3 +1,4 @@
+import { waitFor } from '@vtl/reconcile';
 import type { Appliance } from '../src/harness/appliance.js';
 
 /**
@@ -24,4 +25,36 @@ export async function declareFullLibrary(
   });
   if (res.status !== 201) throw new Error(`declare answered ${res.status}: ${res.text}`);
   return res.body.library;
+}
+
+/**
+ * `count` full libraries, each in a pool of its own (the appliance's first pool for the first),
+ * applied and minted full (400 cartridges each); waits until the cartridge list shows them all.
+ */
+export async function loadFullLibraries(app: Appliance, count: number, prefix: string): Promise<void> {
+  for (let n = 0; n < count; n++) {
+    const pool =
+      n === 0
+        ? (await app.api.get('/api/pools')).body[0]
+        : (
+            await app.api.post('/api/pools', {
+              name: `${prefix}-${n}`,
+              path: `${app.stateDir}/pools/${prefix}-${n}`,
+            })
+          ).body;
+    await waitFor(
+      async () =>
+        (await app.api.get('/api/pools')).body.find((p: { id: number }) => p.id === pool.id)?.state ===
+        'active',
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
+    const library = await declareFullLibrary(app, pool.id, n, prefix);
+    const applied = await app.api.post('/api/libraries/apply', { confirm: 'apply' });
+    if (applied.status !== 200) throw new Error(`apply answered ${applied.status}: ${applied.text}`);
+    const minted = await app.api.post('/api/cartridges', { library, count: 400 });
+    if (minted.status !== 200) throw new Error(`mint answered ${minted.status}: ${minted.text}`);
+  }
+  await waitFor(async () => (await app.api.get('/api/cartridges')).body.length === 400 * count, {
+    timeoutMs: 120_000,
+  });
 }

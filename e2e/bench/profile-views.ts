@@ -7,9 +7,8 @@
  * appears (its port and token in PROFILE_DIR/held.json). `vite-node e2e/bench/profile-views.ts`.
  */
 import autocannon from 'autocannon';
-import { waitFor } from '@vtl/reconcile';
 import { Appliance } from '../src/harness/appliance.js';
-import { declareFullLibrary } from './full-library.js';
+import { loadFullLibraries } from './full-library.js';
 
 process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
 const dir = process.env.PROFILE_DIR ?? '/tmp/vtl-prof';
@@ -23,27 +22,7 @@ const app = await Appliance.start({
   },
 });
 try {
-  const libraries = Number(process.env.PROFILE_LIBRARIES) || 1;
-  for (let n = 0; n < libraries; n++) {
-    const pool =
-      n === 0
-        ? (await app.api.get('/api/pools')).body[0]
-        : (await app.api.post('/api/pools', { name: `prof-${n}`, path: `${app.stateDir}/pools/prof-${n}` }))
-            .body;
-    await waitFor(
-      async () =>
-        (await app.api.get('/api/pools')).body.find((p: { id: number }) => p.id === pool.id)?.state ===
-        'active',
-      { timeoutMs: 60_000, intervalMs: 200 },
-    );
-    const library = await declareFullLibrary(app, pool.id, n, 'prof');
-    const applied = await app.api.post('/api/libraries/apply', { confirm: 'apply' });
-    const minted = await app.api.post('/api/cartridges', { library, count: 400 });
-    console.log('library', n, 'apply', applied.status, 'mint', minted.status);
-  }
-  await waitFor(async () => (await app.api.get('/api/cartridges')).body.length === 400 * libraries, {
-    timeoutMs: 120_000,
-  });
+  await loadFullLibraries(app, Number(process.env.PROFILE_LIBRARIES) || 1, 'prof');
   const fs = await import('node:fs/promises');
   await fs.mkdir(dir, { recursive: true });
   await fs.writeFile(`${dir}/start`, '');

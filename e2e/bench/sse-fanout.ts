@@ -16,17 +16,7 @@ import { waitFor } from '@vtl/reconcile';
 import { Appliance } from '../src/harness/appliance.js';
 import { declareFullLibrary } from './full-library.js';
 import { apiserverPid } from './apiserver-pid.js';
-
-/** CPU time (user + system) a process has used, ms. */
-async function cpuMs(pid: number): Promise<number> {
-  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8');
-  const [utime, stime] = stat
-    .slice(stat.lastIndexOf(')') + 2)
-    .split(' ')
-    .slice(11, 13)
-    .map(Number);
-  return ((utime! + stime!) * 1000) / 100;
-}
+import { cpuMs } from './measure.js';
 
 process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
 const CLIENTS = 500;
