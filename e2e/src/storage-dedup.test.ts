@@ -249,14 +249,20 @@ describe.skipIf(skip)(
       expect(done.last_result, done.last_detail).toBe('completed');
       sh('sync', []);
 
+      let lastRow: unknown;
       const figures = await waitFor(
         async () => {
-          const f = (await poolRow()).figures;
+          const row = await poolRow();
+          lastRow = row;
+          const f = row.figures;
           // Collected after the pass ended (figures are read every 5 s here).
           return f.collected_at > done.last_finished_at ? f : undefined;
         },
         { timeoutMs: 120_000, intervalMs: 1_000 },
-      );
+      ).catch((err: Error) => {
+        // What the pool showed last, against the pass: says which side did not move.
+        throw new Error(`${err.message}; pass ${JSON.stringify(done)}; pool row ${JSON.stringify(lastRow)}`);
+      });
       const sizes = (await cartridge(first)).size_bytes + (await cartridge(second)).size_bytes;
       const measured = `dedup ${figures.dedup_ratio}x, allocated ${figures.phys_est_bytes} of ${sizes} bytes written`;
       console.log(`storage-dedup: ${STREAM / MiB} MiB stream twice: ${measured}`);
