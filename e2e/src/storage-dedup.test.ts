@@ -255,8 +255,15 @@ describe.skipIf(skip)(
           const row = await poolRow();
           lastRow = row;
           const f = row.figures;
-          // Collected after the pass ended (figures are read every 5 s here).
-          return f.collected_at > done.last_finished_at ? f : undefined;
+          // Read after the pass ended (figures are read every 5 s here): they carry the pass
+          // status they were read with. Not collected_at > last_finished_at: both are whole
+          // seconds, and a reading begun in the pass's last second, equal to it, is published
+          // once; later readings with the same figures are not written again.
+          const pass = f?.dedup;
+          return pass?.last_started_at === done.last_started_at &&
+            pass?.last_finished_at === done.last_finished_at
+            ? f
+            : undefined;
         },
         { timeoutMs: 120_000, intervalMs: 1_000 },
       ).catch((err: Error) => {
