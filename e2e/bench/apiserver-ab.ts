@@ -16,10 +16,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { freePort } from '@vtl/api/testing/free-port';
 import { waitFor } from '@vtl/reconcile';
 import { Appliance } from '../src/harness/appliance.js';
 import { apiserverPid } from './apiserver-pid.js';
@@ -39,14 +39,6 @@ interface Server {
   name: string;
   url: string;
   pid: number;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Another apiserver of the appliance: its environment and flags, another entry or more flags. */
