@@ -1,7 +1,7 @@
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { collectAll, whenStillQuiet } from './idle-gc.js';
+import { IdleWatch, QUIET_FOR_MS, collectAll, whenStillQuiet } from './idle-gc.js';
 
 describe('the idle collection', () => {
   it('collects at once, on a Node that takes the synchronous options and on one that does not', () => {
@@ -43,5 +43,58 @@ describe('whenStillQuiet', () => {
 
   it('does not collect when a burst begins just after the quiet interval', async () => {
     expect(await outcome(250)).toBe(false);
+  });
+});
+
+describe('IdleWatch', () => {
+  const CHECK = 2_000;
+  const MB = 2 ** 20;
+  /** Feeds readings every 2 s from `start`; the times at which it would collect. */
+  const run = (watch: IdleWatch, readings: [number, number, boolean][], start = 0) => {
+    const due: number[] = [];
+    readings.forEach(([utilization, growth, resident], i) => {
+      const now = start + (i + 1) * CHECK;
+      if (watch.reading(now, utilization, growth, resident) !== undefined) {
+        due.push(now);
+        watch.collected();
+      }
+    });
+    return due;
+  };
+  const quiet: [number, number, boolean] = [0.01, 0, false];
+  const busy: [number, number, boolean] = [0.6, 0, false];
+
+  it('collects once after a busy spell and QUIET_FOR_MS of quiet intervals, then stays quiet', () => {
+    const due = run(new IdleWatch(), [busy, busy, ...Array(12).fill(quiet)]);
+    // Busy until 4 s; quiet intervals from 4 s on.
+    expect(due).toEqual([4_000 + QUIET_FOR_MS]);
+  });
+
+  it('does not collect in the gaps between bursts a few seconds apart', () => {
+    // Bursts of 4 s with 6 s of quiet between them (a benchmark's alternated loads, polling).
+    const spell = [busy, busy, quiet, quiet, quiet];
+    expect(run(new IdleWatch(), [...spell, ...spell, ...spell, busy])).toEqual([]);
+  });
+
+  it('never collects a process that was not busy since its last collection', () => {
+    expect(run(new IdleWatch(), Array(20).fill(quiet))).toEqual([]);
+  });
+
+  it('counts heap growth as a busy spell though the loop stayed quiet', () => {
+    const due = run(new IdleWatch(), [[0.01, 20 * MB, false], ...Array(6).fill(quiet)]);
+    expect(due).toEqual([QUIET_FOR_MS]);
+  });
+
+  it('collects a never-idle process whose resident set grew, after as long at its looser limit', () => {
+    const grown: [number, number, boolean] = [0.2, 0, true];
+    const watch = new IdleWatch();
+    const limits = [1, 2, 3, 4].map((i) => watch.reading(i * CHECK, ...grown));
+    // Quiet at 0.2 busy only because the resident set grew: the confirmation uses that looser limit.
+    expect(limits.slice(0, 3)).toEqual([undefined, undefined, undefined]);
+    expect(limits[3]).toBeGreaterThanOrEqual(0.2);
+    // After the collection the resident set is measured afresh: 0.2 busy is not quiet any more.
+    expect(run(new IdleWatch(), [grown, grown, grown, grown, ...Array(8).fill([0.2, 0, false])])).toEqual([
+      QUIET_FOR_MS,
+    ]);
   });
 });

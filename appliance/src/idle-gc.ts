@@ -4,7 +4,7 @@
  * and keeps it: its own memory reducer runs only when allocation slows enough during a
  * collection it was doing anyway, so an appliance idle after a burst held 30-80 MB of garbage
  * and empty pages per process. Every few seconds this looks at the event loop's utilisation;
- * after a busy spell followed by a quiet interval it collects once (a few tens of ms, when
+ * after a busy spell followed by QUIET_FOR_MS of quiet intervals it collects once (a few tens of ms, when
  * nothing waits) and then stays quiet until the process is busy again. Loaded before the entry
  * script (`--import`, memory-tuning.ts) or imported by it; it keeps no process alive.
  */
@@ -77,28 +77,76 @@ export function whenStillQuiet(limit: number, collect: () => void): void {
   }, CONFIRM_MS).unref();
 }
 
+/**
+ * How long a process must have stayed quiet before the idle collection runs, as V8's own memory
+ * reducer waits 8 s. A memory-reducing collection does not retain the maps that only compiled
+ * code refers to, so it deoptimises most of a process's hot code ("embedded weak objects
+ * cleared"): measured 2026-12-03 in the apiserver, the next load re-optimised some 300 functions,
+ * its first answers waited up to 100-150 ms and its first seconds cost 10-20 % more CPU per
+ * answer (a 1 KB view: 44-48 µs against 40-42 warm). Collected after a 2 s quiet interval, a
+ * process with bursts a few seconds apart (a benchmark's alternated loads, jobs of a backup
+ * window) paid that after every one of them.
+ */
+export const QUIET_FOR_MS = 8_000;
+
+/**
+ * The decision of the idle collection, fed one reading per CHECK_MS: whether a busy spell since
+ * the last collection has been followed by QUIET_FOR_MS of quiet intervals.
+ */
+export class IdleWatch {
+  private busySince = false;
+  /** When the current run of quiet intervals began, if the last interval was quiet. */
+  private quietSince: number | undefined;
+
+  /**
+   * One interval's reading, at `now` (ms): its event-loop utilisation, the heap's growth and
+   * whether the resident set grew LARGE_GROWTH_BYTES, both since the last collection. Returns
+   * the utilisation the loop must stay under right before collecting (whenStillQuiet), or
+   * undefined: not now.
+   */
+  reading(now: number, utilization: number, heapGrowth: number, grownResident: boolean): number | undefined {
+    if (utilization >= BUSY || heapGrowth > GROWTH_BYTES || grownResident) this.busySince = true;
+    const limit = utilization <= IDLE ? IDLE : grownResident ? QUIET : -1;
+    if (limit < 0) {
+      this.quietSince = undefined;
+      return undefined;
+    }
+    this.quietSince ??= now - CHECK_MS;
+    if (!this.busySince || now - this.quietSince < QUIET_FOR_MS) return undefined;
+    return limit;
+  }
+
+  /** A collection ran: the next needs a busy spell and a quiet one again. */
+  collected(): void {
+    this.busySince = false;
+    this.quietSince = undefined;
+  }
+}
+
 export function startIdleGc(): void {
   const gc = exposeGc();
   if (!gc) return;
+  const watch = new IdleWatch();
   let last = performance.eventLoopUtilization();
-  let busySince = false;
   let heapAfterGc = process.memoryUsage().heapTotal;
   let rssAfterGc = process.memoryUsage.rss();
   const timer = setInterval(() => {
     const now = performance.eventLoopUtilization();
     const utilization = performance.eventLoopUtilization(now, last).utilization;
     last = now;
-    const growth = process.memoryUsage().heapTotal - heapAfterGc;
-    const grownResident = process.memoryUsage.rss() - rssAfterGc > LARGE_GROWTH_BYTES;
-    if (utilization >= BUSY || growth > GROWTH_BYTES || grownResident) busySince = true;
-    const limit = utilization <= IDLE ? IDLE : grownResident ? QUIET : -1;
-    if (!busySince || limit < 0) return;
+    const limit = watch.reading(
+      performance.now(),
+      utilization,
+      process.memoryUsage().heapTotal - heapAfterGc,
+      process.memoryUsage.rss() - rssAfterGc > LARGE_GROWTH_BYTES,
+    );
+    if (limit === undefined) return;
     whenStillQuiet(limit, () => {
       // A full collection; the pages it empties go back to the system, and so do the free pages
       // of the malloc arenas (the native memory the burst used: buffers, requests).
       collectAll(gc);
       trimMalloc();
-      busySince = false;
+      watch.collected();
       heapAfterGc = process.memoryUsage().heapTotal;
       rssAfterGc = process.memoryUsage.rss();
       // The next interval starts after the collection: counted in it, a collection of 0.2 s or

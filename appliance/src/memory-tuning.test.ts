@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { QUIET_FOR_MS } from './idle-gc.js';
 import { childTuning } from './memory-tuning.js';
 
 const run = promisify(execFile);
@@ -30,11 +31,12 @@ describe('childTuning', () => {
   });
 
   it("the idle collection gives a burst's garbage back once the process is quiet", async () => {
-    // A child that allocates 80 MB, drops it, idles, and reports its heap before and after.
+    // A child that allocates 80 MB, drops it, idles, and reports its heap before and after: the
+    // collection runs QUIET_FOR_MS after the first 2 s interval that saw the burst.
     const script = `
       let junk = []; for (let i = 0; i < 300000; i++) junk.push({ a: i, b: 'x'.repeat(50) + i });
       const before = process.memoryUsage().heapTotal; junk = null;
-      setTimeout(() => console.log(JSON.stringify({ before, after: process.memoryUsage().heapTotal })), 7000);
+      setTimeout(() => console.log(JSON.stringify({ before, after: process.memoryUsage().heapTotal })), ${QUIET_FOR_MS + 4_000});
     `;
     // The test runs memory-tuning.ts from its sources; the launcher runs it from dist/, beside
     // the compiled idle-gc.js (npx tsc -b first).
