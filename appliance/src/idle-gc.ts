@@ -4,9 +4,10 @@
  * and keeps it: its own memory reducer runs only when allocation slows enough during a
  * collection it was doing anyway, so an appliance idle after a burst held 30-80 MB of garbage
  * and empty pages per process. Every few seconds this looks at the event loop's utilisation;
- * after a busy spell followed by QUIET_FOR_MS of quiet intervals it collects once (a few tens of ms, when
- * nothing waits) and then stays quiet until the process is busy again. Loaded before the entry
- * script (`--import`, memory-tuning.ts) or imported by it; it keeps no process alive.
+ * after a busy spell followed by QUIET_FOR_MS of quiet intervals it collects once (a few tens
+ * of ms, when nothing waits) and then stays quiet until the process is busy again. Loaded
+ * before the entry script (`--import`, memory-tuning.ts) or imported by it; it keeps no
+ * process alive.
  */
 import { performance } from 'node:perf_hooks';
 import v8 from 'node:v8';
@@ -94,7 +95,7 @@ export const QUIET_FOR_MS = 8_000;
  * the last collection has been followed by QUIET_FOR_MS of quiet intervals.
  */
 export class IdleWatch {
-  private busySince = false;
+  private busySpell = false;
   /** When the current run of quiet intervals began, if the last interval was quiet. */
   private quietSince: number | undefined;
 
@@ -105,20 +106,20 @@ export class IdleWatch {
    * undefined: not now.
    */
   reading(now: number, utilization: number, heapGrowth: number, grownResident: boolean): number | undefined {
-    if (utilization >= BUSY || heapGrowth > GROWTH_BYTES || grownResident) this.busySince = true;
+    if (utilization >= BUSY || heapGrowth > GROWTH_BYTES || grownResident) this.busySpell = true;
     const limit = utilization <= IDLE ? IDLE : grownResident ? QUIET : -1;
     if (limit < 0) {
       this.quietSince = undefined;
       return undefined;
     }
     this.quietSince ??= now - CHECK_MS;
-    if (!this.busySince || now - this.quietSince < QUIET_FOR_MS) return undefined;
+    if (!this.busySpell || now - this.quietSince < QUIET_FOR_MS) return undefined;
     return limit;
   }
 
   /** A collection ran: the next needs a busy spell and a quiet one again. */
   collected(): void {
-    this.busySince = false;
+    this.busySpell = false;
     this.quietSince = undefined;
   }
 }
