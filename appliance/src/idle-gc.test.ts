@@ -1,7 +1,7 @@
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { IdleWatch, QUIET_FOR_MS, collectAll, whenStillQuiet } from './idle-gc.js';
+import { CHECK_MS, IdleWatch, QUIET_FOR_MS, collectAll, whenStillQuiet } from './idle-gc.js';
 
 describe('the idle collection', () => {
   it('collects at once, on a Node that takes the synchronous options and on one that does not', () => {
@@ -47,13 +47,12 @@ describe('whenStillQuiet', () => {
 });
 
 describe('IdleWatch', () => {
-  const CHECK = 2_000;
   const MB = 2 ** 20;
-  /** Feeds readings every 2 s from `start`; the times at which it would collect. */
-  const run = (watch: IdleWatch, readings: [number, number, boolean][], start = 0) => {
+  /** Feeds readings every CHECK_MS; the times at which it would collect. */
+  const run = (watch: IdleWatch, readings: [number, number, boolean][]) => {
     const due: number[] = [];
     readings.forEach(([utilization, growth, resident], i) => {
-      const now = start + (i + 1) * CHECK;
+      const now = (i + 1) * CHECK_MS;
       if (watch.reading(now, utilization, growth, resident) !== undefined) {
         due.push(now);
         watch.collected();
@@ -88,7 +87,7 @@ describe('IdleWatch', () => {
   it('collects a never-idle process whose resident set grew, after as long at its looser limit', () => {
     const grown: [number, number, boolean] = [0.2, 0, true];
     const watch = new IdleWatch();
-    const limits = [1, 2, 3, 4].map((i) => watch.reading(i * CHECK, ...grown));
+    const limits = [1, 2, 3, 4].map((i) => watch.reading(i * CHECK_MS, ...grown));
     // Quiet at 0.2 busy only because the resident set grew: the confirmation uses that looser limit.
     expect(limits.slice(0, 3)).toEqual([undefined, undefined, undefined]);
     expect(limits[3]).toBeGreaterThanOrEqual(0.2);

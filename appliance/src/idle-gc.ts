@@ -15,7 +15,7 @@ import vm from 'node:vm';
 import { trimMalloc } from './malloc-trim.js';
 
 /** How often the event loop's utilisation is sampled. */
-const CHECK_MS = 2_000;
+export const CHECK_MS = 2_000;
 /** An interval this busy (fraction of time in callbacks) counts as activity. */
 const BUSY = 0.1;
 /**
@@ -27,13 +27,13 @@ const IDLE = 0.05;
 const GROWTH_BYTES = 8 * 2 ** 20;
 /**
  * A resident set grown this much since the last collection is collected in any interval at
- * most QUIET busy: a process that never gets under IDLE (a nodeagent publishing 16 libraries'
- * status on a loaded machine) otherwise kept its high-water mark for good. Resident, not heap:
- * Node 26's V8 keeps the pages its own collections empty, so the heap shrinks and the process
- * does not. One collection per 32 MB of growth costs a few tens of ms.
+ * most IDLE_WHEN_GROWN busy: a process that never gets under IDLE (a nodeagent publishing 16
+ * libraries' status on a loaded machine) otherwise kept its high-water mark for good.
+ * Resident, not heap: Node 26's V8 keeps the pages its own collections empty, so the heap
+ * shrinks and the process does not. One collection per 32 MB of growth costs a few tens of ms.
  */
 const LARGE_GROWTH_BYTES = 32 * 2 ** 20;
-const QUIET = 0.25;
+const IDLE_WHEN_GROWN = 0.25;
 
 type Gc = (options?: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => unknown;
 
@@ -107,7 +107,7 @@ export class IdleWatch {
    */
   reading(now: number, utilization: number, heapGrowth: number, grownResident: boolean): number | undefined {
     if (utilization >= BUSY || heapGrowth > GROWTH_BYTES || grownResident) this.busySpell = true;
-    const limit = utilization <= IDLE ? IDLE : grownResident ? QUIET : -1;
+    const limit = utilization <= IDLE ? IDLE : grownResident ? IDLE_WHEN_GROWN : -1;
     if (limit < 0) {
       this.quietSince = undefined;
       return undefined;
