@@ -317,7 +317,7 @@ describe('signed updates: upload, detached apply, automatic and manual rollback 
       unit: expect.stringMatching(/^vtl-updater-/),
     });
     const s = await settled(120_000);
-    // On a miss, say what the updaters did (a CI run once saw the update's result here).
+    // On a miss, say what the updaters did.
     const updateEvents = async () =>
       JSON.stringify({ status: s, events: (await app.api.get('/api/events/search?limit=40')).body });
     if (s.last_result?.action !== 'rollback') expect.fail(await updateEvents());

@@ -5,7 +5,13 @@ export { verifyBundleFile, UpdateRefusal, discard, type RefusalReason } from './
 export { loadTrustedKeys, keyId, signBundle } from './signing.js';
 export { activeRelease, pointLink, releaseInfo, FACTORY, CURRENT } from './releases.js';
 export { launchUpdater, settleAbandonedUpdate } from './launch.js';
-export { SNAPSHOT_EXCLUDES, updateDir, readPending, readLastGood } from './update-records.js';
+export {
+  SNAPSHOT_EXCLUDES,
+  updateDir,
+  readPending,
+  readLastGood,
+  readUpdateRecords,
+} from './update-records.js';
 export type { Settled } from './takeover.js';
 export { updaterGone } from './updater-identity.js';
 export { cartridgesSince, findOrphanImages } from './orphan-images.js';

@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { keys, UpdateRecord, type OrphanImage, type UpdateLastResult } from '@vtl/api';
+import { z } from 'zod';
+import { keys, UpdateLastResult, UpdateRecord, type OrphanImage } from '@vtl/api';
 import type { EventJournal, Store } from '@vtl/store';
 
 /**
@@ -73,3 +74,30 @@ export async function readPending(store: Store): Promise<UpdateRecord | undefine
 }
 export const readLastGood = async (store: Store) =>
   (await store.get(keys.update.lastGood, UpdateRecord))?.value;
+
+/** The update records as of one store revision (GET /api/system/update-status). */
+export interface UpdateRecords {
+  pending?: UpdateRecord;
+  lastGood?: UpdateRecord;
+  lastResult?: UpdateLastResult;
+}
+
+/**
+ * Reads the update records in one range read, so they are all of one revision: separate reads
+ * could see the pending record gone (ended) next to the last result and last-good written before
+ * it ended, i.e. the previous update's result as if this one had settled. The request is read
+ * first, as in readPending.
+ */
+export async function readUpdateRecords(store: Store): Promise<UpdateRecords> {
+  const request = await store.get(keys.updateRequest, UpdateRecord);
+  const { items } = await store.list(keys.update.prefix, z.unknown());
+  const value = (key: string) => items.find((item) => item.key === key)?.value;
+  const pending = value(keys.update.pending);
+  const lastGood = value(keys.update.lastGood);
+  const lastResult = value(keys.update.lastResult);
+  return {
+    pending: pending === undefined ? request?.value : UpdateRecord.parse(pending),
+    lastGood: lastGood === undefined ? undefined : UpdateRecord.parse(lastGood),
+    lastResult: lastResult === undefined ? undefined : UpdateLastResult.parse(lastResult),
+  };
+}

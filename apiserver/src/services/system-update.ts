@@ -6,7 +6,6 @@ import path from 'node:path';
 import {
   RollbackAnswer,
   UpdateAccepted,
-  UpdateLastResult,
   UpdateRecord,
   UpdateStatus,
   VtlError,
@@ -21,6 +20,7 @@ import {
   launchUpdater,
   readLastGood,
   readPending,
+  readUpdateRecords,
   settleAbandonedUpdate,
   updateDir,
   updaterGone,
@@ -42,17 +42,13 @@ import { receiveBundle } from './update-upload.js';
 /** What GET /api/system/update-status answers, once an abandoned update is settled. */
 export async function updateStatus(ctx: AppContext, config: UpdateConfig): Promise<UpdateStatus> {
   await settle(ctx, config);
-  const [pending, lastGood, last] = await Promise.all([
-    readPending(ctx.store),
-    readLastGood(ctx.store),
-    ctx.store.get(keys.update.lastResult, UpdateLastResult),
-  ]);
+  const { pending, lastGood, lastResult } = await readUpdateRecords(ctx.store);
   return UpdateStatus.parse({
     version: ctx.version,
     build: RELEASE.built,
     pending: pending ?? null,
     last_good: lastGood ?? null,
-    last_result: last?.value ?? null,
+    last_result: lastResult ?? null,
   });
 }
 
