@@ -12,8 +12,13 @@ import { DedupRunner, hashFile, passProcesses } from './dedup-pass.js';
 import { PassPacer, type PassPacerOptions } from './dedup-pacer.js';
 
 const MiB = 1024 ** 2;
-/** Per cartridge: enough that reading it back takes duperemove well over a pacer's sample. */
-const IMAGE = 160 * MiB;
+/**
+ * Per cartridge: enough that the pass outlasts the pacer's first look by far. The pacer needs two
+ * samples 250 ms apart to see a drive's counter move; duperemove took 0.5 s unpaced over two
+ * cartridges of 160 MiB, which a CI run once saw end before it was stopped, and 1.5 s over two of
+ * 512 MiB.
+ */
+const IMAGE = 512 * MiB;
 
 function skipReason(): string | undefined {
   if (process.getuid?.() !== 0) return 'needs root (loop devices, mkfs.btrfs, mount)';
@@ -47,19 +52,36 @@ describe.skipIf(skip)(`dedup pass paced by host I/O${skip ? ` (skipped: ${skip})
   let streaming: NodeJS.Timeout | undefined;
   const hostBytes = { n: 0 };
   const busy = new Set<string>();
+  /** The runner's log lines, told on a miss. */
+  const runnerLog: string[] = [];
 
   /** A drive streaming: its byte counter grows every 200 ms until stopStreaming(). */
   const startStreaming = () => (streaming = setInterval(() => (hostBytes.n += 256 * 1024), 200));
   const stopStreaming = () => clearInterval(streaming);
 
+  /**
+   * Waits until the pass is seen stopped by the pacer; on a miss, says what the runner and the
+   * pass's processes were doing.
+   */
+  async function passStopped(r: DedupRunner) {
+    try {
+      await waitFor(async () => (await passProcess(mountpoint))?.state === 'T', { timeoutMs: 20_000 });
+    } catch (err) {
+      const processes = JSON.stringify(await passProcesses(mountpoint));
+      const log = runnerLog.slice(-12).join('\n');
+      throw new Error(`${String(err)}; runner ${JSON.stringify(r.status)}; processes ${processes}\n${log}`);
+    }
+  }
+
   /** A runner with a pass requested now, from an empty hash file and a cold page cache. */
   async function startPass(pacing: { maxPauseMs?: number; overrideMs?: number } = {}): Promise<DedupRunner> {
+    runnerLog.length = 0;
     await fs.rm(path.dirname(hashFile(mountpoint)), { recursive: true, force: true });
     await btrfs.unmount(mountpoint);
     await btrfs.mount(device, mountpoint);
     const r = new DedupRunner({
       mountpoint,
-      logger: pino({ level: 'silent' }),
+      logger: pino({ level: 'debug' }, { write: (line: string) => void runnerLog.push(line.trim()) }),
       busyLabels: async () => new Set(busy),
       poolPaths: async () => [pool],
       onChange: () => undefined,
@@ -86,7 +108,7 @@ describe.skipIf(skip)(`dedup pass paced by host I/O${skip ? ` (skipped: ${skip})
   beforeAll(async () => {
     const file = path.join(dir, 'disk.img');
     await fs.writeFile(file, '');
-    await fs.truncate(file, 2 * 1024 * MiB);
+    await fs.truncate(file, 3 * 1024 * MiB);
     device = execFileSync('losetup', ['-f', '--show', file], { encoding: 'utf8' }).trim();
     await btrfs.mkfs([device], false);
     await fs.mkdir(mountpoint);
@@ -124,7 +146,7 @@ describe.skipIf(skip)(`dedup pass paced by host I/O${skip ? ` (skipped: ${skip})
   it('stays stopped while a drive moves bytes and finishes once it is quiet', async () => {
     startStreaming();
     const r = await startPass();
-    await waitFor(async () => (await passProcess(mountpoint))?.state === 'T', { timeoutMs: 20_000 });
+    await passStopped(r);
     // Still stopped a while later: the stream goes on.
     await new Promise((resolve) => setTimeout(resolve, 4_000));
     expect((await passProcess(mountpoint))?.state).toBe('T');
@@ -146,7 +168,7 @@ describe.skipIf(skip)(`dedup pass paced by host I/O${skip ? ` (skipped: ${skip})
   it('runs on after its longest pause and finishes while a drive streams on', async () => {
     startStreaming();
     const r = await startPass({ maxPauseMs: 2_000, overrideMs: 3_000 });
-    await waitFor(async () => (await passProcess(mountpoint))?.state === 'T', { timeoutMs: 20_000 });
+    await passStopped(r);
     await waitFor(async () => r.status.last_result !== null && r.status.state === 'idle', {
       timeoutMs: 180_000,
       intervalMs: 500,
@@ -161,7 +183,7 @@ describe.skipIf(skip)(`dedup pass paced by host I/O${skip ? ` (skipped: ${skip})
   it('ends a stopped pass when one of its cartridges is loaded', async () => {
     startStreaming();
     const r = await startPass();
-    await waitFor(async () => (await passProcess(mountpoint))?.state === 'T', { timeoutMs: 20_000 });
+    await passStopped(r);
     busy.add('BBB001L8');
     r.poke();
     await waitFor(async () => r.status.state === 'idle', { timeoutMs: 20_000 });
@@ -173,7 +195,7 @@ describe.skipIf(skip)(`dedup pass paced by host I/O${skip ? ` (skipped: ${skip})
   it('ends a stopped pass when the nodeagent stops', async () => {
     startStreaming();
     const r = await startPass();
-    await waitFor(async () => (await passProcess(mountpoint))?.state === 'T', { timeoutMs: 20_000 });
+    await passStopped(r);
     await r.stop();
     await waitFor(async () => (await passProcess(mountpoint)) === undefined, { timeoutMs: 10_000 });
   }, 60_000);
