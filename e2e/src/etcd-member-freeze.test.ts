@@ -62,8 +62,17 @@ describe('one etcd member of three frozen while the API is used', () => {
       ...outcome,
       written,
       leadershipLost: /leadership lost/.test(log),
-      leaseLost: /"lease lost"/.test(log),
+      leasesLost: leaseLosses(log),
     };
+  }
+
+  /** The "lease lost" lines of the appliance's log: when, and whether for lack of answers. */
+  function leaseLosses(log: string): { time: number; unanswered: boolean; reason: string }[] {
+    return log
+      .split('\n')
+      .filter((line) => line.includes('"lease lost"'))
+      .map((line) => JSON.parse(line) as { time: number; unanswered: boolean; reason: string })
+      .map(({ time, unanswered, reason }) => ({ time, unanswered, reason }));
   }
 
   /** Every write's event, once, in the journal and on the live stream. */
@@ -88,7 +97,7 @@ describe('one etcd member of three frozen while the API is used', () => {
       MAX_FREEZE_GAP_MS,
     );
     expect(r.leadershipLost).toBe(false);
-    expect(r.leaseLost).toBe(false);
+    expect(r.leasesLost).toEqual([]);
     await expectEventsOnce(r.written);
   }, 60_000);
 
@@ -98,7 +107,12 @@ describe('one etcd member of three frozen while the API is used', () => {
     expect(r.refused).toEqual([]);
     expect(r.electedAfterMs, summary).toBeDefined();
     expect(r.gapMs, summary).toBeLessThanOrEqual(freezeGapBound(r));
-    expect(r.leaseLost, summary).toBe(false);
+    // Never given up for lack of answers; etcd 3.4.23 itself may revoke a lease once its frozen
+    // leader thaws (store/src/hung-member.test.ts says how), and the controller then leads anew.
+    for (const loss of r.leasesLost) {
+      expect(loss.unanswered, summary).toBe(false);
+      expect(loss.time, summary).toBeGreaterThanOrEqual(r.thawedAt);
+    }
     expect(r.written.length).toBeGreaterThan(20);
     await expectEventsOnce(r.written);
   }, 60_000);

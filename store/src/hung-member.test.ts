@@ -37,8 +37,6 @@ async function freezeWhileBusy(store: Store, cluster: TestCluster, member: Clust
   const watch = await store.watch(prefix, {}, (e) => watched.set(e.key, Date.now()));
   const journal = new EventJournal(store);
   const lease = await store.lease(5);
-  let leaseLost = false;
-  lease.onLost(() => (leaseLost = true));
   const outcome = await freezeUnderLoad({
     ...cluster.hanging(member),
     freezeMs: FREEZE_MS,
@@ -60,12 +58,13 @@ async function freezeWhileBusy(store: Store, cluster: TestCluster, member: Clust
   const journalInOrderOnce = events.length === outcome.calls && events.every((s, i) => s === `${label}${i}`);
   await sleep(500); // the last writes' events
   await watch.close();
+  const leaseLoss = lease.loss;
   await lease.revoke();
   return {
     ...outcome,
     watchGapMs: longestGap([...watched.values()], outcome.frozeAt, outcome.thawedAt),
     unseen: [...written].filter((k) => !watched.has(k)),
-    leaseLost,
+    leaseLoss,
     journalInOrderOnce,
     journaled: events.length,
   };
@@ -99,12 +98,18 @@ describe('a hung etcd member of three', () => {
     expect(r.journalInOrderOnce, summary).toBe(true);
     expect(r.gapMs, summary).toBeLessThanOrEqual(MAX_FREEZE_GAP_MS);
     expect(r.watchGapMs, summary).toBeLessThanOrEqual(MAX_FREEZE_GAP_MS);
-    expect(r.leaseLost).toBe(false);
+    expect(r.leaseLoss).toBeUndefined();
   }, 30_000);
 
   /**
    * Nothing can answer before the others elect a new leader (1.1-1.6 s measured on a loaded
    * machine); calls, the watch and the lease's keepalives then answered within 60 ms of it.
+   * The lease is kept through the freeze, but etcd itself may revoke it once the leader thaws:
+   * etcd 3.4.23 (Debian 12's) lets a leader frozen past a lease's TTL propose its revocation
+   * before it steps down (etcd#15247, fixed in 3.4.25). Seen in 3 of 41 runs here (1 of 5 with both
+   * cores kept busy): the members answered keepalives with TTL 5 through the freeze and with 0
+   * some 30 ms after the thaw, as the thawed member stepped down. So the lease
+   * may be lost only for etcd's answer, after the thaw, never for lack of answers.
    */
   it('a frozen leader: calls answer again right after the election, nothing is lost, the lease holds', async () => {
     const r = await freezeWhileBusy(store, cluster, await cluster.leader(), 'leader');
@@ -115,7 +120,10 @@ describe('a hung etcd member of three', () => {
     expect(r.electedAfterMs, summary).toBeDefined();
     expect(r.gapMs, summary).toBeLessThanOrEqual(freezeGapBound(r));
     expect(r.watchGapMs, summary).toBeLessThanOrEqual(freezeGapBound(r));
-    expect(r.leaseLost, summary).toBe(false);
+    if (r.leaseLoss) {
+      expect(r.leaseLoss.unanswered, summary).toBe(false);
+      expect(r.leaseLoss.at, summary).toBeGreaterThanOrEqual(r.thawedAt);
+    }
   }, 30_000);
 
   /**

@@ -3,7 +3,7 @@ export type { Leadership } from './election.js';
 export { EventJournal } from './event-journal.js';
 export { AuditLog, type NewAuditEntry } from './audit-log.js';
 export type { Informer, InformerHandler } from './informer.js';
-export type { Lease } from './lease.js';
+export type { Lease, LeaseLoss, StoreLease } from './lease.js';
 export type { RenewingLease } from './renewing-lease.js';
 export { DEFAULT_STORE_DEADLINE_MS, isUnreachable } from './deadline.js';
 export { Store, type IdClaim, type ListOptions } from './store.js';

@@ -9,6 +9,18 @@ export interface Lease {
   revoke(): Promise<void>;
 }
 
+/** Why and when a lease was lost. */
+export interface LeaseLoss {
+  /**
+   * This side gave up: no keepalive was answered for 2/3 of the TTL. Otherwise etcd said the
+   * lease is gone (expired, or revoked: etcd 3.4.23, Debian 12's, revokes the leases a frozen
+   * leader thinks expired when it thaws, before it steps down; etcd#15247, fixed in 3.4.25).
+   */
+  unanswered: boolean;
+  reason: string;
+  at: number;
+}
+
 /** How long a revoke may take before close() gives up on it (the lease then expires by TTL). */
 const REVOKE_DEADLINE_MS = 2_000;
 /**
@@ -35,6 +47,7 @@ const KEEPALIVE_HEDGE_MS = 250;
  */
 export class StoreLease implements Lease {
   private lost = false;
+  private lostFor: LeaseLoss | undefined;
   private revoked = false;
   private lastOk = Date.now();
   private readonly callbacks: (() => void)[] = [];
@@ -52,7 +65,7 @@ export class StoreLease implements Lease {
     this.watchdog = setInterval(
       () => {
         if (Date.now() - this.lastOk > limitMs)
-          this.markLost(`no keepalive answer for ${Date.now() - this.lastOk} ms`);
+          this.markLost(`no keepalive answer for ${Date.now() - this.lastOk} ms`, true);
       },
       Math.min(250, limitMs / 4),
     );
@@ -134,18 +147,27 @@ export class StoreLease implements Lease {
     return this.lost;
   }
 
+  /** Why and when it was lost; undefined while it is held (or after revoke()). */
+  get loss(): LeaseLoss | undefined {
+    return this.lostFor;
+  }
+
   /** Registers cb for loss; it runs at once (async) when the lease is already lost. */
   onLost(cb: () => void): void {
     if (this.lost) queueMicrotask(cb);
     else this.callbacks.push(cb);
   }
 
-  /** Marks the lease lost: stops keepalives and revokes it if etcd can still be reached. */
-  markLost(reason: string): void {
+  /**
+   * Marks the lease lost: stops keepalives and revokes it if etcd can still be reached.
+   * `unanswered`: this side gave up for lack of answers, rather than being told it is gone.
+   */
+  markLost(reason: string, unanswered = false): void {
     if (this.lost || this.revoked) return;
     this.lost = true;
+    this.lostFor = { unanswered, reason, at: Date.now() };
     this.stop();
-    this.log.warn({ reason, ttlSec: this.ttlSec }, 'lease lost');
+    this.log.warn({ reason, unanswered, ttlSec: this.ttlSec }, 'lease lost');
     // Revoking releases what the lease guarded at once if etcd still honours it.
     this.sendRevoke().catch(() => undefined);
     this.onFinished(this);

@@ -468,7 +468,7 @@ export class Store {
   }
 
   /** Grants a lease kept alive until revoke(); onLost fires when keepalives fail or it expires. */
-  lease(ttlSec: number): Promise<Lease> {
+  lease(ttlSec: number): Promise<StoreLease> {
     return this.grantLease(ttlSec);
   }
 
