@@ -554,8 +554,12 @@ describe('the vtl image as a cluster of containers', () => {
         unexcusedRefusals(l, DEFAULT_STORE_DEADLINE_MS),
         `${summary(l)} ${await storeFailures(l.pausedAt)}`,
       ).toEqual([]);
+      // After the unpause, etcd 3.4.23 itself may revoke the lease (its paused leader proposes
+      // the revocation of the leases it finds expired before it steps down: etcd#15247, see
+      // store/src/hung-member.test.ts); only a loss while paused is the appliance's.
+      const lostWhilePaused = lost.filter((x) => (x.time as number) < l.thawedAt);
       if (l.electedAfterMs! + MAX_GAP_AFTER_ELECTION_MS + LEADER_KEEPALIVE_EVERY_MS < LEADER_LOST_AFTER_MS)
-        expect(lost, summary(l)).toEqual([]);
+        expect(lostWhilePaused, summary(l)).toEqual([]);
       expect(l.job.state, l.job.error).toBe('succeeded');
       expect(l.hostFailed).toBe('');
       expect(l.cycles).toBeGreaterThan(0);
