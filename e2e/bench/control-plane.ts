@@ -150,14 +150,10 @@ async function apply(app: Appliance): Promise<number> {
 }
 
 /**
- * 500 SSE clients; each journal event's delay from its timestamp to each client. The clients
- * run in as many worker threads as there are cores (sse-clients.ts), as 500 separate clients
- * would: one thread decrypting and parsing all 500 streams measures its own queue, not the
- * server's delivery.
- */
-/**
- * Delays (ms, from each event's timestamp to its arrival) of five events at SSE_CLIENTS clients
- * of `url`, in worker threads (sse-clients.mjs); `emit` makes one event.
+ * Delays (ms, from each event's timestamp to its arrival) of five events, `emit` making each, at
+ * SSE_CLIENTS clients of `url`. The clients run in as many worker threads as there are cores
+ * (sse-clients.mjs), as 500 separate clients would: one thread decrypting and parsing all 500
+ * streams measures its own queue, not the server's delivery.
  */
 async function sseDelays(url: string, token: string, emit: () => Promise<void>): Promise<number[]> {
   const threads = Math.max(2, os.cpus().length);

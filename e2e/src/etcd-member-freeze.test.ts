@@ -67,12 +67,15 @@ describe('one etcd member of three frozen while the API is used', () => {
   }
 
   /** The "lease lost" lines of the appliance's log: when, and whether for lack of answers. */
-  function leaseLosses(log: string): { time: number; unanswered: boolean; reason: string }[] {
+  type LeaseLossLine = { time: number; unanswered: boolean; reason: string };
+  function leaseLosses(log: string): LeaseLossLine[] {
     return log
       .split('\n')
       .filter((line) => line.includes('"lease lost"'))
-      .map((line) => JSON.parse(line) as { time: number; unanswered: boolean; reason: string })
-      .map(({ time, unanswered, reason }) => ({ time, unanswered, reason }));
+      .map((line) => {
+        const { time, unanswered, reason } = JSON.parse(line) as LeaseLossLine;
+        return { time, unanswered, reason };
+      });
   }
 
   /** Every write's event, once, in the journal and on the live stream. */
